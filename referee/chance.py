@@ -1,0 +1,28 @@
+"""Chance from a match seed: the one source of randomness of a match.
+
+Every chance decision (a shuffle, the 004 kitty card) is derived from the match seed and the
+position in the game (deal number, redeal count), so the same seed always gives the same deals —
+also when the actions between them differ."""
+
+from __future__ import annotations
+
+import random
+
+from .rules.actions import DecisionKind, DrawKittyCard, Shuffle
+from .rules.cards import full_deck
+from .rules.state import State
+
+
+def chance_action(state: State, seed: int | str):
+    """The chance action due in ``state`` for match ``seed``."""
+    rng = random.Random(f"shengji-arena:{seed}:{state.deal_no}:{state.redeals}:{state.phase}")
+    if state.decision == DecisionKind.SHUFFLE:
+        deck = list(full_deck(state.rules.decks))
+        rng.shuffle(deck)
+        first = None
+        if state.dealer is None and state.rules.first_receiver == "seeded":
+            first = rng.randrange(4)
+        return Shuffle(tuple(deck), first)
+    if state.decision == DecisionKind.DRAW_KITTY_CARD:
+        return DrawKittyCard(rng.randrange(len(state.kitty)))
+    raise ValueError(f"no chance decision now: the state waits for {state.decision.value}")

@@ -1,0 +1,313 @@
+"""The rules conformance runner: judges each case of a vector file with the engine and says
+``ok`` or what it got instead. The format is the shared one (``FORMAT.md``) plus the project's
+extensions documented in ``tests/vectors/README.md``. A field the runner does not know fails the
+case: a vector is never passed by ignoring part of it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from .rules import combos
+from .rules.cards import RANK_TEXT, SUITS, TEXT, parse_cards, parse_rank, parse_suit
+from .rules.declare import AFTER_BURIAL, DEALING, Declaration, Situation, _shape, judge_declaration
+from .rules.options import rules_for
+from .rules.scoring import settle_deal
+from .rules.trump import TRUMP, trump_context
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    file: str
+    case_id: str
+    ok: bool
+    detail: str = ""
+
+    def line(self) -> str:
+        if self.ok:
+            return f"ok {self.case_id}"
+        return f"FAIL {self.case_id} ({self.file}): {self.detail}"
+
+
+class CaseError(Exception):
+    """A case that cannot be judged as written."""
+
+
+_COMMON = {"id", "kind", "expect", "note", "context", "options"}
+_FIELDS = {
+    "format": {"cards", "holder", "revealed"},
+    "follow": {"trick", "hand", "play"},
+    "winner": {"trick"},
+    "throw": {"lead", "others"},
+    "deal_result": {"deal"},
+    "declare": {"first_deal", "dealer", "phase", "current", "seat", "cards", "suit", "trump",
+                "shown_before", "levels", "dealer_team_can_declare", "kitty_opened",
+                "overturned"},
+    "bury": {"hand", "bury"},
+    "tribute": {"previous", "giver_three_bj", "giver_partner_three_bj"},
+}
+_DEAL_FIELDS = {"dealer", "levels", "attacker_points", "kitty", "last_trick", "penalties",
+                "restore_level", "kitty_jokers", "dry_pot", "tribute"}
+_EXPECT_RESULT = {"attacker_total", "levels", "next_dealer", "game_over", "restore_level",
+                  "winner", "match_points"}
+
+
+def run_file(data: dict, name: str = "<vectors>") -> list[CaseResult]:
+    """Judge every case of one parsed vector file."""
+    out = []
+    variant = data.get("variant")
+    extra = set(data) - {"variant", "options", "context", "cases", "note", "description"}
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        return [CaseResult(name, "<file>", False, "field 'cases': expected a list of cases")]
+    for i, case in enumerate(cases):
+        cid = case.get("id", f"#{i}") if isinstance(case, dict) else f"#{i}"
+        if extra:
+            out.append(CaseResult(name, cid, False, f"unknown file field(s) {sorted(extra)}"))
+            continue
+        try:
+            got = _judge(variant, data.get("options") or {}, data.get("context") or {}, case)
+        except CaseError as e:
+            out.append(CaseResult(name, cid, False, str(e)))
+            continue
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            out.append(CaseResult(name, cid, False, f"cannot judge the case: {e!r}"))
+            continue
+        out.append(CaseResult(name, cid, got is None, got or ""))
+    return out
+
+
+def _judge(variant: str, file_options: dict, file_context: dict, case: dict) -> str | None:
+    """None when the engine agrees with the case, else what differs."""
+    kind = case.get("kind")
+    if kind not in _FIELDS:
+        raise CaseError(f"unknown kind {kind!r}; expected one of {', '.join(_FIELDS)}")
+    unknown = set(case) - _COMMON - _FIELDS[kind]
+    if unknown:
+        raise CaseError(f"unknown field(s) {sorted(unknown)} for kind {kind!r}")
+    options = dict(file_options)
+    options.update(case.get("options") or {})
+    rules = rules_for(variant, options)
+    context = case.get("context") or file_context
+    level = parse_rank(context.get("level", "2"))
+    trump = parse_suit(context.get("trump", "none"))
+    ctx = trump_context(level, trump)
+    expect = case.get("expect")
+    return _KINDS[kind](rules, ctx, case, expect)
+
+
+def _cards(value, field: str) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        raise CaseError(f"field {field!r}: expected a list of cards")
+    return parse_cards(value)
+
+
+def _counts(cards) -> list[int]:
+    hand = [0] * 54
+    for c in cards:
+        hand[c] += 1
+    return hand
+
+
+def _text(cards) -> list[str]:
+    return [TEXT[c] for c in cards]
+
+
+def _check_keys(expect: dict, allowed: set[str]) -> None:
+    unknown = set(expect) - allowed
+    if unknown:
+        raise CaseError(f"unknown expect field(s) {sorted(unknown)}")
+
+
+def _class_text(c: int) -> str:
+    return "trump" if c == TRUMP else SUITS[c]
+
+
+def _format(rules, ctx, case, expect):
+    if not isinstance(expect, dict):
+        raise CaseError("expect: expected an object")
+    _check_keys(expect, {"format", "suit", "units"})
+    if "holder" in case or "revealed" in case:
+        raise CaseError("'holder' / 'revealed' describe a dun, which two-deck variants do not have")
+    fmt = combos.lead_format(_cards(case["cards"], "cards"), ctx)
+    diffs = []
+    if fmt.kind != expect.get("format"):
+        diffs.append(f"format {fmt.kind!r}, expected {expect.get('format')!r}")
+    if "suit" in expect and fmt.kind != combos.INVALID:
+        if _class_text(fmt.cls) != expect["suit"]:
+            diffs.append(f"suit {_class_text(fmt.cls)!r}, expected {expect['suit']!r}")
+    if "units" in expect:
+        got = [_text(u.cards) for u in fmt.units]
+        if got != expect["units"]:
+            diffs.append(f"units {got}, expected {expect['units']}")
+    return "; ".join(diffs) or None
+
+
+def _follow(rules, ctx, case, expect):
+    if expect not in ("legal", "illegal"):
+        raise CaseError(f"expect: {expect!r}, expected 'legal' or 'illegal'")
+    trick = [_cards(p, "trick") for p in case["trick"]]
+    hand = _cards(case["hand"], "hand")
+    play = _cards(case["play"], "play")
+    if Counter(play) - Counter(hand):
+        raise CaseError(f"play {_text(play)} is not part of hand {_text(hand)}")
+    fmt = combos.lead_format(trick[0], ctx)
+    if fmt.kind == combos.INVALID:
+        raise CaseError(f"the lead {_text(trick[0])} is not a legal lead")
+    reason = combos.follow_error(fmt, _counts(hand), play, ctx)
+    got = "legal" if reason is None else "illegal"
+    if got != expect:
+        return f"got {got}" + (f" ({reason})" if reason else "") + f", expected {expect}"
+    return None
+
+
+def _winner(rules, ctx, case, expect):
+    trick = [_cards(p, "trick") for p in case["trick"]]
+    got = combos.trick_winner(trick, ctx)
+    return None if got == expect else f"winner {got}, expected {expect}"
+
+
+def _throw(rules, ctx, case, expect):
+    if not isinstance(expect, dict):
+        raise CaseError("expect: expected an object")
+    _check_keys(expect, {"ok", "forced", "penalty"})
+    lead = _cards(case["lead"], "lead")
+    others = [_counts(_cards(h, "others")) for h in case["others"]]
+    fmt = combos.lead_format(lead, ctx)
+    if fmt.kind == combos.INVALID:
+        raise CaseError(f"the lead {_text(lead)} is not one suit")
+    beat = combos.beatable_units(fmt, others, ctx) if len(fmt.units) > 1 else []
+    diffs = []
+    ok = not beat
+    if ok != expect.get("ok"):
+        diffs.append(f"ok {ok}, expected {expect.get('ok')}")
+    if beat:
+        forced = combos.forced_unit(beat)
+        penalty = rules.throw_penalty * sum(len(u.cards) for u in beat)
+        if "forced" in expect and Counter(forced.cards) != Counter(_cards(expect["forced"], "forced")):
+            diffs.append(f"forced {_text(forced.cards)}, expected {expect['forced']}")
+        if "penalty" in expect and penalty != expect["penalty"]:
+            diffs.append(f"penalty {penalty}, expected {expect['penalty']}")
+    return "; ".join(diffs) or None
+
+
+def _deal_result(rules, ctx, case, expect):
+    deal = case["deal"]
+    unknown = set(deal) - _DEAL_FIELDS
+    if unknown:
+        raise CaseError(f"unknown deal field(s) {sorted(unknown)}")
+    for f in ("kitty_jokers", "dry_pot", "tribute"):
+        if f in deal:
+            raise CaseError(f"deal field {f!r} belongs to three-deck, not {rules.variant}")
+    if not isinstance(expect, dict):
+        raise CaseError("expect: expected an object")
+    _check_keys(expect, _EXPECT_RESULT - {"match_points"})
+    dealer = deal["dealer"]
+    dt = dealer % 2
+    lv = deal["levels"]
+    levels = [0, 0]
+    levels[dt] = parse_rank(lv["dealer_team"])
+    levels[1 - dt] = parse_rank(lv["attackers"])
+    last = deal["last_trick"]
+    winner_team = last["winner_team"]
+    if winner_team not in ("dealer_team", "attackers"):
+        raise CaseError(f"last_trick.winner_team {winner_team!r}: expected dealer_team or attackers")
+    # the level played is the dealer team's level (FORMAT.md)
+    ctx = trump_context(levels[dt], ctx.suit)
+    last_cards = _cards(last["cards"], "last_trick.cards")
+    fmt = combos.lead_format(last_cards, ctx)
+    wc = parse_cards([last["winning_card"]])[0] if last.get("winning_card") else None
+    pen = deal.get("penalties") or {}
+    unknown = set(pen) - {"dealer_team", "attackers"}
+    if unknown:
+        raise CaseError(f"unknown penalties field(s) {sorted(unknown)}")
+    restore = deal.get("restore_level")
+    kitty = _cards(deal["kitty"], "kitty")
+    if len(kitty) != rules.kitty_size:
+        raise CaseError(f"kitty has {len(kitty)} cards, expected {rules.kitty_size}")
+    out = settle_deal(
+        rules, dealer=dealer, levels=(levels[0], levels[1]),
+        attacker_points=deal["attacker_points"],
+        kitty_points=sum(c.points for c in kitty),
+        attackers_won_last=winner_team == "attackers",
+        last_lead_pairs=combos.dig_pairs(fmt) if fmt.units else 0,
+        last_winning_rank=None if wc is None or wc >= 52 else wc % 13,
+        penalties=(pen.get("dealer_team", 0), pen.get("attackers", 0)),
+        restore_level=None if restore is None else parse_rank(restore),
+        two_exempt=dt if restore == "J" else None)
+    got = {
+        "attacker_total": out.attacker_total,
+        "levels": {"dealer_team": RANK_TEXT[out.levels[dt]],
+                   "attackers": RANK_TEXT[out.levels[1 - dt]]},
+        "next_dealer": out.next_dealer,
+        "game_over": out.game_over,
+        "restore_level": None if out.restore_level is None else RANK_TEXT[out.restore_level],
+        "winner": (None if out.winner_team is None else
+                   "dealer_team" if out.winner_team == dt else "attackers"),
+    }
+    diffs = [f"{k} {got[k]!r}, expected {v!r}" for k, v in expect.items() if got[k] != v]
+    return "; ".join(diffs) or None
+
+
+def _declare(rules, ctx, case, expect):
+    if expect not in ("legal", "illegal"):
+        raise CaseError(f"expect: {expect!r}, expected 'legal' or 'illegal'")
+    phase = case.get("phase", DEALING)
+    if phase not in (DEALING, AFTER_BURIAL):
+        raise CaseError(f"phase {phase!r}: expected {DEALING!r} or {AFTER_BURIAL!r}")
+    if "suit" in case:
+        raise CaseError("'suit' names the suit of a three-joker declaration (three-deck only)")
+    seat = case["seat"]
+    dealer = case.get("dealer")
+    level = ctx.level
+    if case.get("levels"):
+        lv = case["levels"]
+        mine = dealer is None or seat % 2 == dealer % 2
+        level = parse_rank(lv["dealer_team"] if mine else lv["attackers"])
+    current = None
+    cur = case.get("current")
+    if cur:
+        unknown = set(cur) - {"seat", "cards", "suit"}
+        if unknown:
+            raise CaseError(f"unknown current field(s) {sorted(unknown)}")
+        cur_cards = _cards(cur["cards"], "current.cards")
+        shape = _shape(cur_cards, ctx.level, rules)
+        if shape is None:
+            raise CaseError(f"current {_text(cur_cards)} is not a declaration of {rules.variant}")
+        current = Declaration(cur["seat"], cur_cards, shape[0], shape[1], False)
+    shown = frozenset(c for c in _cards(case.get("shown_before") or [], "shown_before"))
+    sit = Situation(rules=rules, level=level, phase=phase,
+                    first_deal=bool(case.get("first_deal", False)), dealer=dealer,
+                    current=current, shown=shown, kitty_opened=bool(case.get("kitty_opened")),
+                    dealer_team_can_declare=case.get("dealer_team_can_declare", True))
+    cards = _cards(case["cards"], "cards")
+    reason, decl = judge_declaration(sit, seat, cards)
+    got = "legal" if reason is None else "illegal"
+    if got != expect:
+        return f"got {got}" + (f" ({reason})" if reason else "") + f", expected {expect}"
+    if decl is not None and "trump" in case:
+        t = "none" if decl.suit is None else SUITS[decl.suit]
+        if t != case["trump"]:
+            return f"trump {t!r}, expected {case['trump']!r}"
+    return None
+
+
+def _bury(rules, ctx, case, expect):
+    if expect not in ("legal", "illegal"):
+        raise CaseError(f"expect: {expect!r}, expected 'legal' or 'illegal'")
+    hand = _cards(case["hand"], "hand")
+    bury = _cards(case["bury"], "bury")
+    ok = len(bury) == rules.kitty_size and not (Counter(bury) - Counter(hand))
+    got = "legal" if ok else "illegal"
+    return None if got == expect else f"got {got}, expected {expect}"
+
+
+def _tribute(rules, ctx, case, expect):
+    raise CaseError(f"tribute (进贡) belongs to three-deck, not {rules.variant}")
+
+
+_KINDS: dict[str, Any] = {
+    "format": _format, "follow": _follow, "winner": _winner, "throw": _throw,
+    "deal_result": _deal_result, "declare": _declare, "bury": _bury, "tribute": _tribute,
+}

@@ -1,0 +1,78 @@
+"""Random legal play, for tests, benchmarks and the ``random`` sample bot. The random generator
+is an input; the engine itself has none."""
+
+from __future__ import annotations
+
+import random
+
+from .rules import combos
+from .rules.actions import Bury, DecisionKind, Declare, Pass, Play, Redeal
+from .rules.declare import declaration_options
+from .rules.legal import lead_units, legal_follows
+from .rules.state import State, situation
+from .rules.trump import TRUMP
+
+DECLARE_RATE = 0.35
+THROW_RATE = 0.25
+
+
+def random_action(s: State, rng: random.Random):
+    """A random legal action for the seat to act (every decision kind, throws included)."""
+    kind = s.decision
+    seat = s.turn
+    if kind == DecisionKind.DECLARE:
+        options = declaration_options(situation(s, seat), seat, s.hands[seat])
+        if options and rng.random() < DECLARE_RATE:
+            return Declare(rng.choice(options))
+        return Pass()
+    if kind == DecisionKind.REDEAL:
+        return Redeal() if rng.random() < 0.5 else Pass()
+    if kind == DecisionKind.BURY:
+        cards = [k for k in range(54) for _ in range(s.hands[seat][k])]
+        return Bury(tuple(rng.sample(cards, s.rules.kitty_size)))
+    if kind == DecisionKind.LEAD:
+        if rng.random() < THROW_RATE:
+            throw = _random_throw(s, seat, rng)
+            if throw:
+                return Play(throw)
+        return Play(rng.choice(lead_units(s, seat)))
+    if kind == DecisionKind.FOLLOW:
+        return Play(_random_follow(s, seat, rng))
+    raise ValueError(f"no seat decision now: {kind.value}")
+
+
+def _random_throw(s: State, seat: int, rng: random.Random):
+    hand = s.hands[seat]
+    ctx = s.ctx
+    classes = [c for c in range(5) if sum(hand[k] for k in ctx.members[c]) >= 2]
+    if not classes:
+        return None
+    c = rng.choice(classes)
+    cards = [k for k in ctx.members[c] for _ in range(hand[k])]
+    n = rng.randint(2, min(len(cards), 6))
+    # favour strong cards: throws of top cards are what players try
+    cards = cards[: max(n, min(len(cards), n + 2))]
+    return tuple(rng.sample(cards, n))
+
+
+def _random_follow(s: State, seat: int, rng: random.Random):
+    fmt = s.trick_fmt
+    ctx = s.ctx
+    hand = s.hands[seat]
+    n = fmt.size
+    suit = [k for k in ctx.members[fmt.cls] for _ in range(hand[k])]
+    if len(suit) <= n:
+        rest = [k for k in range(54) if ctx.cls[k] != fmt.cls for _ in range(hand[k])]
+        # void or short: fill with anything; try a matching ruff now and then
+        if not suit and fmt.cls != TRUMP and rng.random() < 0.5:
+            trumps = [k for k in ctx.members[TRUMP] for _ in range(hand[k])]
+            if len(trumps) >= n:
+                return tuple(rng.sample(trumps, n))
+        return tuple(suit) + tuple(rng.sample(rest, n - len(suit)))
+    if fmt.pairs == 0:
+        return tuple(rng.sample(suit, n))
+    for _ in range(4):
+        play = tuple(rng.sample(suit, n))
+        if combos.follow_error(fmt, hand, play, ctx) is None:
+            return play
+    return rng.choice(legal_follows(s, seat))

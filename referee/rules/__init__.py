@@ -1,0 +1,24 @@
+"""The rules engine: pure (no I/O, clock, randomness, gRPC or Celery), variants as data.
+
+Start with ``rules_for(variant)`` and ``new_game(rules)``; then, at each decision, ``state.turn``
+and ``state.decision`` say who acts and how, ``legal_actions(state)`` lists the choices,
+``check`` / ``is_legal`` judge one, ``apply`` returns the new state and its events, and
+``observe(state, seat)`` is all a seat may see.
+"""
+
+from .actions import (Action, Bury, DecisionKind, Declare, DrawKittyCard, Pass, Play, Redeal,
+                      Shuffle, parse_action)
+from .cards import CARDS, Card, format_cards, full_deck, parse_cards
+from .errors import IllegalActionError, InvalidActionError
+from .legal import LegalActions, legal_actions
+from .observe import Observation, observe
+from .options import PRESETS, RuleSet, rules_for
+from .state import CHANCE, NOBODY, State, apply, check, is_legal, new_game
+
+__all__ = [
+    "Action", "Bury", "DecisionKind", "Declare", "DrawKittyCard", "Pass", "Play", "Redeal",
+    "Shuffle", "parse_action", "CARDS", "Card", "format_cards", "full_deck", "parse_cards",
+    "IllegalActionError", "InvalidActionError", "LegalActions", "legal_actions", "Observation",
+    "observe", "PRESETS", "RuleSet", "rules_for", "CHANCE", "NOBODY", "State", "apply", "check",
+    "is_legal", "new_game",
+]

@@ -1,0 +1,149 @@
+"""Actions: what a seat (or chance) does at a decision, as frozen values with a text form that
+round-trips (``Action.parse('play AH AH')``).
+
+Chance is an input: ``Shuffle`` (the deck order, and the first receiver where the variant draws it)
+and ``DrawKittyCard`` (the random kitty card of 004) are applied like any other action, so a record
+of actions replays a match exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from .cards import TEXT, parse_cards
+from .errors import InvalidActionError
+
+
+class DecisionKind(str, Enum):
+    """What kind of decision the state is waiting for."""
+
+    SHUFFLE = "shuffle"
+    """Chance: the deck order for the next deal (洗牌)."""
+    DRAW_KITTY_CARD = "draw_kitty_card"
+    """Chance: which kitty card names the trump when nobody declared (004 无人报主)."""
+    DECLARE = "declare"
+    """A seat may declare a trump (亮主 / 报主) or overturn (反主), or pass."""
+    REDEAL = "redeal"
+    """An attacker with few points may demand a redeal (暴动, 004), or pass."""
+    BURY = "bury"
+    """The seat holding the kitty buries that many cards (扣底)."""
+    LEAD = "lead"
+    """The seat leads a trick (首家出牌)."""
+    FOLLOW = "follow"
+    """The seat follows the trick (跟牌)."""
+    GAME_OVER = "game_over"
+    """Nothing more: the game has ended."""
+
+
+CHANCE_KINDS = frozenset({DecisionKind.SHUFFLE, DecisionKind.DRAW_KITTY_CARD})
+
+
+def _cards_text(cards) -> str:
+    return " ".join(TEXT[c] for c in cards)
+
+
+@dataclass(frozen=True, slots=True)
+class Shuffle:
+    """Chance: the deck order; ``first_seat`` is the first receiver where the variant draws one."""
+
+    deck: tuple[int, ...]
+    first_seat: int | None = None
+
+    def text(self) -> str:
+        first = "-" if self.first_seat is None else str(self.first_seat)
+        return f"shuffle {first} {_cards_text(self.deck)}"
+
+
+@dataclass(frozen=True, slots=True)
+class DrawKittyCard:
+    """Chance: the kitty card (by index in the kitty) that names the trump."""
+
+    index: int
+
+    def text(self) -> str:
+        return f"draw {self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """Decline a declaration, an overturn or a redeal."""
+
+    def text(self) -> str:
+        return "pass"
+
+
+@dataclass(frozen=True, slots=True)
+class Declare:
+    """Show cards to declare a trump or overturn (反主)."""
+
+    cards: tuple[int, ...]
+
+    def text(self) -> str:
+        return f"declare {_cards_text(self.cards)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Redeal:
+    """Demand a redeal (暴动)."""
+
+    def text(self) -> str:
+        return "redeal"
+
+
+@dataclass(frozen=True, slots=True)
+class Bury:
+    """Bury these cards as the kitty."""
+
+    cards: tuple[int, ...]
+
+    def text(self) -> str:
+        return f"bury {_cards_text(self.cards)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """Lead or follow with these cards."""
+
+    cards: tuple[int, ...]
+
+    def text(self) -> str:
+        return f"play {_cards_text(self.cards)}"
+
+
+Action = Shuffle | DrawKittyCard | Pass | Declare | Redeal | Bury | Play
+
+_WORDS = ("shuffle", "draw", "pass", "declare", "redeal", "bury", "play")
+
+
+def parse_action(text: str) -> Action:
+    """The action written as ``text``; raises ``InvalidActionError`` naming what was wrong."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidActionError(f"empty action {text!r}: expected one of {', '.join(_WORDS)}")
+    word, _, rest = text.strip().partition(" ")
+    word = word.lower()
+    rest = rest.strip()
+    if word == "pass" and not rest:
+        return Pass()
+    if word == "redeal" and not rest:
+        return Redeal()
+    if word == "declare":
+        return Declare(parse_cards(rest))
+    if word == "bury":
+        return Bury(parse_cards(rest))
+    if word == "play":
+        return Play(parse_cards(rest))
+    if word == "draw":
+        try:
+            return DrawKittyCard(int(rest))
+        except ValueError:
+            raise InvalidActionError(f"malformed action {text!r}: expected 'draw N'") from None
+    if word == "shuffle":
+        first, _, cards = rest.partition(" ")
+        if first != "-" and not first.isdigit():
+            raise InvalidActionError(
+                f"malformed action {text!r}: expected 'shuffle SEAT|- CARDS...'")
+        return Shuffle(parse_cards(cards), None if first == "-" else int(first))
+    raise InvalidActionError(
+        f"malformed action {text!r}: expected one of {', '.join(_WORDS)} (with cards where "
+        f"needed, e.g. 'play AH AH')")

@@ -1,0 +1,85 @@
+"""Trump context: the level rank and the trump suit (or no-trump), and the strength order they
+induce on the 54 kinds of card.
+
+Every card belongs to one *suit class*: 0-3 for the side suits (副牌) and ``TRUMP`` (4) for trumps
+(主牌: jokers, every level card, the trump suit). Within a class, ``pos`` is the strength: a higher
+number is stronger, equal numbers are equally strong (off-suit level cards), and two consecutive
+numbers are adjacent for tractors (the level rank is skipped in every suit; the trump chain runs
+trump-suit cards ... A, off-suit level cards, trump-suit level card, LJ, BJ). Contexts are cached:
+the engine looks strength up in tuples, never computes it during play.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .cards import BIG_JOKER, LITTLE_JOKER, RANK_TEXT, SUITS
+
+TRUMP = 4
+
+
+class TrumpContext:
+    """Tables for one (level rank, trump suit) pair; build with ``trump_context``."""
+
+    __slots__ = ("level", "suit", "cls", "pos", "key", "members")
+
+    def __init__(self, level: int, suit: int | None) -> None:
+        self.level = level
+        self.suit = suit
+        cls = [0] * 54
+        pos = [0] * 54
+        side_pos = {}
+        n = 0
+        for rank in range(13):
+            if rank != level:
+                side_pos[rank] = n
+                n += 1
+        # n == 12 positions for non-level ranks
+        for kind in range(52):
+            s, r = divmod(kind, 13)
+            if r == level:
+                cls[kind] = TRUMP
+                pos[kind] = n + 1 if s == suit else n  # trump-suit level above the others
+            elif s == suit:
+                cls[kind] = TRUMP
+                pos[kind] = side_pos[r]
+            else:
+                cls[kind] = s
+                pos[kind] = side_pos[r]
+        top = n + 1 if suit is not None else n
+        cls[LITTLE_JOKER] = cls[BIG_JOKER] = TRUMP
+        pos[LITTLE_JOKER] = top + 1
+        pos[BIG_JOKER] = top + 2
+        self.cls = tuple(cls)
+        self.pos = tuple(pos)
+        # A total order for sorting: class first (trumps highest), then strength, then kind.
+        self.key = tuple(cls[k] * 4096 + pos[k] * 64 + k for k in range(54))
+        #: The kinds of each suit class, strongest first.
+        self.members = tuple(
+            tuple(sorted((k for k in range(54) if cls[k] == c), key=self.key.__getitem__,
+                         reverse=True))
+            for c in range(5))
+
+    def is_trump(self, kind: int) -> bool:
+        return self.cls[kind] == TRUMP
+
+    def describe(self) -> str:
+        """``level 4, trump S`` / ``level 4, no-trump``."""
+        t = "no-trump" if self.suit is None else f"trump {SUITS[self.suit]}"
+        return f"level {RANK_TEXT[self.level]}, {t}"
+
+    def class_name(self, c: int) -> str:
+        """Readable name of a suit class: ``trumps`` or ``hearts``."""
+        return "trumps" if c == TRUMP else SUIT_NAMES[c]
+
+    def __repr__(self) -> str:
+        return f"TrumpContext({self.describe()})"
+
+
+SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
+
+
+@lru_cache(maxsize=None)
+def trump_context(level: int, suit: int | None) -> TrumpContext:
+    """The cached context for level rank index ``level`` and trump suit ``suit`` (None: no-trump)."""
+    return TrumpContext(level, suit)

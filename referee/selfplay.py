@@ -1,0 +1,63 @@
+"""In-process play with policies (functions from a state to an action), chance from the seed.
+
+Used by the engine benchmark, the demo and the tests; the match runner with real bots lives
+apart from this."""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+from .chance import chance_action
+from .randomplay import random_action
+from .rules.options import RuleSet
+from .rules.record import MatchRecord
+from .rules.state import CHANCE, State, apply, new_game
+
+Policy = Callable[[State], object]
+
+
+def random_policies(seed: int | str) -> list[Policy]:
+    """Four independent random players, each with its own generator."""
+    rngs = [random.Random(f"player:{seed}:{i}") for i in range(4)]
+    return [lambda s, r=r: random_action(s, r) for r in rngs]
+
+
+def play(rules: RuleSet, seed: int | str, policies: list[Policy] | None = None, *,
+         max_deals: int | None = 1, levels=None, dealer=None, record: bool = False,
+         on_action=None):
+    """Play a game (or ``max_deals`` deals) and return (final state, record or None, decisions).
+
+    ``on_action(state_before, seat, action, state_after, events)`` is called after every action
+    when given (the invariant tests hook in here)."""
+    policies = policies or random_policies(seed)
+    state = new_game(rules, levels=levels, dealer=dealer, max_deals=max_deals)
+    rec = None
+    if record:
+        rec = MatchRecord(rules.variant, _overrides(rules), seed,
+                          {"levels": None if levels is None else list(levels),
+                           "dealer": dealer, "max_deals": max_deals})
+    decisions = 0
+    while not state.is_terminal:
+        if state.turn == CHANCE:
+            seat = None
+            action = chance_action(state, seed)
+        else:
+            seat = state.turn
+            action = policies[seat](state)
+            decisions += 1
+        new, events = apply(state, action, seat)
+        if rec is not None:
+            rec.add(seat, action, events)
+        if on_action is not None:
+            on_action(state, seat, action, new, events)
+        state = new
+    if rec is not None:
+        rec.finish(state)
+    return state, rec, decisions
+
+
+def _overrides(rules: RuleSet) -> dict:
+    from .rules.options import PRESETS
+    base = PRESETS[rules.variant].to_dict()
+    return {k: v for k, v in rules.to_dict().items() if base.get(k) != v}

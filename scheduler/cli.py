@@ -1,0 +1,153 @@
+"""The ``arena`` command line: one entry point for everything a user runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+
+def _load_json(path: str) -> object:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise SystemExit(f"arena: {path}: no such file")
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"arena: {path}: not valid JSON: line {e.lineno} column {e.colno}: "
+                         f"{e.msg}")
+
+
+def cmd_rules_check(args) -> int:
+    from referee.conformance import run_file
+    passed = failed = 0
+    for path in args.files:
+        data = _load_json(path)
+        if not isinstance(data, dict):
+            print(f"FAIL {path}: expected a JSON object with 'variant' and 'cases'")
+            failed += 1
+            continue
+        for result in run_file(data, os.path.basename(path)):
+            print(result.line())
+            if result.ok:
+                passed += 1
+            else:
+                failed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def cmd_bench_engine(args) -> int:
+    from referee.rules import rules_for
+    from referee.selfplay import play
+    rules = rules_for(args.variant)
+    # warm-up: contexts and caches
+    play(rules, "warm-up", max_deals=2)
+    deals = decisions = 0
+    start = time.process_time()
+    wall = time.perf_counter()
+    game = 0
+    while deals < args.deals:
+        state, _, n = play(rules, f"bench:{game}", max_deals=min(10, args.deals - deals))
+        deals += state.deal_no
+        decisions += n
+        game += 1
+    cpu = time.process_time() - start
+    elapsed = time.perf_counter() - wall
+    print(f"variant      {args.variant}")
+    print(f"deals        {deals}   decisions {decisions}   random legal play, one process")
+    print(f"cpu time     {cpu:.3f} s   wall {elapsed:.3f} s")
+    print(f"deals/s      {deals / cpu:.1f}")
+    print(f"decisions/s  {decisions / cpu:.1f}")
+    print(f"machine      {platform.machine()} {platform.processor() or ''} python "
+          f"{platform.python_version()} ({os.cpu_count()} cpus)")
+    return 0
+
+
+def cmd_replay(args) -> int:
+    from referee.rules.record import MatchRecord, verify
+    data = _load_json(args.record)
+    try:
+        record = MatchRecord.from_dict(data, args.record)
+        problems = verify(record)
+    except ValueError as e:
+        print(f"arena: {e}", file=sys.stderr)
+        return 2
+    if args.verify:
+        if problems:
+            for p in problems:
+                print(f"DIFFERS {p}")
+            return 1
+        print(f"verified: {len(record.actions)} actions, {len(record.events)} events, "
+              f"result {record.result}")
+        return 0
+    seat = args.seat
+    for e in record.events:
+        vis = e.get("visible_to")
+        if seat is None or vis == "all" or vis == seat:
+            print(json.dumps({k: v for k, v in e.items() if k != "visible_to"},
+                             ensure_ascii=False))
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from referee.rules import rules_for
+    from referee.rules.record import verify
+    from referee.selfplay import play
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for variant in ("two-deck-80", "two-deck-fry"):
+        rules = rules_for(variant)
+        t = time.perf_counter()
+        state, rec, n = play(rules, f"demo:{variant}", max_deals=args.deals, record=True)
+        path = out / f"demo-{variant}.json"
+        path.write_text(json.dumps(rec.to_dict(), ensure_ascii=False))
+        ok = "verifies" if not verify(rec) else "DOES NOT VERIFY"
+        from referee.rules.cards import RANK_TEXT
+        print(f"{variant:14s} {state.deal_no} deals, {n} decisions in "
+              f"{time.perf_counter() - t:.2f}s: levels team 0-2 {RANK_TEXT[state.levels[0]]}, "
+              f"team 1-3 {RANK_TEXT[state.levels[1]]}; record {path} {ok}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arena", description="Shengji Arena")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    rules = sub.add_parser("rules", help="the rules engine")
+    rsub = rules.add_subparsers(dest="rules_command", required=True)
+    check = rsub.add_parser("check", help="run rules conformance vector files")
+    check.add_argument("files", nargs="+")
+    check.set_defaults(func=cmd_rules_check)
+
+    bench = sub.add_parser("bench", help="benchmarks (commands, not tests)")
+    bsub = bench.add_subparsers(dest="bench_command", required=True)
+    eng = bsub.add_parser("engine", help="random legal deals in process on one core")
+    eng.add_argument("--variant", default="two-deck-fry")
+    eng.add_argument("--deals", type=int, default=2000)
+    eng.set_defaults(func=cmd_bench_engine)
+
+    rep = sub.add_parser("replay", help="replay a match record without bots")
+    rep.add_argument("record")
+    rep.add_argument("--verify", action="store_true", help="re-derive every event and the result")
+    rep.add_argument("--seat", type=int, choices=range(4), help="print what this seat saw")
+    rep.set_defaults(func=cmd_replay)
+
+    demo = sub.add_parser("demo", help="play a short game of each built variant with random players")
+    demo.add_argument("--deals", type=int, default=4)
+    demo.add_argument("--out", default="records")
+    demo.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
