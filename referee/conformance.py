@@ -138,8 +138,11 @@ def _format(rules, ctx, case, expect):
         if _class_text(fmt.cls) != expect["suit"]:
             diffs.append(f"suit {_class_text(fmt.cls)!r}, expected {expect['suit']!r}")
     if "units" in expect:
-        got = [_text(u.cards) for u in fmt.units]
-        if got != expect["units"]:
+        # units in order from the strongest; within a unit the cards are one multiset whatever
+        # order they are written in (FORMAT.md writes a tractor weakest first)
+        want = [Counter(_cards(u, "expect.units")) for u in expect["units"]]
+        if [Counter(u.cards) for u in fmt.units] != want:
+            got = [_text(u.cards) for u in fmt.units]
             diffs.append(f"units {got}, expected {expect['units']}")
     return "; ".join(diffs) or None
 
@@ -262,8 +265,11 @@ def _declare(rules, ctx, case, expect):
     dealer = case.get("dealer")
     level = ctx.level
     if case.get("levels"):
+        # an attacker's own declaration (004 later deals) uses its team's level; every other
+        # declaration and overturn uses the level of the deal, the dealer team's
         lv = case["levels"]
-        mine = dealer is None or seat % 2 == dealer % 2
+        attacker = dealer is not None and seat % 2 != dealer % 2
+        mine = not (attacker and case.get("current") is None)
         level = parse_rank(lv["dealer_team"] if mine else lv["attackers"])
     current = None
     cur = case.get("current")

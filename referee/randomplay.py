@@ -16,13 +16,14 @@ DECLARE_RATE = 0.35
 THROW_RATE = 0.25
 
 
-def random_action(s: State, rng: random.Random):
-    """A random legal action for the seat to act (every decision kind, throws included)."""
+def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RATE):
+    """A random legal action for the seat to act (every decision kind, throws included);
+    ``declare_rate`` is the chance of declaring when a declaration is possible."""
     kind = s.decision
     seat = s.turn
     if kind == DecisionKind.DECLARE:
         options = declaration_options(situation(s, seat), seat, s.hands[seat])
-        if options and rng.random() < DECLARE_RATE:
+        if options and rng.random() < declare_rate:
             return Declare(rng.choice(options))
         return Pass()
     if kind == DecisionKind.REDEAL:

@@ -17,10 +17,12 @@ from .rules.state import CHANCE, State, apply, new_game
 Policy = Callable[[State], object]
 
 
-def random_policies(seed: int | str) -> list[Policy]:
+def random_policies(seed: int | str, declare_rate: float | None = None) -> list[Policy]:
     """Four independent random players, each with its own generator."""
     rngs = [random.Random(f"player:{seed}:{i}") for i in range(4)]
-    return [lambda s, r=r: random_action(s, r) for r in rngs]
+    if declare_rate is None:
+        return [lambda s, r=r: random_action(s, r) for r in rngs]
+    return [lambda s, r=r: random_action(s, r, declare_rate) for r in rngs]
 
 
 def play(rules: RuleSet, seed: int | str, policies: list[Policy] | None = None, *,

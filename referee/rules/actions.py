@@ -79,6 +79,10 @@ class Declare:
 
     cards: tuple[int, ...]
 
+    def __post_init__(self) -> None:
+        # a multiset: the same cards in any order are the same action
+        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
+
     def text(self) -> str:
         return f"declare {_cards_text(self.cards)}"
 
@@ -97,6 +101,10 @@ class Bury:
 
     cards: tuple[int, ...]
 
+    def __post_init__(self) -> None:
+        # a multiset: the same cards in any order are the same action
+        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
+
     def text(self) -> str:
         return f"bury {_cards_text(self.cards)}"
 
@@ -106,6 +114,10 @@ class Play:
     """Lead or follow with these cards."""
 
     cards: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        # a multiset: the same cards in any order are the same action
+        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
 
     def text(self) -> str:
         return f"play {_cards_text(self.cards)}"
@@ -118,6 +130,15 @@ _WORDS = ("shuffle", "draw", "pass", "declare", "redeal", "bury", "play")
 
 def parse_action(text: str) -> Action:
     """The action written as ``text``; raises ``InvalidActionError`` naming what was wrong."""
+    try:
+        return _parse_action(text)
+    except InvalidActionError as e:
+        if isinstance(text, str) and text.strip() and repr(text) not in str(e):
+            raise InvalidActionError(f"in action {text!r}: {e}") from None
+        raise
+
+
+def _parse_action(text: str) -> Action:
     if not isinstance(text, str) or not text.strip():
         raise InvalidActionError(f"empty action {text!r}: expected one of {', '.join(_WORDS)}")
     word, _, rest = text.strip().partition(" ")

@@ -1,6 +1,6 @@
 """Variants as data: a frozen rule set of named options, and one preset per variant id.
 
-Every option is documented in ``OPTION_DOCS`` and in ``docs/rules/``. A rule set is validated when
+Every option is documented in ``docs/rules/README.md`` and in each variant's rules. A rule set is validated when
 it is built; an unknown option or a value out of range raises ``ValueError`` naming the option and
 what it accepts.
 """
@@ -36,8 +36,6 @@ class RuleSet:
     after_ace: str = "win"
     # 003 section 12: the J/A reset and its restoration (落实政策).
     ja_reset: bool = False
-    # Which card decides the J/A reset: "winning_card" (the decisive card of the winning play must
-    # be a J / an A).
     # How a trump is declared: "level_single" (any level card, 003) or "level_joker" (a level card
     # plus a joker of its colour, 004).
     declaration: str = "level_single"
@@ -52,7 +50,6 @@ class RuleSet:
     # `max_redeals` times a deal (0 disables it).
     max_redeals: int = 0
     redeal_points: int = 15
-    # Failed-throw penalty charged against the attackers stops at 0 ("clamp") — the only setting.
     # 004 later deals: only the dealer team declares; an attacker may declare (with its own level
     # rank, becoming dealer) when neither dealer-team seat can: "when_dealer_team_cannot" or "never".
     attacker_declare: str = "never"

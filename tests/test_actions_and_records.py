@@ -1,0 +1,202 @@
+"""Bad input gets a clear error and leaves the state as it was; records replay exactly."""
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from referee.chance import chance_action
+from referee.randomplay import random_action
+from referee.rules import (Bury, Declare, IllegalActionError, InvalidActionError, Pass, Play,
+                           Card, apply, check, is_legal, legal_actions, new_game, observe,
+                           parse_action, rules_for)
+from referee.rules.actions import DecisionKind
+from referee.rules.record import MatchRecord, replay, verify
+from referee.rules.state import CHANCE, State
+from referee.selfplay import play
+
+import random
+
+
+def _advance_to(kind, variant="two-deck-fry", seed="bad-input"):
+    rules = rules_for(variant)
+    s = new_game(rules)
+    rng = random.Random(seed)
+    while s.decision != kind:
+        if s.turn == CHANCE:
+            s, _ = apply(s, chance_action(s, seed))
+        else:
+            s, _ = apply(s, random_action(s, rng), s.turn)
+    return s
+
+
+def _snapshot(s: State):
+    return (tuple(tuple(h) for h in s.hands), s.phase, s.turn, s.decision, s.trick, s.kitty,
+            tuple(observe(s, i) for i in range(4)))
+
+
+def test_card_text_round_trips():
+    for text in ("10H", "QS", "2C", "AD", "LJ", "BJ"):
+        c = Card.parse(text)
+        assert str(c) == text and eval(repr(c)) == c
+    assert Card.parse("10h") == Card.parse("10H")
+
+
+@pytest.mark.parametrize("text", ["1H", "10X", "", "J", "HJ", "11S", "BJJ"])
+def test_malformed_card_names_the_text(text):
+    with pytest.raises(InvalidActionError) as e:
+        Card.parse(text)
+    assert repr(text) in str(e.value) and "expected" in str(e.value)
+
+
+def test_malformed_action_text():
+    with pytest.raises(InvalidActionError, match="'play 1X'"):
+        parse_action("play 1X")
+    with pytest.raises(InvalidActionError, match="expected one of"):
+        parse_action("discard AH")
+    assert parse_action("play AH AH") == Play(parse_action("play AH AH").cards)
+    assert parse_action("play KH AH") == parse_action("play AH KH")
+
+
+def test_card_not_held_is_rejected_and_state_unchanged():
+    s = _advance_to(DecisionKind.LEAD)
+    before = _snapshot(s)
+    seat = s.turn
+    missing = next(k for k in range(54) if s.hands[seat][k] == 0)
+    with pytest.raises(IllegalActionError) as e:
+        apply(s, Play((missing,)), seat)
+    assert str(Card(missing)) in str(e.value) and f"seat {seat}" in str(e.value)
+    assert _snapshot(s) == before
+
+
+def test_out_of_turn_is_rejected_and_state_unchanged():
+    s = _advance_to(DecisionKind.LEAD)
+    before = _snapshot(s)
+    other = (s.turn + 1) % 4
+    card = next(k for k in range(54) if s.hands[other][k])
+    with pytest.raises(IllegalActionError, match=f"out of turn: seat {other} acted, but it is "
+                                                 f"seat {s.turn}'s turn"):
+        apply(s, Play((card,)), other)
+    with pytest.raises(IllegalActionError, match="out of turn"):
+        apply(s, chance_action(_advance_to(DecisionKind.SHUFFLE), "x"))
+    assert _snapshot(s) == before
+
+
+def test_wrong_decision_kind_is_rejected_and_state_unchanged():
+    s = _advance_to(DecisionKind.BURY)
+    before = _snapshot(s)
+    card = next(k for k in range(54) if s.hands[s.turn][k])
+    with pytest.raises(IllegalActionError, match="wrong decision kind: the state waits for a "
+                                                 "bury decision"):
+        apply(s, Play((card,)), s.turn)
+    with pytest.raises(IllegalActionError, match="exactly 8 cards"):
+        apply(s, Bury((card,)), s.turn)
+    assert _snapshot(s) == before
+
+
+def test_illegal_follow_says_why():
+    # find a follow decision where the seat holds the led suit and try to discard elsewhere
+    seed = 0
+    while True:
+        s = _advance_to(DecisionKind.FOLLOW, seed=f"follow:{seed}")
+        fmt = s.trick_fmt
+        hand = s.hands[s.turn]
+        suit = [k for k in s.ctx.members[fmt.cls] for _ in range(hand[k])]
+        other = [k for k in range(54) if s.ctx.cls[k] != fmt.cls for _ in range(hand[k])]
+        if len(suit) >= fmt.size and len(other) >= fmt.size:
+            break
+        seed += 1
+    before = _snapshot(s)
+    bad = Play(tuple(other[:fmt.size]))
+    assert not is_legal(s, bad, s.turn)
+    with pytest.raises(IllegalActionError, match="must follow with"):
+        check(s, bad, s.turn)
+    assert bad not in legal_actions(s)
+    assert _snapshot(s) == before
+
+
+def test_a_lead_mixing_suits_says_which():
+    s = _advance_to(DecisionKind.LEAD)
+    hand = s.hands[s.turn]
+    classes = {}
+    for k in range(54):
+        if hand[k]:
+            classes.setdefault(s.ctx.cls[k], k)
+    a, b = list(classes.values())[:2]
+    with pytest.raises(IllegalActionError, match="a lead must be one suit"):
+        apply(s, Play((a, b)), s.turn)
+
+
+def test_earlier_states_are_never_changed():
+    rules = rules_for("two-deck-80")
+    s = new_game(rules)
+    rng = random.Random(5)
+    history = []
+    while s.deal_no == 0:
+        history.append((s, _snapshot(s)))
+        if s.turn == CHANCE:
+            s, _ = apply(s, chance_action(s, 5))
+        else:
+            s, _ = apply(s, random_action(s, rng), s.turn)
+    for state, snap in history[::7]:
+        assert _snapshot(state) == snap
+
+
+@pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry"])
+def test_record_replays_every_event_and_the_result(variant, tmp_path):
+    rules = rules_for(variant)
+    state, rec, _ = play(rules, f"replay:{variant}", max_deals=3, record=True)
+    data = json.loads(json.dumps(rec.to_dict()))
+    again = MatchRecord.from_dict(data)
+    assert verify(again) == []
+    final, events = replay(again)
+    assert events == rec.events and final.levels == state.levels
+    # the CLI agrees
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "replay", str(path), "--verify"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("verified:")
+    # a tampered record does not verify
+    bad = copy.deepcopy(data)
+    bad["events"][5]["card"] = "BJ" if bad["events"][5].get("card") != "BJ" else "LJ"
+    assert verify(MatchRecord.from_dict(bad))
+    path.write_text(json.dumps(bad))
+    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "replay", str(path), "--verify"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 1 and "DIFFERS" in out.stdout
+    # a seat's view shows its own dealt cards and nobody else's
+    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "replay", str(path.with_name("r.json")), "--seat", "2"],
+                         cwd=ROOT, capture_output=True, text=True)
+    dealt = [json.loads(x) for x in out.stdout.splitlines() if '"CardDealt"' in x]
+    assert dealt and all(d["seat"] == 2 for d in dealt)
+
+
+def test_record_with_an_illegal_action_names_it():
+    rules = rules_for("two-deck-fry")
+    _, rec, _ = play(rules, "bad-record", max_deals=1, record=True)
+    data = rec.to_dict()
+    i = next(i for i, (seat, text) in enumerate(data["actions"]) if text.startswith("play"))
+    data["actions"][i] = [data["actions"][i][0], "play BJ BJ BJ"]
+    with pytest.raises(ValueError, match=f"action {i}"):
+        replay(MatchRecord.from_dict(data))
+
+
+def test_same_seed_same_deal():
+    rules = rules_for("two-deck-80")
+    a = play(rules, 42, max_deals=2, record=True)[1]
+    b = play(rules, 42, max_deals=2, record=True)[1]
+    c = play(rules, 43, max_deals=2, record=True)[1]
+    assert a.actions == b.actions and a.actions != c.actions
+
+
+def test_unknown_option_and_variant():
+    with pytest.raises(ValueError, match="unknown option 'after_aces'"):
+        rules_for("two-deck-fry", {"after_aces": "win"})
+    with pytest.raises(ValueError, match="'after_ace' = 'never'"):
+        rules_for("two-deck-fry", {"after_ace": "never"})
+    with pytest.raises(ValueError, match="unknown variant"):
+        rules_for("four-deck")

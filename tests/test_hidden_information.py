@@ -1,0 +1,133 @@
+"""observe(state, seat) depends on nothing hidden from the seat and shows no card it has not
+seen."""
+
+import random
+from collections import Counter
+
+import pytest
+
+from referee.rules import observe, rules_for
+from referee.rules.cards import KINDS
+from referee.chance import chance_action
+from referee.randomplay import random_action
+from referee.rules.state import CHANCE, P_BURY, P_DEALING, P_PLAY, apply, new_game
+from referee.selfplay import play, random_policies
+
+SAMPLES_PER_GAME = 60
+
+
+def _hidden_permuted(s, seat, rng):
+    """A copy of ``s`` with every card hidden from ``seat`` shuffled among the hidden places:
+    the other hands, a kitty the seat did not bury, the undealt cards."""
+    n = s.copy()
+    places = []  # (kind of place, index, size)
+    pool = []
+    hands = [list(h) for h in s.hands]
+    for other in range(4):
+        if other == seat:
+            continue
+        cards = [k for k in range(KINDS) for _ in range(hands[other][k])]
+        places.append(("hand", other, len(cards)))
+        pool += cards
+    kitty_hidden = s.kitty_owner != seat or s.phase == P_BURY
+    kitty = list(s.kitty)
+    if kitty_hidden and not s.kitty_opened:
+        places.append(("kitty", None, len(kitty)))
+        pool += kitty
+    deck = list(s.deck)
+    dealt = s.rules.hand_size * 4
+    if s.phase == P_DEALING:
+        rest = deck[s.next_card:dealt]
+        places.append(("deck", None, len(rest)))
+        pool += rest
+    rng.shuffle(pool)
+    i = 0
+    for kind, idx, size in places:
+        part, i = pool[i:i + size], i + size
+        if kind == "hand":
+            hands[idx] = [0] * KINDS
+            for k in part:
+                hands[idx][k] += 1
+        elif kind == "kitty":
+            kitty = part
+        else:
+            deck[s.next_card:dealt] = part
+    n.hands = hands
+    n.kitty = tuple(kitty)
+    n.deck = tuple(deck)
+    return n
+
+
+def _observed_cards(o):
+    cards = Counter(o.hand)
+    for _, shown in o.declarations:
+        cards |= Counter(shown)
+    for _, play_ in o.trick:
+        cards.update(play_)
+    for trick, _ in o.tricks:
+        for _, play_ in trick:
+            cards.update(play_)
+    cards.update(o.public_kitty)
+    cards.update(o.my_kitty)
+    if o.drawn_kitty_card is not None:
+        cards[o.drawn_kitty_card] += 1
+    return cards
+
+
+def _seen_from_events(events, seat):
+    """Cards the seat was shown by the events it may see, per kind, at most as often as any one
+    moment showed them."""
+    seen = set()
+    for e in events:
+        if not e.visible(seat):
+            continue
+        for name in ("card", "cards", "kitty", "attempted", "forced"):
+            v = getattr(e, name, None)
+            if v is None:
+                continue
+            seen.update(v if isinstance(v, tuple) else (v,))
+    return seen
+
+
+@pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry"])
+def test_observation_ignores_hidden_cards(variant):
+    rules = rules_for(variant)
+    checked = 0
+    for game in range(8):
+        rng = random.Random(f"hidden:{game}")
+        events_so_far = []
+
+        def hook(before, seat, action, after, events):
+            nonlocal checked
+            events_so_far.extend(events)
+            if rng.random() > SAMPLES_PER_GAME / 400:
+                return
+            for viewer in range(4):
+                o = observe(after, viewer)
+                for _ in range(2):
+                    permuted = _hidden_permuted(after, viewer, rng)
+                    assert observe(permuted, viewer) == o
+                # never a card the seat has not seen
+                seen = _seen_from_events(events_so_far, viewer)
+                assert set(_observed_cards(o)) <= seen, (set(_observed_cards(o)) - seen)
+                checked += 1
+
+        policies = random_policies(f"hidden:{game}", 0.05 if game % 2 else None)
+        play(rules, f"hidden:{game}", policies, max_deals=3, on_action=hook)
+    assert checked > 500
+
+
+def test_permutation_really_moves_hidden_cards():
+    """The test above would be empty if permuting changed nothing: check it does."""
+    rules = rules_for("two-deck-fry")
+    s = new_game(rules)
+    rng = random.Random(1)
+    while s.phase != P_PLAY:
+        if s.turn == CHANCE:
+            s, _ = apply(s, chance_action(s, "perm"))
+        else:
+            s, _ = apply(s, random_action(s, rng), s.turn)
+    moved = _hidden_permuted(s, 0, random.Random(2))
+    assert moved.hands[0] == s.hands[0]
+    assert moved.hands[1:] != s.hands[1:]
+    assert observe(moved, 1) != observe(s, 1)  # seat 1's own hand did change
