@@ -14,6 +14,19 @@ from .rules.trump import TRUMP
 
 DECLARE_RATE = 0.35
 THROW_RATE = 0.25
+TRACTOR_RATE = 0.15
+
+
+def _cards(hand: list[int], kinds) -> list[int]:
+    """The cards of ``kinds`` in a hand of counts, each as often as held."""
+    out = [k for k in kinds if hand[k]]
+    extra = [k for k in out if hand[k] > 1]
+    if extra:
+        out += extra
+        for k in extra:
+            if hand[k] > 2:
+                out.extend([k] * (hand[k] - 2))
+    return out
 
 
 def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RATE):
@@ -29,14 +42,19 @@ def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RA
     if kind == DecisionKind.REDEAL:
         return Redeal() if rng.random() < 0.5 else Pass()
     if kind == DecisionKind.BURY:
-        cards = [k for k in range(54) for _ in range(s.hands[seat][k])]
+        cards = _cards(s.hands[seat], range(54))
         return Bury(tuple(rng.sample(cards, s.rules.kitty_size)))
     if kind == DecisionKind.LEAD:
-        if rng.random() < THROW_RATE:
+        r = rng.random()
+        if r < THROW_RATE:
             throw = _random_throw(s, seat, rng)
             if throw:
                 return Play(throw)
-        return Play(rng.choice(lead_units(s, seat)))
+        if r < THROW_RATE + TRACTOR_RATE:
+            return Play(rng.choice(lead_units(s, seat)))
+        hand = s.hands[seat]
+        k = rng.choice(_cards(hand, range(54)))
+        return Play((k, k) if hand[k] >= 2 and rng.random() < 0.6 else (k,))
     if kind == DecisionKind.FOLLOW:
         return Play(_random_follow(s, seat, rng))
     raise ValueError(f"no seat decision now: {kind.value}")
@@ -45,11 +63,11 @@ def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RA
 def _random_throw(s: State, seat: int, rng: random.Random):
     hand = s.hands[seat]
     ctx = s.ctx
-    classes = [c for c in range(5) if sum(hand[k] for k in ctx.members[c]) >= 2]
+    classes = [c for c in range(5) if sum(map(hand.__getitem__, ctx.members[c])) >= 2]
     if not classes:
         return None
     c = rng.choice(classes)
-    cards = [k for k in ctx.members[c] for _ in range(hand[k])]
+    cards = _cards(hand, ctx.members[c])
     n = rng.randint(2, min(len(cards), 6))
     # favour strong cards: throws of top cards are what players try
     cards = cards[: max(n, min(len(cards), n + 2))]
@@ -61,17 +79,24 @@ def _random_follow(s: State, seat: int, rng: random.Random):
     ctx = s.ctx
     hand = s.hands[seat]
     n = fmt.size
-    suit = [k for k in ctx.members[fmt.cls] for _ in range(hand[k])]
+    suit = _cards(hand, ctx.members[fmt.cls])
     if len(suit) <= n:
-        rest = [k for k in range(54) if ctx.cls[k] != fmt.cls for _ in range(hand[k])]
+        cls = ctx.cls
+        rest = _cards(hand, [k for k in range(54) if hand[k] and cls[k] != fmt.cls])
         # void or short: fill with anything; try a matching ruff now and then
         if not suit and fmt.cls != TRUMP and rng.random() < 0.5:
-            trumps = [k for k in ctx.members[TRUMP] for _ in range(hand[k])]
+            trumps = _cards(hand, ctx.members[TRUMP])
             if len(trumps) >= n:
                 return tuple(rng.sample(trumps, n))
         return tuple(suit) + tuple(rng.sample(rest, n - len(suit)))
     if fmt.pairs == 0:
         return tuple(rng.sample(suit, n))
+    if n == 2:  # a pair led: a pair of the suit is owed when held
+        pairs = [k for k in ctx.members[fmt.cls] if hand[k] >= 2]
+        if pairs:
+            k = rng.choice(pairs)
+            return (k, k)
+        return tuple(rng.sample(suit, 2))
     for _ in range(4):
         play = tuple(rng.sample(suit, n))
         if combos.follow_error(fmt, hand, play, ctx) is None:

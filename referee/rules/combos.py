@@ -137,6 +137,9 @@ def lead_format(cards, ctx: TrumpContext) -> Format:
         return Format(INVALID, -1, (), 0)
     cls = ctx.cls
     c = cls[cards[0]]
+    if len(cards) == 1:
+        k = cards[0]
+        return Format(SINGLE, c, (Unit(0, ctx.pos[k], (k,)),), 1)
     for k in cards:
         if cls[k] != c:
             return Format(INVALID, -1, (), len(cards))
@@ -185,7 +188,12 @@ def follow_error(fmt: Format, hand: list[int], play, ctx: TrumpContext) -> str |
     c = fmt.cls
     cls = ctx.cls
     members = ctx.members[c]
-    held = sum(hand[k] for k in members)
+    if n == 1:  # fast path: a single led
+        if cls[play[0]] == c or not any(map(hand.__getitem__, members)):
+            return None
+        return (f"must follow with {ctx.class_name(c)}: you hold "
+                f"{_held_text(hand, members)}")
+    held = sum(map(hand.__getitem__, members))
     in_suit = [k for k in play if cls[k] == c]
     name = ctx.class_name(c)
     if held <= n:
@@ -244,12 +252,18 @@ def play_key(fmt: Format, play, ctx: TrumpContext):
     when it has the led structure (杀 / 毙牌: a pair by a pair, a tractor by a tractor, a throw
     by the same units); two such plays compare by their largest unit."""
     cls = ctx.cls
-    c = cls[play[0]]
+    first = play[0]
+    c = cls[first]
+    if c != fmt.cls and c != TRUMP:
+        return None
+    size = fmt.size
+    if size <= 2 and len(fmt.units) == 1:  # fast paths: a single, a pair
+        if size == 2 and (play[1] != first):
+            return None
+        return (1 if c == TRUMP else 0, ctx.pos[first])
     for k in play:
         if cls[k] != c:
             return None
-    if c != fmt.cls and c != TRUMP:
-        return None
     counts = _counts(play)
     if len(fmt.units) == 1:
         unit = fmt.units[0]

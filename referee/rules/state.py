@@ -56,10 +56,8 @@ class State:
     )
 
     def copy(self) -> "State":
-        new = State.__new__(State)
-        for name in State.__slots__:
-            setattr(new, name, getattr(self, name))
-        return new
+        """A shallow copy (hands are copied by whoever changes them)."""
+        raise NotImplementedError  # replaced below by a generated straight-line copy
 
     # -- reading ----------------------------------------------------------------------------
     @property
@@ -85,6 +83,21 @@ class State:
     def __repr__(self) -> str:
         return (f"<State deal {self.deal_no} phase {self.phase} turn {self.turn} "
                 f"{self.decision.value}>")
+
+
+def _make_copy():
+    # One attribute assignment per slot, generated once: the copy is on every action's path.
+    lines = ["def copy(self):", "    n = _new(State)"]
+    lines += [f"    n.{name} = self.{name}" for name in State.__slots__]
+    lines.append("    return n")
+    scope = {"State": State, "_new": object.__new__}
+    exec("\n".join(lines), scope)
+    copy = scope["copy"]
+    copy.__doc__ = "A shallow copy (hands are copied by whoever changes them)."
+    return copy
+
+
+State.copy = _make_copy()
 
 
 def _empty_hands() -> list[list[int]]:
@@ -395,6 +408,11 @@ def _counts_of(cards) -> dict[int, int]:
 
 def _require_held(s: State, seat: int, cards: tuple[int, ...], what: str) -> None:
     hand = s.hands[seat]
+    if len(cards) <= 2:  # fast path: a single or a pair in hand
+        k = cards[0]
+        if isinstance(k, int) and 0 <= k < KINDS and hand[k] >= len(cards) and (
+                len(cards) == 1 or cards[1] == k):
+            return
     for k, n in _counts_of(cards).items():
         if not 0 <= k < KINDS:
             raise InvalidActionError(f"card {k!r} is not a card")
@@ -710,7 +728,10 @@ def _follow(s: State, seat: int, cards):
         n.turn = (seat + 1) % 4
         return n, tuple(ev)
     winner = n.trick[n.trick_best][0]
-    points = sum(POINTS[k] for _, play in n.trick for k in play)
+    points = 0
+    for _, play in n.trick:
+        for k in play:
+            points += POINTS[k]
     if winner % 2 != n.dealer % 2:
         n.attacker_points += points
     pbs = list(n.points_by_seat)
