@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from referee.rules import observe, rules_for
+from referee.rules import DecisionKind, observe, rules_for
 from referee.rules.cards import KINDS
 from referee.chance import chance_action
 from referee.randomplay import random_action
@@ -131,3 +131,17 @@ def test_permutation_really_moves_hidden_cards():
     assert moved.hands[0] == s.hands[0]
     assert moved.hands[1:] != s.hands[1:]
     assert observe(moved, 1) != observe(s, 1)  # seat 1's own hand did change
+
+
+def test_a_declaration_chance_is_not_shown_to_other_seats():
+    """Only the seat offered a declaration (or a redeal) learns that it has one: being offered
+    one tells what it holds."""
+    rules = rules_for("two-deck-80")
+    s = new_game(rules)
+    while s.decision != DecisionKind.DECLARE:
+        s, _ = apply(s, chance_action(s, "offer")) if s.turn == CHANCE else (s, None)
+    seat = s.turn
+    assert observe(s, seat).to_act == seat and observe(s, seat).decision == DecisionKind.DECLARE
+    for other in range(4):
+        if other != seat:
+            assert observe(s, other).to_act is None and observe(s, other).decision is None

@@ -112,12 +112,18 @@ class Checker:
         assert ended.attacker_total >= 0
         # the game ends or continues as its levels say
         over = any(isinstance(e, GameEnded) for e in events)
+        assert over == (s.winner_team is not None or s.deal_no == s.max_deals)
+        assert (s.phase == P_OVER) == over
         if rules.after_ace == "wrap":
             assert s.winner_team is None
         if s.winner_team is not None:
-            assert over
             ace = 12
-            assert before.levels[s.winner_team] == ace or rules.after_ace == "win"
+            dealer_team = before.dealer % 2
+            # 003: a team wins by going up from A as the dealer team
+            assert s.winner_team == dealer_team and before.levels[dealer_team] == ace
+            assert ended.attacker_total < 80
+        else:
+            assert ended.levels == s.levels
 
 
 @pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry"])

@@ -43,6 +43,19 @@ class Observation:
     winner_team: int | None
 
 
+_PUBLIC_TURNS = frozenset({DecisionKind.LEAD, DecisionKind.FOLLOW, DecisionKind.BURY})
+
+
+def _public_turn(s: State, seat: int) -> int | None:
+    """Whose turn it is, where everyone knows it. A declaration or redeal chance exists only
+    because of the cards a seat holds, so only that seat learns of it."""
+    if s.turn < 0:
+        return None
+    if s.turn == seat or s.decision in _PUBLIC_TURNS:
+        return s.turn
+    return None
+
+
 def observe(s: State, seat: int) -> Observation:
     """The view of ``seat``; see the module docstring."""
     drawn = None
@@ -58,7 +71,7 @@ def observe(s: State, seat: int) -> Observation:
         variant=s.rules.variant,
         deal=s.deal_no,
         phase=s.phase,
-        to_act=None if s.turn < 0 else s.turn,
+        to_act=_public_turn(s, seat),
         decision=s.decision if s.turn == seat else None,
         levels=s.levels,
         dealer=s.dealer,
