@@ -15,14 +15,18 @@ from .rules.state import State
 
 def chance_action(state: State, seed: int | str):
     """The chance action due in ``state`` for match ``seed``."""
-    rng = random.Random(f"shengji-arena:{seed}:{state.deal_no}:{state.redeals}:{state.phase}")
+    drawn = [x[1] for x in state.revealed if x[0] == "drawn_index"]
+    rng = random.Random(f"shengji-arena:{seed}:{state.deal_no}:{state.redeals}:{state.phase}:"
+                        f"{len(drawn)}")
     if state.decision == DecisionKind.SHUFFLE:
         deck = list(full_deck(state.rules.decks))
         rng.shuffle(deck)
         first = None
-        if state.dealer is None and state.rules.first_receiver == "seeded":
+        if state.dealer is None and state.flip_seat is None and \
+                state.rules.first_receiver == "seeded":
             first = rng.randrange(4)
         return Shuffle(tuple(deck), first)
     if state.decision == DecisionKind.DRAW_KITTY_CARD:
-        return DrawKittyCard(rng.randrange(len(state.kitty)))
+        undrawn = [i for i in range(len(state.kitty)) if i not in drawn]
+        return DrawKittyCard(rng.choice(undrawn))
     raise ValueError(f"no chance decision now: the state waits for {state.decision.value}")

@@ -36,14 +36,20 @@ class CaseError(Exception):
 
 _COMMON = {"id", "kind", "expect", "note", "context", "options"}
 _FIELDS = {
+    "pre_kitty": {"action", "dealer", "seat", "hand", "cards"},
+    "kitty_flip": {"kitty"},
+    "first_dealer": {"first_seat", "kitty"},
+    "dry_pot": {"kitty"},
+    "joker_bury": {"dealer", "seat", "kitty", "hand", "jokers", "take", "dry_pot"},
+    "title": {"match_points"},
     "format": {"cards", "holder", "revealed"},
-    "follow": {"trick", "hand", "play"},
-    "winner": {"trick"},
+    "follow": {"trick", "hand", "play", "dun_kinds"},
+    "winner": {"trick", "dun_kinds"},
     "throw": {"lead", "others"},
     "deal_result": {"deal"},
     "declare": {"first_deal", "dealer", "phase", "current", "seat", "cards", "suit", "trump",
                 "shown_before", "levels", "dealer_team_can_declare", "kitty_opened",
-                "overturned"},
+                "overturned", "uprising", "new_dealer"},
     "bury": {"hand", "bury"},
     "tribute": {"previous", "giver_three_bj", "giver_partner_three_bj"},
 }
@@ -92,9 +98,12 @@ def _judge(variant: str, file_options: dict, file_context: dict, case: dict) -> 
     context = case.get("context") or file_context
     level = parse_rank(context.get("level", "2"))
     trump = parse_suit(context.get("trump", "none"))
-    ctx = trump_context(level, trump)
+    ctx = trump_context(level, trump, rules.family == "three_deck")
     expect = case.get("expect")
-    return _KINDS[kind](rules, ctx, case, expect)
+    handler = _FAMILY_KINDS[rules.family].get(kind)
+    if handler is None:
+        raise CaseError(f"kind {kind!r} does not apply to {rules.variant}")
+    return handler(rules, ctx, case, expect)
 
 
 def _cards(value, field: str) -> tuple[int, ...]:
@@ -124,6 +133,12 @@ def _class_text(c: int) -> str:
     return "trump" if c == TRUMP else SUITS[c]
 
 
+def _two_deck_only(case, *fields):
+    for f in fields:
+        if f in case:
+            raise CaseError(f"field {f!r} does not apply to the two-deck variants")
+
+
 def _format(rules, ctx, case, expect):
     if not isinstance(expect, dict):
         raise CaseError("expect: expected an object")
@@ -148,6 +163,7 @@ def _format(rules, ctx, case, expect):
 
 
 def _follow(rules, ctx, case, expect):
+    _two_deck_only(case, "dun_kinds")
     if expect not in ("legal", "illegal"):
         raise CaseError(f"expect: {expect!r}, expected 'legal' or 'illegal'")
     trick = [_cards(p, "trick") for p in case["trick"]]
@@ -166,6 +182,7 @@ def _follow(rules, ctx, case, expect):
 
 
 def _winner(rules, ctx, case, expect):
+    _two_deck_only(case, "dun_kinds")
     trick = [_cards(p, "trick") for p in case["trick"]]
     got = combos.trick_winner(trick, ctx)
     return None if got == expect else f"winner {got}, expected {expect}"
@@ -261,6 +278,7 @@ def _declare(rules, ctx, case, expect):
         raise CaseError(f"phase {phase!r}: expected {DEALING!r} or {AFTER_BURIAL!r}")
     if "suit" in case:
         raise CaseError("'suit' names the suit of a three-joker declaration (three-deck only)")
+    _two_deck_only(case, "uprising", "new_dealer")
     seat = case["seat"]
     dealer = case.get("dealer")
     level = ctx.level
@@ -317,3 +335,8 @@ _KINDS: dict[str, Any] = {
     "format": _format, "follow": _follow, "winner": _winner, "throw": _throw,
     "deal_result": _deal_result, "declare": _declare, "bury": _bury, "tribute": _tribute,
 }
+
+from .conformance_more import SINGLE_DECK_KINDS, THREE_DECK_KINDS  # noqa: E402
+
+_FAMILY_KINDS = {"two_deck": _KINDS, "single_deck": SINGLE_DECK_KINDS,
+                 "three_deck": THREE_DECK_KINDS}

@@ -145,7 +145,7 @@ def test_earlier_states_are_never_changed():
         assert _snapshot(state) == snap
 
 
-@pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry"])
+@pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry", "single-deck", "three-deck"])
 def test_record_replays_every_event_and_the_result(variant, tmp_path):
     rules = rules_for(variant)
     state, rec, _ = play(rules, f"replay:{variant}", max_deals=3, record=True)
@@ -200,3 +200,16 @@ def test_unknown_option_and_variant():
         rules_for("two-deck-fry", {"after_ace": "never"})
     with pytest.raises(ValueError, match="unknown variant"):
         rules_for("four-deck")
+
+
+def test_three_deck_result_carries_match_points_and_titles():
+    rules = rules_for("three-deck")
+    state, rec, _ = play(rules, "titles", max_deals=4, record=True)
+    result = rec.result
+    assert result["match_points"] == list(state.match_points)
+    assert len(result["titles"]) == 4 and all(isinstance(t, str) for t in result["titles"])
+    # partners score alike and the deal's points balance (tribute aside, which also balances)
+    assert sum(state.match_points) == 0
+    from referee.rules.three_deck import title
+    assert result["titles"] == [title(p) for p in state.match_points]
+    assert title(0) == "赤脚" and title(-5) == "赤脚" and title(144) == "轿车" and title(10**6) == "神"

@@ -9,8 +9,9 @@ import pytest
 from conftest import ROOT, SHARED
 from referee.conformance import run_file
 
-SHARED_FILES = [SHARED / "conformance" / f"{v}.json" for v in ("two-deck-80", "two-deck-fry")]
-OWN_FILES = [ROOT / "tests" / "vectors" / f"{v}.json" for v in ("two-deck-80", "two-deck-fry")]
+VARIANTS = ("two-deck-80", "two-deck-fry", "single-deck", "three-deck")
+SHARED_FILES = [SHARED / "conformance" / f"{v}.json" for v in VARIANTS]
+OWN_FILES = [ROOT / "tests" / "vectors" / f"{v}.json" for v in VARIANTS]
 
 
 def _arena(*args):
@@ -34,7 +35,7 @@ def test_own_vectors_are_many_and_unique(path):
     ids = [c["id"] for c in cases]
     assert len(ids) == len(set(ids))
     kinds = {c["kind"] for c in cases}
-    assert {"format", "follow", "winner", "throw", "deal_result", "declare"} <= kinds
+    assert {"format", "follow", "winner", "deal_result", "declare"} <= kinds
 
 
 def test_cli_passes_shared_files():
@@ -75,11 +76,20 @@ def test_unknown_case_field_fails_the_case(tmp_path):
     assert out.returncode == 1 and "unknown field" in out.stdout
 
 
-def test_unbuilt_variant_fails_not_passes(tmp_path):
+def test_unknown_variant_fails_not_passes(tmp_path):
     path = _one_case_file(tmp_path, {"id": "w", "kind": "winner", "trick": [["9C"]] * 4,
-                                     "expect": 0}, variant="three-deck")
+                                     "expect": 0}, variant="four-deck")
     out = _arena("rules", "check", str(path))
-    assert out.returncode == 1 and "not built yet" in out.stdout
+    assert out.returncode == 1 and "unknown variant" in out.stdout
+
+
+def test_a_kind_of_another_variant_fails(tmp_path):
+    path = _one_case_file(tmp_path, {"id": "t", "kind": "tribute",
+                                     "previous": {"attacker_total": 60, "kitty": []},
+                                     "giver_three_bj": False, "giver_partner_three_bj": False,
+                                     "expect": {"count": 2, "direction": "to_dealer"}})
+    out = _arena("rules", "check", str(path))
+    assert out.returncode == 1 and "three-deck" in out.stdout
 
 
 def test_missing_file_is_a_clear_error(tmp_path):

@@ -31,7 +31,7 @@ def _hidden_permuted(s, seat, rng):
         pool += cards
     kitty_hidden = s.kitty_owner != seat or s.phase == P_BURY
     kitty = list(s.kitty)
-    if kitty_hidden and not s.kitty_opened:
+    if kitty_hidden and not s.kitty_opened and not s.kitty_public:
         places.append(("kitty", None, len(kitty)))
         pool += kitty
     deck = list(s.deck)
@@ -81,7 +81,7 @@ def _seen_from_events(events, seat):
     for e in events:
         if not e.visible(seat):
             continue
-        for name in ("card", "cards", "kitty", "attempted", "forced"):
+        for name in ("card", "cards", "kitty", "attempted", "forced"):  # every card field
             v = getattr(e, name, None)
             if v is None:
                 continue
@@ -89,7 +89,7 @@ def _seen_from_events(events, seat):
     return seen
 
 
-@pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry"])
+@pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry", "single-deck", "three-deck"])
 def test_observation_ignores_hidden_cards(variant):
     rules = rules_for(variant)
     checked = 0
@@ -145,3 +145,29 @@ def test_a_declaration_chance_is_not_shown_to_other_seats():
     for other in range(4):
         if other != seat:
             assert observe(s, other).to_act is None and observe(s, other).decision is None
+
+
+def test_single_deck_kitty_is_public_and_three_deck_kitty_only_when_the_rules_say():
+    """single-deck shows the kitty face up and buries face up (000 3.5, 3.6); three-deck shows
+    it after a declaration or a buried joker, and keeps it hidden otherwise (001 section 4)."""
+    seen_public = {"single-deck": 0, "three-deck": 0}
+    seen_hidden = 0
+    for variant in seen_public:
+        rules = rules_for(variant)
+        for game in range(6):
+            def hook(before, seat, action, after, events):
+                nonlocal seen_hidden
+                if after.phase != "play":
+                    return
+                for viewer in range(4):
+                    o = observe(after, viewer)
+                    if after.kitty_public:
+                        assert o.public_kitty == tuple(after.kitty)
+                        seen_public[variant] += 1
+                    else:
+                        assert variant == "three-deck" and o.public_kitty == ()
+                        assert (o.my_kitty != ()) == (viewer == after.kitty_owner)
+                        seen_hidden += 1
+            play(rules, f"kitty:{game}", random_policies(f"kitty:{game}", 0.01 if game % 2 else None),
+                 max_deals=2, on_action=hook)
+    assert seen_public["single-deck"] and seen_public["three-deck"] and seen_hidden

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .cards import TEXT, parse_cards
+from .cards import SUITS, TEXT, parse_cards
 from .errors import InvalidActionError
 
 
@@ -22,6 +22,18 @@ class DecisionKind(str, Enum):
     """Chance: the deck order for the next deal (洗牌)."""
     DRAW_KITTY_CARD = "draw_kitty_card"
     """Chance: which kitty card names the trump when nobody declared (004 无人报主)."""
+    UPRISING = "uprising"
+    """single-deck: a seat with no trump (dealer team) or no points (attackers) may rise (起义)."""
+    HANDOVER = "handover"
+    """single-deck: a dealer with 3 trumps or fewer may hand the deal to its partner (打不起)."""
+    TRANSFER = "transfer"
+    """single-deck: a seat with exactly one trump may pass it to its partner (渡)."""
+    RETURN = "return"
+    """Give back cards: a side card for a transferred trump, or the return of a tribute."""
+    DUN_REVEAL = "dun_reveal"
+    """single-deck: the dealer may show a dun of its original 12 so it stays hard."""
+    JOKER_BURY = "joker_bury"
+    """three-deck: a seat may bury jokers into the kitty, taking back its lowest cards."""
     DECLARE = "declare"
     """A seat may declare a trump (亮主 / 报主) or overturn (反主), or pass."""
     REDEAL = "redeal"
@@ -75,16 +87,19 @@ class Pass:
 
 @dataclass(frozen=True, slots=True)
 class Declare:
-    """Show cards to declare a trump or overturn (反主)."""
+    """Show cards to declare a trump or overturn (反主); ``suit`` is the suit three jokers name
+    (three-deck)."""
 
     cards: tuple[int, ...]
+    suit: int | None = None
 
     def __post_init__(self) -> None:
         # a multiset: the same cards in any order are the same action
         object.__setattr__(self, "cards", tuple(sorted(self.cards)))
 
     def text(self) -> str:
-        return f"declare {_cards_text(self.cards)}"
+        named = "" if self.suit is None else f" {SUITS[self.suit]}"
+        return f"declare {_cards_text(self.cards)}{named}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +138,81 @@ class Play:
         return f"play {_cards_text(self.cards)}"
 
 
-Action = Shuffle | DrawKittyCard | Pass | Declare | Redeal | Bury | Play
+@dataclass(frozen=True, slots=True)
+class Uprising:
+    """Rise (起义): the deal is redealt with no dealer."""
 
-_WORDS = ("shuffle", "draw", "pass", "declare", "redeal", "bury", "play")
+    def text(self) -> str:
+        return "uprising"
+
+
+@dataclass(frozen=True, slots=True)
+class HandOver:
+    """Hand the kitty and the deal to the partner (打不起)."""
+
+    def text(self) -> str:
+        return "handover"
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """Pass the one trump to the partner (渡)."""
+
+    cards: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
+
+    def text(self) -> str:
+        return f"transfer {_cards_text(self.cards)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    """Give cards back (for a transferred trump, or for a tribute)."""
+
+    cards: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
+
+    def text(self) -> str:
+        return f"return {_cards_text(self.cards)}"
+
+
+@dataclass(frozen=True, slots=True)
+class RevealDun:
+    """Show a dun (礅) of the original hand so that it stays hard."""
+
+    cards: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
+
+    def text(self) -> str:
+        return f"reveal {_cards_text(self.cards)}"
+
+
+@dataclass(frozen=True, slots=True)
+class BuryJokers:
+    """Bury jokers into the kitty and take back as many of its lowest cards."""
+
+    jokers: tuple[int, ...]
+    take: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "jokers", tuple(sorted(self.jokers)))
+        object.__setattr__(self, "take", tuple(sorted(self.take)))
+
+    def text(self) -> str:
+        return f"jokers {_cards_text(self.jokers)} take {_cards_text(self.take)}"
+
+
+Action = (Shuffle | DrawKittyCard | Pass | Declare | Redeal | Bury | Play | Uprising | HandOver
+          | Transfer | Return | RevealDun | BuryJokers)
+
+_WORDS = ("shuffle", "draw", "pass", "declare", "redeal", "bury", "play", "uprising",
+          "handover", "transfer", "return", "reveal", "jokers")
 
 
 def parse_action(text: str) -> Action:
@@ -149,7 +236,25 @@ def _parse_action(text: str) -> Action:
     if word == "redeal" and not rest:
         return Redeal()
     if word == "declare":
+        tokens = rest.split()
+        if tokens and tokens[-1].upper() in ("S", "H", "D", "C"):
+            return Declare(parse_cards(tokens[:-1]), SUITS.index(tokens[-1].upper()))
         return Declare(parse_cards(rest))
+    if word == "uprising" and not rest:
+        return Uprising()
+    if word == "handover" and not rest:
+        return HandOver()
+    if word == "transfer":
+        return Transfer(parse_cards(rest))
+    if word == "return":
+        return Return(parse_cards(rest))
+    if word == "reveal":
+        return RevealDun(parse_cards(rest))
+    if word == "jokers":
+        jokers, _, take = rest.partition(" take ")
+        if not take and "take" not in rest:
+            raise InvalidActionError(f"malformed action {text!r}: expected 'jokers CARDS take CARDS'")
+        return BuryJokers(parse_cards(jokers), parse_cards(take))
     if word == "bury":
         return Bury(parse_cards(rest))
     if word == "play":

@@ -21,7 +21,9 @@ class Event:
 
     def visible(self, seat: int) -> bool:
         private = getattr(self, "private_to", None)
-        return private is None or private == seat
+        if private is None or private == seat:
+            return True
+        return isinstance(private, tuple) and seat in private
 
     def to_dict(self) -> dict:
         out: dict = {"event": type(self).__name__}
@@ -175,3 +177,56 @@ class GameEnded(Event):
     winner_team: int | None
     levels: tuple[int, int]
     deals: int
+
+
+@dataclass(frozen=True, slots=True)
+class KittyShown(Event):
+    """The kitty shown face up to everyone (single-deck 3.5; three-deck after a declaration)."""
+
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TrumpSet(Event):
+    """The trump suit fixed (three-deck first deal: the grabber's next suited card)."""
+
+    trump: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PreKittyAction(Event):
+    """A public pre-kitty action (single-deck 6.1-6.3, 4.2.3.2) or joker burial (three-deck)."""
+
+    seat: int
+    action: str
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CardsPassed(Event):
+    """Cards handed between two seats (a lone-trump transfer, a tribute, a return): only the two
+    see which cards."""
+
+    giver: int
+    receiver: int
+    cards: tuple[int, ...]
+    reason: str
+    private_to: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class CardsPassedPublic(Event):
+    giver: int
+    receiver: int
+    count: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPoints(Event):
+    """three-deck (积分): this deal's match points and the cumulative totals per seat."""
+
+    deal_points: tuple[int, int, int, int]
+    totals: tuple[int, int, int, int]
+    titles: tuple[str, str, str, str]

@@ -55,7 +55,9 @@ class LegalActions:
         self.state = state
         self.kind = state.decision
         self.seat = state.turn
-        self.complete = self.kind != DecisionKind.LEAD
+        # leads list no throws (any set of one suit may be thrown), except in three-deck,
+        # which has no throws
+        self.complete = self.kind != DecisionKind.LEAD or state.rules.family == "three_deck"
 
     def __contains__(self, action: Action) -> bool:
         return is_legal(self.state, action, self.seat)
@@ -64,6 +66,10 @@ class LegalActions:
         s = self.state
         kind = self.kind
         seat = self.seat
+        family = s.rules.family
+        if family != "two_deck":
+            yield from _other_family(s, kind, seat)
+            return
         if kind == DecisionKind.DECLARE:
             yield Pass()
             for cards in declaration_options(situation(s, seat), seat, s.hands[seat]):
@@ -84,7 +90,7 @@ class LegalActions:
         return any(True for _ in self)
 
     def count(self) -> int:
-        if self.kind == DecisionKind.BURY:
+        if self.kind == DecisionKind.BURY and self.state.rules.family == "two_deck":
             counts = {k: n for k, n in enumerate(self.state.hands[self.seat]) if n}
             return _count_multiset_combinations(counts, self.state.rules.kitty_size)
         return sum(1 for _ in self)
@@ -144,6 +150,120 @@ def legal_follows(s: State, seat: int) -> list[tuple[int, ...]]:
     for cards in _multiset_combinations(suit, n):
         if combos.follow_error(fmt, hand, cards, ctx) is None:
             out.append(cards)
+    return out
+
+
+def _hand_counts(hand) -> dict[int, int]:
+    return {k: n for k, n in enumerate(hand) if n}
+
+
+def _filtered_follows(s: State, seat: int, size: int, cls: int | None, ok) -> Iterator[tuple]:
+    """Distinct plays of ``size`` cards passing ``ok``; when the seat holds no more than ``size``
+    cards of class ``cls`` those are all in the play (a necessary condition of every family)."""
+    hand = s.hands[seat]
+    if cls is not None:
+        suit = {k: hand[k] for k in s.ctx.members[cls] if hand[k]}
+        held = sum(suit.values())
+        if held <= size:
+            base = tuple(k for k, c in suit.items() for _ in range(c))
+            rest = {k: c for k, c in enumerate(hand) if c and k not in suit}
+            for extra in _multiset_combinations(rest, size - held):
+                if ok(base + extra):
+                    yield base + extra
+            return
+        for cards in _multiset_combinations(suit, size):
+            if ok(cards):
+                yield cards
+        return
+    for cards in _multiset_combinations(_hand_counts(hand), size):
+        if ok(cards):
+            yield cards
+
+
+def _other_family(s: State, kind, seat: int) -> Iterator[Action]:
+    from . import single_deck as sd
+    from . import three_deck as td
+    from .actions import BuryJokers, HandOver, Return, RevealDun, Transfer, Uprising
+    from .cards import BIG_JOKER, LITTLE_JOKER
+    hand = s.hands[seat]
+    ctx = s.ctx
+    single = s.rules.family == "single_deck"
+    if kind == DecisionKind.DECLARE:
+        yield Pass()
+        if single:
+            yield from (Declare((k,)) for k in sd._may_reveal(s, seat))
+        else:
+            yield from td.declaration_options(s, seat)
+    elif kind == DecisionKind.UPRISING:
+        yield from (Pass(), Uprising())
+    elif kind == DecisionKind.HANDOVER:
+        yield from (Pass(), HandOver())
+    elif kind == DecisionKind.TRANSFER:
+        yield from (Pass(), Transfer(tuple(sd._trumps(s, seat))))
+    elif kind == DecisionKind.DUN_REVEAL:
+        yield Pass()
+        for r in sd.held_duns(hand):
+            if r != s.level and r not in s.hard_duns:
+                yield RevealDun(tuple(su * 13 + r for su in range(4)))
+    elif kind == DecisionKind.RETURN:
+        if single:
+            side = [k for k in range(54) if hand[k] and ctx.cls[k] != 4]
+            yield from (Return((k,)) for k in (side or [k for k in range(54) if hand[k]]))
+        else:
+            count = s.pending[2]
+            for cards in _multiset_combinations(_hand_counts(hand), count):
+                if td.return_error(hand, cards, count, ctx) is None:
+                    yield Return(cards)
+    elif kind == DecisionKind.BURY:
+        size = s.rules.kitty_size
+        for cards in _multiset_combinations(_hand_counts(hand), size):
+            if single:
+                if sd.bury_error(s.rules, hand, cards, ctx, s.side_suits_held) is None:
+                    yield Bury(cards)
+            elif not (LITTLE_JOKER in cards and hand[BIG_JOKER] > cards.count(BIG_JOKER)):
+                yield Bury(cards)
+    elif kind == DecisionKind.JOKER_BURY:
+        yield Pass()
+        cands = td.take_candidates(s.kitty, ctx)
+        for bj in range(hand[BIG_JOKER] + 1):
+            for lj in range(hand[LITTLE_JOKER] + 1 if bj == hand[BIG_JOKER] else 1):
+                n = bj + lj
+                if not n or n > len(cands):
+                    continue
+                jokers = (BIG_JOKER,) * bj + (LITTLE_JOKER,) * lj
+                for take in _multiset_combinations(_hand_counts_list(cands), n):
+                    if td.joker_bury_error(s.kitty, td._dealer_six(s), hand, jokers, take, ctx,
+                                           s.dry_pot) is None:
+                        yield BuryJokers(jokers, take)
+    elif kind == DecisionKind.LEAD:
+        for k in range(54):
+            if hand[k]:
+                if single:
+                    yield Play((k,))
+                else:
+                    for n in range(1, min(3, hand[k]) + 1):
+                        yield Play((k,) * n)
+        if single:
+            for r in sd.held_duns(hand):
+                yield Play(tuple(su * 13 + r for su in range(4)))
+    elif kind == DecisionKind.FOLLOW:
+        if single:
+            lead_kind, c, lead = s.trick_fmt
+            ok = lambda p: sd.follow_error(lead, lead_kind, c, s.trick_req, hand, p, ctx) is None
+            cls = None if lead_kind == sd.DUN else c
+            yield from (Play(p) for p in _filtered_follows(s, seat, len(lead), cls, ok))
+        else:
+            lead = s.trick_fmt
+            live = s.rules.pair_following == "live"
+            ok = lambda p: td.follow_error(lead, hand, p, ctx, live) is None
+            yield from (Play(p) for p in _filtered_follows(s, seat, len(lead), ctx.cls[lead[0]],
+                                                           ok))
+
+
+def _hand_counts_list(cards) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for k in cards:
+        out[k] = out.get(k, 0) + 1
     return out
 
 

@@ -41,6 +41,9 @@ class Observation:
     attacker_points: int
     penalties: tuple[int, int]
     winner_team: int | None
+    hard_duns: tuple[int, ...]       # single-deck: ranks of the duns the dealer showed
+    dry_pot: bool                    # three-deck: the public kitty is a dry pot (干锅)
+    match_points: tuple[int, int, int, int]  # three-deck: cumulative match points (积分)
 
 
 _PUBLIC_TURNS = frozenset({DecisionKind.LEAD, DecisionKind.FOLLOW, DecisionKind.BURY})
@@ -83,7 +86,7 @@ def observe(s: State, seat: int) -> Observation:
         hand_sizes=tuple(sum(h) for h in s.hands),
         cards_dealt=s.next_card,
         declarations=tuple((d.seat, d.cards) for d in s.declarations),
-        public_kitty=opened,
+        public_kitty=tuple(s.kitty) if s.kitty_public else opened,
         drawn_kitty_card=drawn,
         my_kitty=tuple(sorted(s.kitty)) if mine else (),
         kitty_holder=s.kitty_owner,
@@ -94,6 +97,9 @@ def observe(s: State, seat: int) -> Observation:
         attacker_points=s.attacker_points,
         penalties=s.penalties,
         winner_team=s.winner_team,
+        hard_duns=tuple(sorted(s.hard_duns)),
+        dry_pot=s.dry_pot,
+        match_points=s.match_points,
     )
 
 

@@ -19,6 +19,8 @@ class RuleSet:
     """The complete, frozen rules of one variant with its options applied."""
 
     variant: str
+    # Which game this is: "two_deck" (003, 004), "single_deck" (000) or "three_deck" (001, 002).
+    family: str = "two_deck"
     decks: int = 2
     hand_size: int = 25
     kitty_size: int = 8
@@ -53,21 +55,42 @@ class RuleSet:
     # 004 later deals: only the dealer team declares; an attacker may declare (with its own level
     # rank, becoming dealer) when neither dealer-team seat can: "when_dealer_team_cannot" or "never".
     attacker_declare: str = "never"
+    # single-deck (000): who wins the last trick with which card demotes a dealer team at J / Q
+    # (6.5, 6.6): "trump_suit" (the trump-suit J / Q) or "any_level" (any J / Q).
+    demotion_card: str = "trump_suit"
+    # single-deck (000 3.6): the most points a burial may hold, and whether it may leave the
+    # dealer void of a side suit it held among its cards.
+    kitty_points_cap: int = 25
+    bury_no_void: bool = True
+    # three-deck (001, 002): "dead" (死棒: a pair / triple lead owes a pair / triple when held) or
+    # "live" (活棒: only the suit is owed).
+    pair_following: str = "dead"
+    # three-deck first deal without a big-joker grab: the "lowest" (001) or "highest" (002)
+    # flipped kitty card names the dealer and the suit.
+    first_flip: str = "lowest"
+    # three-deck (002): a dealer team at J whose kitty is dug restarts at 3.
+    jack_reset: bool = True
+    # three-deck (001 section 10): tribute (进贡) before each deal after the first.
+    tribute: bool = True
 
     def __post_init__(self) -> None:
-        _check(self.decks == 2, "decks", self.decks, "2 (only the two-deck family is built)")
+        _choice(self, "family", ("two_deck", "single_deck", "three_deck"))
+        decks = {"two_deck": 2, "single_deck": 1, "three_deck": 3}[self.family]
+        _check(self.decks == decks, "decks", self.decks, f"{decks} for this game")
         _check(self.hand_size * 4 + self.kitty_size == 54 * self.decks, "hand_size",
                self.hand_size, f"4 hands plus the kitty to use all {54 * self.decks} cards")
         _check(self.start_level in RANKS, "start_level", self.start_level, f"one of {RANKS}")
         for rank in self.must_play:
             _check(rank in RANKS, "must_play", rank, f"ranks from {RANKS}")
-        _choice(self, "level_table", ("per_20", "fry_table"))
+        _choice(self, "level_table", ("per_20", "fry_table", "single_deck_table",
+                                      "three_deck_table"))
         _choice(self, "kitty_multiplier", ("doubling", "per_pair"))
         _choice(self, "after_ace", ("win", "wrap"))
-        _choice(self, "declaration", ("level_single", "level_joker"))
-        _choice(self, "overturn", ("level_pairs", "pair_joker"))
+        _choice(self, "declaration", ("level_single", "level_joker", "single_reveal",
+                                      "level_cards_or_three_jokers"))
+        _choice(self, "overturn", ("level_pairs", "pair_joker", "none", "stronger"))
         _choice(self, "first_receiver", ("flip", "seeded"))
-        _choice(self, "no_declaration", ("open_kitty", "draw_kitty_card"))
+        _choice(self, "no_declaration", ("open_kitty", "draw_kitty_card", "flip_kitty"))
         _choice(self, "attacker_declare", ("never", "when_dealer_team_cannot"))
         _check(isinstance(self.throw_penalty, int) and self.throw_penalty >= 0, "throw_penalty",
                self.throw_penalty, "an integer >= 0")
@@ -75,7 +98,14 @@ class RuleSet:
                self.max_redeals, "an integer from 0 to 10")
         _check(isinstance(self.redeal_points, int) and self.redeal_points >= 0, "redeal_points",
                self.redeal_points, "an integer >= 0")
-        _check(isinstance(self.ja_reset, bool), "ja_reset", self.ja_reset, "true or false")
+        for name in ("ja_reset", "bury_no_void", "jack_reset", "tribute"):
+            _check(isinstance(getattr(self, name), bool), name, getattr(self, name),
+                   "true or false")
+        _choice(self, "demotion_card", ("trump_suit", "any_level"))
+        _choice(self, "pair_following", ("dead", "live"))
+        _choice(self, "first_flip", ("lowest", "highest"))
+        _check(isinstance(self.kitty_points_cap, int) and self.kitty_points_cap >= 0,
+               "kitty_points_cap", self.kitty_points_cap, "an integer >= 0")
 
     @property
     def must_play_idx(self) -> frozenset[int]:
@@ -140,10 +170,44 @@ PRESETS: dict[str, RuleSet] = {
         redeal_points=15,
         attacker_declare="when_dealer_team_cannot",
     ),
+    "single-deck": RuleSet(
+        variant="single-deck",
+        family="single_deck",
+        decks=1,
+        hand_size=12,
+        kitty_size=6,
+        level_table="single_deck_table",
+        after_ace="win",
+        declaration="single_reveal",
+        overturn="none",
+        first_receiver="seeded",
+        no_declaration="flip_kitty",
+        demotion_card="trump_suit",
+        kitty_points_cap=25,
+        bury_no_void=True,
+    ),
+    "three-deck": RuleSet(
+        variant="three-deck",
+        family="three_deck",
+        decks=3,
+        hand_size=39,
+        kitty_size=6,
+        start_level="3",
+        level_table="three_deck_table",
+        after_ace="win",
+        declaration="level_cards_or_three_jokers",
+        overturn="stronger",
+        first_receiver="seeded",
+        no_declaration="draw_kitty_card",
+        pair_following="dead",
+        first_flip="lowest",
+        jack_reset=True,
+        tribute=True,
+    ),
 }
 
 #: Variant ids that exist in the rules documents but are not built in this engine yet.
-PLANNED_VARIANTS = ("single-deck", "three-deck")
+PLANNED_VARIANTS: tuple[str, ...] = ()
 
 
 def rules_for(variant: str, options: Mapping[str, Any] | None = None) -> RuleSet:

@@ -74,19 +74,27 @@ class MatchRecord:
                    data.get("result") or {}, extra)
 
 
-def _visibility(event) -> str | int:
+def _visibility(event) -> str | int | list[int]:
+    """Who may see an event: "all", one seat, or a list of seats."""
     private = getattr(event, "private_to", None)
-    return "all" if private is None else private
+    if private is None:
+        return "all"
+    return list(private) if isinstance(private, tuple) else private
 
 
 def result_of(state: State) -> dict[str, Any]:
     """The result part of a record: levels, winner, deals played, the last deal's settlement."""
-    return {
+    out = {
         "levels": [RANK_TEXT[x] for x in state.levels],
         "winner_team": state.winner_team,
         "deals": state.deal_no,
         "game_over": state.is_terminal,
     }
+    if state.rules.family == "three_deck":
+        from .three_deck import title
+        out["match_points"] = list(state.match_points)
+        out["titles"] = [title(p) for p in state.match_points]
+    return out
 
 
 def replay(record: MatchRecord):

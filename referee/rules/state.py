@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from . import combos
-from .actions import (Action, Bury, Declare, DecisionKind, DrawKittyCard, Pass, Play, Redeal,
-                      Shuffle)
+from .actions import (Action, Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, HandOver,
+                      Pass, Play, Redeal, Return, RevealDun, Shuffle, Transfer, Uprising)
 from .cards import BIG_JOKER, KINDS, POINTS, RANK_TEXT, TEXT
 from .declare import (AFTER_BURIAL, DEALING, Declaration, Situation, declaration_options,
                       judge_declaration)
@@ -53,6 +53,10 @@ class State:
         "round_kind", "round_seats", "ctx", "trick", "trick_fmt", "trick_best", "trick_key",
         "leader", "tricks", "attacker_points", "penalties", "points_by_seat", "declarations",
         "revealed", "last_deal", "max_deals", "flip_seat", "attackers_asked",
+        # single-deck and three-deck
+        "step", "queue", "hard_duns", "uprising", "grabber", "grab_pending", "dry_pot",
+        "kitty_public", "match_points", "prev_result", "deal_match_points", "pending",
+        "side_suits_held", "trick_req",
     )
 
     def copy(self) -> "State":
@@ -126,6 +130,9 @@ def new_game(rules: RuleSet, *, levels: tuple[str, str] | None = None, dealer: i
     s.max_deals = max_deals
     s.last_deal = None
     s.flip_seat = None
+    s.match_points = (0, 0, 0, 0)
+    s.prev_result = None
+    s.uprising = False
     _reset_deal(s)
     return s
 
@@ -166,6 +173,17 @@ def _reset_deal(s: State, redeals: int = 0) -> None:
     s.declarations = ()
     s.revealed = ()
     s.attackers_asked = False
+    s.step = None
+    s.queue = ()
+    s.hard_duns = frozenset()
+    s.grabber = None
+    s.grab_pending = False
+    s.dry_pot = False
+    s.kitty_public = False
+    s.deal_match_points = (0, 0, 0, 0)
+    s.pending = None
+    s.side_suits_held = ()
+    s.trick_req = None
 
 
 # -- the declaration situation ------------------------------------------------------------------
@@ -432,6 +450,12 @@ _EXPECTED = {
     DecisionKind.LEAD: (Play,),
     DecisionKind.FOLLOW: (Play,),
     DecisionKind.GAME_OVER: (),
+    DecisionKind.UPRISING: (Uprising, Pass),
+    DecisionKind.HANDOVER: (HandOver, Pass),
+    DecisionKind.TRANSFER: (Transfer, Pass),
+    DecisionKind.RETURN: (Return,),
+    DecisionKind.DUN_REVEAL: (RevealDun, Pass),
+    DecisionKind.JOKER_BURY: (BuryJokers, Pass),
 }
 
 
@@ -469,13 +493,12 @@ def _apply(s: State, action: Action, seat: int | None, dry: bool):
         raise IllegalActionError(
             f"wrong decision kind: the state waits for a {s.decision.value} decision "
             f"({names}), not {type(action).__name__}")
-    handler = _HANDLERS[type(action)]
+    handler = FAMILY_HANDLERS[s.rules.family][type(action)]
     return handler(s, action, actor, dry)
 
 
-def _do_shuffle(s: State, a: Shuffle, seat, dry):
-    rules = s.rules
-    deck = tuple(a.deck)
+def _check_deck(rules: RuleSet, deck: tuple) -> None:
+    """A shuffle must hold every card exactly ``decks`` times."""
     if len(deck) != 54 * rules.decks:
         raise InvalidActionError(f"shuffle: the deck has {len(deck)} cards, expected "
                                  f"{54 * rules.decks}")
@@ -487,6 +510,12 @@ def _do_shuffle(s: State, a: Shuffle, seat, dry):
     if any(n != rules.decks for n in counts):
         raise InvalidActionError(f"shuffle: the deck must hold each card exactly {rules.decks} "
                                  "times")
+
+
+def _do_shuffle(s: State, a: Shuffle, seat, dry):
+    rules = s.rules
+    deck = tuple(a.deck)
+    _check_deck(rules, deck)
     if s.dealer is not None:
         first = s.dealer
     elif s.flip_seat is not None:
@@ -801,6 +830,10 @@ _HANDLERS = {
 }
 
 
+#: Action handlers per game family; the single-deck and three-deck modules add theirs.
+FAMILY_HANDLERS: dict[str, dict] = {"two_deck": _HANDLERS}
+
+
 def deal_points_in_play(s: State) -> int:
     """Points still in hands or the current trick (for the conservation invariant)."""
     return sum(POINTS[k] * h[k] for h in s.hands for k in range(KINDS))
@@ -813,3 +846,7 @@ def apply_all(s: State, actions: Iterable[tuple[int | None, Action]]):
         s, ev = apply(s, action, seat)
         events.extend(ev)
     return s, events
+
+
+from . import single_deck as _single_deck  # noqa: E402  (registers its handlers)
+from . import three_deck as _three_deck  # noqa: E402

@@ -23,7 +23,7 @@ class TrumpContext:
 
     __slots__ = ("level", "suit", "cls", "pos", "key", "members")
 
-    def __init__(self, level: int, suit: int | None) -> None:
+    def __init__(self, level: int, suit: int | None, permanent_two: bool = False) -> None:
         self.level = level
         self.suit = suit
         cls = [0] * 54
@@ -31,15 +31,21 @@ class TrumpContext:
         side_pos = {}
         n = 0
         for rank in range(13):
-            if rank != level:
+            if rank != level and not (permanent_two and rank == 0):
                 side_pos[rank] = n
                 n += 1
-        # n == 12 positions for non-level ranks
+        # three-deck (001 section 7): every 2 is a trump, between the trump suit and the level
+        # cards: trump-suit 2 above the other 2s, which are equal
+        if permanent_two:
+            n += 2
         for kind in range(52):
             s, r = divmod(kind, 13)
             if r == level:
                 cls[kind] = TRUMP
                 pos[kind] = n + 1 if s == suit else n  # trump-suit level above the others
+            elif permanent_two and r == 0:
+                cls[kind] = TRUMP
+                pos[kind] = n - 1 if s == suit else n - 2
             elif s == suit:
                 cls[kind] = TRUMP
                 pos[kind] = side_pos[r]
@@ -80,6 +86,7 @@ SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
 
 
 @lru_cache(maxsize=None)
-def trump_context(level: int, suit: int | None) -> TrumpContext:
-    """The cached context for level rank index ``level`` and trump suit ``suit`` (None: no-trump)."""
-    return TrumpContext(level, suit)
+def trump_context(level: int, suit: int | None, permanent_two: bool = False) -> TrumpContext:
+    """The cached context for level rank index ``level`` and trump suit ``suit`` (None: no-trump);
+    ``permanent_two`` makes every 2 a trump (three-deck)."""
+    return TrumpContext(level, suit, permanent_two)
