@@ -31,8 +31,7 @@ test: $(STAMP) redis
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/arena bench engine --variant two-deck-80
-	$(BIN)/arena bench engine --variant two-deck-fry
+	for v in two-deck-80 two-deck-fry single-deck three-deck; do $(BIN)/arena bench engine --variant $$v; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -115,10 +115,19 @@ def _random_follow(s: State, seat: int, rng: random.Random):
 
 # -- single-deck -------------------------------------------------------------------------------
 
+_FOLLOW = DecisionKind.FOLLOW
+_LEAD = DecisionKind.LEAD
+
+
 def _single_deck_action(s: State, rng: random.Random, declare_rate: float):
     kind, seat = s.decision, s.turn
     hand = s.hands[seat]
     ctx = s.ctx
+    if kind is _FOLLOW:
+        lead_kind, c, lead = s.trick_fmt
+        if lead_kind == sd.SINGLE:  # legal by construction: the suit if held, else anything
+            suit = [k for k in ctx.members[c] if hand[k]]
+            return Play((rng.choice(suit or [k for k, x in enumerate(hand) if x]),))
     if kind == DecisionKind.DECLARE:
         options = sd._may_reveal(s, seat)
         if options and rng.random() < declare_rate:
@@ -149,21 +158,20 @@ def _single_deck_action(s: State, rng: random.Random, declare_rate: float):
             return b
     if kind == DecisionKind.LEAD:
         duns = sd.held_duns(hand)
-        r = rng.random()
-        if duns and r < 0.5:
+        if duns and rng.random() < 0.5:
             d = rng.choice(duns)
             return Play(tuple(su * 13 + d for su in range(4)))
-        if r < 0.5 + THROW_RATE:
+        if rng.random() < THROW_RATE:
             throw = _random_throw(s, seat, rng)
             if throw:
                 return Play(throw)
-        return Play((rng.choice(_cards(hand, range(54))),))
+        return Play((rng.choice([k for k, x in enumerate(hand) if x]),))
     if kind == DecisionKind.FOLLOW:
         lead_kind, c, lead = s.trick_fmt
         n = len(lead)
         if lead_kind == sd.SINGLE:  # legal by construction: the suit if held, else anything
             suit = [k for k in ctx.members[c] if hand[k]]
-            return Play((rng.choice(suit or [k for k in range(54) if hand[k]]),))
+            return Play((rng.choice(suit or [k for k, x in enumerate(hand) if x]),))
         for _ in range(6):
             if lead_kind == sd.DUN:
                 duns = sd.held_duns(hand)

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from referee.chance import chance_action
 from referee.randomplay import random_action
-from referee.rules import (Bury, Declare, IllegalActionError, InvalidActionError, Pass, Play,
+from referee.rules import (Bury, IllegalActionError, InvalidActionError, Play,
                            Card, apply, check, is_legal, legal_actions, new_game, observe,
                            parse_action, rules_for)
 from referee.rules.actions import DecisionKind

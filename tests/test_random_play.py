@@ -6,9 +6,9 @@ from collections import Counter
 import pytest
 
 from referee.rules import rules_for
-from referee.rules.actions import DecisionKind, Declare, Play
+from referee.rules.actions import DecisionKind, Play
 from referee.rules.cards import KINDS, POINTS
-from referee.rules.events import DealEnded, Declared, GameEnded, KittyCardDrawn, ThrowFailed
+from referee.rules.events import DealEnded, Declared, GameEnded, ThrowFailed
 from referee.rules.legal import legal_actions
 from referee.rules.events import CardsPassed, PreKittyAction, Played
 from referee.rules.state import P_BURY, P_DEALING, P_OVER, P_PLAY, P_SHUFFLE, is_legal

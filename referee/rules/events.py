@@ -1,12 +1,16 @@
 """Events: frozen records of what an action did, each with who may see it.
 
-``private_to`` is the one seat that may see a private event (a card dealt to it, the kitty it
-took up or buried); ``None`` means every seat sees it. ``visible(seat)`` answers for one seat.
+``private_to`` is the one seat (or the tuple of seats) that may see a private event (a card dealt
+to it, the kitty it took up or buried, cards passed between two seats); without it every seat sees
+the event. ``visible(seat)`` answers for one seat.
+
+Events are made on every action of every match, so each is a named tuple underneath: immutable,
+hashable, and quick to build; two events are equal only when they are of the same kind.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections import namedtuple
 
 from .cards import RANK_TEXT, SUITS, TEXT
 
@@ -15,9 +19,11 @@ def _card_list(cards) -> list[str]:
     return [TEXT[c] for c in cards]
 
 
-@dataclass(frozen=True, slots=True)
 class Event:
     """Base of every event."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...]
 
     def visible(self, seat: int) -> bool:
         private = getattr(self, "private_to", None)
@@ -27,26 +33,41 @@ class Event:
 
     def to_dict(self) -> dict:
         out: dict = {"event": type(self).__name__}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name in ("cards", "kitty", "attempted", "forced", "deck") and v is not None:
+        for name, v in zip(self._fields, self):
+            if name in ("cards", "kitty", "attempted", "forced", "deck") and v is not None:
                 v = _card_list(v)
-            elif f.name == "card" and v is not None:
+            elif name == "card" and v is not None:
                 v = TEXT[v]
-            elif f.name == "trump":
+            elif name == "trump":
                 v = "none" if v is None else SUITS[v]
-            elif f.name in ("level", "restore_level") and v is not None:
+            elif name in ("level", "restore_level") and v is not None:
                 v = RANK_TEXT[v]
-            elif f.name == "levels":
+            elif name == "levels":
                 v = [RANK_TEXT[x] for x in v]
             elif isinstance(v, tuple):
                 v = list(v)
-            out[f.name] = v
+            out[name] = v
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class DealStarted(Event):
+def _eq(self, other):
+    return type(self) is type(other) and tuple.__eq__(self, other)
+
+
+def _ne(self, other):
+    return not _eq(self, other)
+
+
+def event(cls):
+    """Turn an annotated class into an event type with those fields, in that order."""
+    base = namedtuple(cls.__name__, list(cls.__annotations__))
+    ns = {"__slots__": (), "__doc__": cls.__doc__, "__module__": cls.__module__,
+          "__eq__": _eq, "__ne__": _ne, "__hash__": tuple.__hash__}
+    return type(cls.__name__, (base, Event), ns)
+
+
+@event
+class DealStarted:
     deal: int
     dealer: int | None
     first_receiver: int
@@ -54,15 +75,15 @@ class DealStarted(Event):
     redeal: int
 
 
-@dataclass(frozen=True, slots=True)
-class CardDealt(Event):
+@event
+class CardDealt:
     seat: int
     card: int
     private_to: int
 
 
-@dataclass(frozen=True, slots=True)
-class Declared(Event):
+@event
+class Declared:
     """A declaration or overturn: the cards shown are public."""
 
     seat: int
@@ -71,96 +92,96 @@ class Declared(Event):
     overturn: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Passed(Event):
+@event
+class Passed:
     seat: int
     decision: str
     private_to: int
 
 
-@dataclass(frozen=True, slots=True)
-class DealerSet(Event):
+@event
+class DealerSet:
     seat: int
     level: int
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class KittyOpened(Event):
+@event
+class KittyOpened:
     """The kitty shown to all to fix the trump (003 section 5)."""
 
     cards: tuple[int, ...]
     trump: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class KittyCardDrawn(Event):
+@event
+class KittyCardDrawn:
     """The random kitty card that named the trump (004); public."""
 
     card: int
     trump: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class RedealDemanded(Event):
+@event
+class RedealDemanded:
     seat: int
 
 
-@dataclass(frozen=True, slots=True)
-class Redealt(Event):
+@event
+class Redealt:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class KittyTaken(Event):
+@event
+class KittyTaken:
     seat: int
     cards: tuple[int, ...]
     private_to: int
 
 
-@dataclass(frozen=True, slots=True)
-class KittyTakenPublic(Event):
+@event
+class KittyTakenPublic:
     """Everyone sees that a seat took up the kitty, not what is in it."""
 
     seat: int
 
 
-@dataclass(frozen=True, slots=True)
-class Buried(Event):
+@event
+class Buried:
     seat: int
     cards: tuple[int, ...]
     private_to: int
 
 
-@dataclass(frozen=True, slots=True)
-class BuriedPublic(Event):
+@event
+class BuriedPublic:
     seat: int
 
 
-@dataclass(frozen=True, slots=True)
-class ThrowFailed(Event):
+@event
+class ThrowFailed:
     seat: int
     attempted: tuple[int, ...]
     forced: tuple[int, ...]
     penalty: int
 
 
-@dataclass(frozen=True, slots=True)
-class Played(Event):
+@event
+class Played:
     seat: int
     cards: tuple[int, ...]
     lead: bool
 
 
-@dataclass(frozen=True, slots=True)
-class TrickWon(Event):
+@event
+class TrickWon:
     seat: int
     points: int
     trick: int
 
 
-@dataclass(frozen=True, slots=True)
-class DealEnded(Event):
+@event
+class DealEnded:
     deal: int
     kitty: tuple[int, ...]
     attacker_points: int
@@ -172,30 +193,30 @@ class DealEnded(Event):
     restore_level: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class GameEnded(Event):
+@event
+class GameEnded:
     winner_team: int | None
     levels: tuple[int, int]
     deals: int
 
 
-@dataclass(frozen=True, slots=True)
-class KittyShown(Event):
+@event
+class KittyShown:
     """The kitty shown face up to everyone (single-deck 3.5; three-deck after a declaration)."""
 
     cards: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class TrumpSet(Event):
+@event
+class TrumpSet:
     """The trump suit fixed (three-deck first deal: the grabber's next suited card)."""
 
     trump: int | None
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class PreKittyAction(Event):
+@event
+class PreKittyAction:
     """A public pre-kitty action (single-deck 6.1-6.3, 4.2.3.2) or joker burial (three-deck)."""
 
     seat: int
@@ -203,8 +224,8 @@ class PreKittyAction(Event):
     cards: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class CardsPassed(Event):
+@event
+class CardsPassed:
     """Cards handed between two seats (a lone-trump transfer, a tribute, a return): only the two
     see which cards."""
 
@@ -215,16 +236,16 @@ class CardsPassed(Event):
     private_to: tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class CardsPassedPublic(Event):
+@event
+class CardsPassedPublic:
     giver: int
     receiver: int
     count: int
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class MatchPoints(Event):
+@event
+class MatchPoints:
     """three-deck (积分): this deal's match points and the cumulative totals per seat."""
 
     deal_points: tuple[int, int, int, int]

@@ -12,10 +12,11 @@ from . import state as st
 from .actions import (Bury, Declare, DecisionKind, HandOver, Pass, Play, Return, RevealDun,
                       Shuffle, Transfer, Uprising)
 from .cards import KINDS, POINTS, RANK_TEXT, TEXT
-from .errors import IllegalActionError, InvalidActionError
-from .events import (Buried, CardDealt, CardsPassed, CardsPassedPublic, DealEnded, DealStarted,
-                     Declared, GameEnded, KittyOpened, KittyShown, KittyTakenPublic, Passed,
-                     Played, PreKittyAction, Redealt, ThrowFailed, TrickWon)
+from .declare import Declaration
+from .errors import IllegalActionError
+from .events import (Buried, CardDealt, CardsPassed, CardsPassedPublic, DealEnded, Declared,
+                     GameEnded, KittyOpened, KittyShown, KittyTakenPublic, Played,
+                     PreKittyAction, Redealt, ThrowFailed)
 from .trump import TRUMP, TrumpContext, trump_context
 
 SINGLE, THROW, DUN, INVALID = "single", "throw", "dun", "invalid"
@@ -376,29 +377,7 @@ def _some_burial_keeps_suits(rules, hand, ctx, side_suits_held) -> bool:
 # -- handlers ---------------------------------------------------------------------------------
 
 def _do_shuffle(s, a: Shuffle, seat, dry):
-    rules = s.rules
-    if s.dealer is None and s.flip_seat is None and a.first_seat not in range(4):
-        raise InvalidActionError("shuffle: the first deal draws its first receiver; expected a "
-                                 "first seat 0-3")
-    deck = tuple(a.deck)
-    st._check_deck(rules, deck)
-    if dry:
-        return None
-    n = s.copy()
-    ev: list = []
-    if n.dealer is not None:
-        first = n.dealer
-    elif n.flip_seat is not None:
-        first = n.flip_seat
-    else:
-        first = n.flip_seat = a.first_seat
-    n.hands = st._empty_hands()
-    n.deck, n.first_receiver = deck, first
-    n.kitty = deck[rules.hand_size * 4:]
-    n.phase = st.P_DEALING
-    ev.append(DealStarted(n.deal_no, n.dealer, first, n.levels, n.redeals))
-    _advance(n, ev)
-    return n, tuple(ev)
+    return st.shuffle_and_deal(s, a, dry, _advance)
 
 
 def _do_declare(s, a: Declare, seat, dry):
@@ -425,7 +404,7 @@ def _do_declare(s, a: Declare, seat, dry):
         else:
             st._set_dealer(n, seat, "first to reveal", ev)
     n.trump = card // 13
-    n.decl = st.Declaration(seat, cards, 1, card // 13, False)
+    n.decl = Declaration(seat, cards, 1, card // 13, False)
     n.declarations = n.declarations + (n.decl,)
     ev.append(Declared(seat, cards, card // 13, False))
     if n.phase == st.P_ROUND:
@@ -435,19 +414,7 @@ def _do_declare(s, a: Declare, seat, dry):
 
 
 def _do_pass(s, a: Pass, seat, dry):
-    if dry:
-        return None
-    n = s.copy()
-    if n.phase == st.P_DEALING:
-        n.hands = [list(h) for h in n.hands]
-    ev: list = [Passed(seat, s.decision.value, seat)]
-    if n.phase == st.P_ROUND:
-        n.round_passes += 1
-        n.round_next = (seat + 1) % 4
-    elif n.phase == P_PRE:
-        n.queue = n.queue[1:]
-    _advance(n, ev)
-    return n, tuple(ev)
+    return st.pass_in_round(s, seat, dry, _advance, P_PRE)
 
 
 def _do_uprising(s, a: Uprising, seat, dry):
@@ -558,14 +525,20 @@ def _kind_of(s, seat):
     return lambda r: dun_kind(r, s.ctx, seat == s.dealer, r in s.hard_duns)
 
 
+_LEAD = DecisionKind.LEAD
+
+
 def _do_play(s, a: Play, seat, dry):
     cards = tuple(a.cards)
     if not cards:
         raise IllegalActionError("a play needs at least one card")
     st._require_held(s, seat, cards, "play")
     ctx = s.ctx
-    if s.decision == DecisionKind.LEAD:
-        kind, c = lead_format(cards, ctx)
+    if s.decision is _LEAD:
+        if len(cards) == 1:
+            kind, c = SINGLE, ctx.cls[cards[0]]
+        else:
+            kind, c = lead_format(cards, ctx)
         if kind == INVALID:
             raise IllegalActionError(
                 "a lead is a single, a throw of one suit (trumps count as one suit) or a dun "
@@ -583,8 +556,12 @@ def _do_play(s, a: Play, seat, dry):
         st._remove(n, seat, cards)
         n.trick = ((seat, cards),)
         n.trick_fmt = (kind, c, cards)
-        n.trick_key = lead_key(kind, c, cards, ctx, _kind_of(n, seat))
-        n.trick_req = _kind_of(n, seat)(dun_rank(cards)) if kind == DUN else None
+        if kind == DUN:
+            n.trick_key = lead_key(kind, c, cards, ctx, _kind_of(n, seat))
+            n.trick_req = _kind_of(n, seat)(dun_rank(cards))
+        else:
+            n.trick_key = lead_key(kind, c, cards, ctx)
+            n.trick_req = None
         n.trick_best = 0
         n.leader = seat
         n.turn, n.decision = (seat + 1) % 4, DecisionKind.FOLLOW
@@ -594,7 +571,8 @@ def _do_play(s, a: Play, seat, dry):
     if kind == SINGLE:  # fast path: a single led
         k = cards[0]
         cls = ctx.cls
-        if len(cards) != 1 or (cls[k] != c and any(s.hands[seat][m] for m in ctx.members[c])):
+        if len(cards) != 1 or (cls[k] != c and any(map(s.hands[seat].__getitem__,
+                                                         ctx.members[c]))):
             reason = follow_error(lead, kind, c, None, s.hands[seat], cards, ctx)
             raise IllegalActionError(reason)
         key = (1 if cls[k] == TRUMP else 0, ctx.pos[k]) if cls[k] in (c, TRUMP) else None
@@ -605,34 +583,10 @@ def _do_play(s, a: Play, seat, dry):
         key = play_key(kind, c, cards, ctx, _kind_of(s, seat))
     if dry:
         return None
-    n = s.copy()
-    st._remove(n, seat, cards)
-    ev: list = [Played(seat, cards, False)]
-    n.trick = n.trick + ((seat, cards),)
-    if key is not None and key > n.trick_key:
-        n.trick_key, n.trick_best = key, len(n.trick) - 1
-        if kind == DUN:
-            n.trick_req = _kind_of(n, seat)(dun_rank(cards))
-    if len(n.trick) < 4:
-        n.turn = (seat + 1) % 4
-        return n, tuple(ev)
-    winner = n.trick[n.trick_best][0]
-    points = 0
-    for _, p in n.trick:
-        for k in p:
-            points += POINTS[k]
-    if winner % 2 != n.dealer % 2:
-        n.attacker_points += points
-    pbs = list(n.points_by_seat)
-    pbs[winner] += points
-    n.points_by_seat = tuple(pbs)
-    n.tricks = n.tricks + ((n.trick, winner),)
-    ev.append(TrickWon(winner, points, len(n.tricks)))
-    if sum(n.hands[winner]) == 0:
-        _end_deal(n, winner, ev)
-        return n, tuple(ev)
-    n.leader, n.turn, n.decision, n.trick = winner, winner, DecisionKind.LEAD, ()
-    return n, tuple(ev)
+    n, ev = st.follow_played(s, seat, cards, key, _end_deal)
+    if kind == DUN and n.trick_best == len(n.trick) - 1 and len(n.trick) < 4:
+        n.trick_req = _kind_of(n, seat)(dun_rank(cards))  # the stronger dun binds (4.3.1.3)
+    return n, ev
 
 
 def _winning_card(n) -> int:

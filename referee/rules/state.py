@@ -15,8 +15,8 @@ from typing import Iterable
 from . import combos
 from .actions import (Action, Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, HandOver,
                       Pass, Play, Redeal, Return, RevealDun, Shuffle, Transfer, Uprising)
-from .cards import BIG_JOKER, KINDS, POINTS, RANK_TEXT, TEXT
-from .declare import (AFTER_BURIAL, DEALING, Declaration, Situation, declaration_options,
+from .cards import KINDS, POINTS, RANK_TEXT, TEXT
+from .declare import (AFTER_BURIAL, DEALING, Situation, declaration_options,
                       judge_declaration)
 from .errors import IllegalActionError, InvalidActionError
 from .events import (Buried, BuriedPublic, CardDealt, DealEnded, DealerSet, DealStarted, Declared,
@@ -24,7 +24,7 @@ from .events import (Buried, BuriedPublic, CardDealt, DealEnded, DealerSet, Deal
                      Played, Redealt, RedealDemanded, ThrowFailed, TrickWon)
 from .options import RuleSet
 from .scoring import settle_deal
-from .trump import TrumpContext, trump_context
+from .trump import trump_context
 
 CHANCE = -1
 """``state.turn`` when chance acts (the shuffle, the 004 kitty card)."""
@@ -745,11 +745,17 @@ def _lead(s: State, seat: int, cards, fmt):
 
 
 def _follow(s: State, seat: int, cards):
+    return follow_played(s, seat, tuple(cards), combos.play_key(s.trick_fmt, cards, s.ctx),
+                         _end_deal)
+
+
+def follow_played(s: State, seat: int, cards: tuple, key, end_deal):
+    """The new state after a legal follow of strength ``key`` (None: cannot win); completes the
+    trick after the fourth play, and the deal (``end_deal``) after the last trick."""
     n = s.copy()
     _remove(n, seat, cards)
-    ev: list = [Played(seat, tuple(cards), False)]
-    key = combos.play_key(n.trick_fmt, cards, n.ctx)
-    n.trick = n.trick + ((seat, tuple(cards)),)
+    ev: list = [Played(seat, cards, False)]
+    n.trick = n.trick + ((seat, cards),)
     if key is not None and key > n.trick_key:
         n.trick_key = key
         n.trick_best = len(n.trick) - 1
@@ -769,12 +775,57 @@ def _follow(s: State, seat: int, cards):
     n.tricks = n.tricks + ((n.trick, winner),)
     ev.append(TrickWon(winner, points, len(n.tricks)))
     if sum(n.hands[winner]) == 0:
-        _end_deal(n, winner, ev)
+        end_deal(n, winner, ev)
         return n, tuple(ev)
     n.leader = winner
     n.turn = winner
     n.decision = DecisionKind.LEAD
     n.trick = ()
+    return n, tuple(ev)
+
+
+def shuffle_and_deal(s: State, a: Shuffle, dry: bool, advance):
+    """A shuffle for a game whose first deal draws its first receiver (single- and three-deck):
+    deal from the dealer, or from the drawn seat while there is none."""
+    rules = s.rules
+    if s.dealer is None and s.flip_seat is None and a.first_seat not in range(4):
+        raise InvalidActionError("shuffle: the first deal draws its first receiver; expected a "
+                                 "first seat 0-3")
+    deck = tuple(a.deck)
+    _check_deck(rules, deck)
+    if dry:
+        return None
+    n = s.copy()
+    if n.dealer is not None:
+        first = n.dealer
+    elif n.flip_seat is not None:
+        first = n.flip_seat
+    else:
+        first = n.flip_seat = a.first_seat
+    n.hands = _empty_hands()
+    n.deck, n.first_receiver = deck, first
+    n.kitty = deck[rules.hand_size * 4:]
+    n.phase = P_DEALING
+    ev: list = [DealStarted(n.deal_no, n.dealer, first, n.levels, n.redeals)]
+    advance(n, ev)
+    return n, tuple(ev)
+
+
+def pass_in_round(s: State, seat: int, dry: bool, advance, queue_phase: str):
+    """A pass: during dealing play goes on, in a declaration round the next seat is asked, in a
+    queue of offers (``queue_phase``) the next seat in it."""
+    if dry:
+        return None
+    n = s.copy()
+    if n.phase == P_DEALING:
+        n.hands = [list(h) for h in n.hands]
+    ev: list = [Passed(seat, s.decision.value, seat)]
+    if n.phase == P_ROUND:
+        n.round_passes += 1
+        n.round_next = (seat + 1) % 4
+    elif n.phase == queue_phase:
+        n.queue = n.queue[1:]
+    advance(n, ev)
     return n, tuple(ev)
 
 
@@ -848,5 +899,4 @@ def apply_all(s: State, actions: Iterable[tuple[int | None, Action]]):
     return s, events
 
 
-from . import single_deck as _single_deck  # noqa: E402  (registers its handlers)
-from . import three_deck as _three_deck  # noqa: E402
+from . import single_deck, three_deck  # noqa: E402,F401  (they register their handlers)

@@ -13,12 +13,12 @@ from __future__ import annotations
 from . import state as st
 from .actions import (Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, Pass, Play, Return,
                       Shuffle)
-from .cards import BIG_JOKER, KINDS, LITTLE_JOKER, POINTS, RANK_TEXT, SUITS, TEXT
+from .cards import BIG_JOKER, KINDS, LITTLE_JOKER, POINTS, RANK_TEXT, TEXT
 from .declare import Declaration
 from .errors import IllegalActionError, InvalidActionError
-from .events import (Buried, CardDealt, CardsPassed, CardsPassedPublic, DealEnded, DealStarted,
-                     Declared, GameEnded, KittyCardDrawn, KittyShown, KittyTakenPublic,
-                     MatchPoints, Passed, Played, PreKittyAction, Redealt, TrickWon, TrumpSet)
+from .events import (Buried, CardDealt, CardsPassed, CardsPassedPublic, DealEnded, Declared,
+                     GameEnded, KittyCardDrawn, KittyShown, KittyTakenPublic, MatchPoints,
+                     Played, PreKittyAction, Redealt, TrumpSet)
 from .trump import TRUMP, TrumpContext, trump_context
 
 SINGLE, PAIR, TRIPLE, INVALID = "single", "pair", "triple", "invalid"
@@ -81,7 +81,7 @@ def follow_error(lead, hand: list[int], play, ctx: TrumpContext, live: bool) -> 
     if n == 2:
         pairs = [k for k in members if hand[k] == 2]
         if pairs and biggest < 2:
-            return (f"must follow the pair with a pair (死棒): you hold "
+            return ("must follow the pair with a pair (死棒): you hold "
                     + ", ".join(f"{TEXT[k]} {TEXT[k]}" for k in pairs))
         return None
     triples = [k for k in members if hand[k] >= 3]
@@ -504,28 +504,7 @@ def _may_bury_jokers(s, seat: int) -> bool:
 # -- handlers ---------------------------------------------------------------------------------
 
 def _do_shuffle(s, a: Shuffle, seat, dry):
-    rules = s.rules
-    if s.dealer is None and s.flip_seat is None and a.first_seat not in range(4):
-        raise InvalidActionError("shuffle: the first deal draws its first seat; expected a first "
-                                 "seat 0-3")
-    deck = tuple(a.deck)
-    st._check_deck(rules, deck)
-    if dry:
-        return None
-    n = s.copy()
-    if n.dealer is not None:
-        first = n.dealer
-    elif n.flip_seat is not None:
-        first = n.flip_seat
-    else:
-        first = n.flip_seat = a.first_seat
-    n.hands = st._empty_hands()
-    n.deck, n.first_receiver = deck, first
-    n.kitty = deck[rules.hand_size * 4:]
-    n.phase = st.P_DEALING
-    ev: list = [DealStarted(n.deal_no, n.dealer, first, n.levels, n.redeals)]
-    _advance(n, ev)
-    return n, tuple(ev)
+    return st.shuffle_and_deal(s, a, dry, _advance)
 
 
 def _do_declare(s, a: Declare, seat, dry):
@@ -553,19 +532,7 @@ def _do_declare(s, a: Declare, seat, dry):
 
 
 def _do_pass(s, a: Pass, seat, dry):
-    if dry:
-        return None
-    n = s.copy()
-    if n.phase == st.P_DEALING:
-        n.hands = [list(h) for h in n.hands]
-    ev: list = [Passed(seat, s.decision.value, seat)]
-    if n.phase == st.P_ROUND:
-        n.round_passes += 1
-        n.round_next = (seat + 1) % 4
-    elif n.phase == P_JOKERS:
-        n.queue = n.queue[1:]
-    _advance(n, ev)
-    return n, tuple(ev)
+    return st.pass_in_round(s, seat, dry, _advance, P_JOKERS)
 
 
 def _do_draw(s, a: DrawKittyCard, seat, dry):
@@ -689,30 +656,7 @@ def _do_play(s, a: Play, seat, dry):
         raise IllegalActionError(reason)
     if dry:
         return None
-    n = s.copy()
-    st._remove(n, seat, cards)
-    ev: list = [Played(seat, cards, False)]
-    key = play_key(n.trick_fmt, cards, ctx)
-    n.trick = n.trick + ((seat, cards),)
-    if key is not None and key > n.trick_key:
-        n.trick_key, n.trick_best = key, len(n.trick) - 1
-    if len(n.trick) < 4:
-        n.turn = (seat + 1) % 4
-        return n, tuple(ev)
-    winner = n.trick[n.trick_best][0]
-    points = sum(POINTS[k] for _, p in n.trick for k in p)
-    if winner % 2 != n.dealer % 2:
-        n.attacker_points += points
-    pbs = list(n.points_by_seat)
-    pbs[winner] += points
-    n.points_by_seat = tuple(pbs)
-    n.tricks = n.tricks + ((n.trick, winner),)
-    ev.append(TrickWon(winner, points, len(n.tricks)))
-    if sum(n.hands[winner]) == 0:
-        _end_deal(n, winner, ev)
-        return n, tuple(ev)
-    n.leader, n.turn, n.decision, n.trick = winner, winner, DecisionKind.LEAD, ()
-    return n, tuple(ev)
+    return st.follow_played(s, seat, cards, play_key(s.trick_fmt, cards, ctx), _end_deal)
 
 
 def _end_deal(n, winner: int, ev: list) -> None:
