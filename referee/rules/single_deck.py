@@ -14,7 +14,7 @@ from .actions import (Bury, Declare, DecisionKind, HandOver, Pass, Play, Return,
 from .cards import KINDS, POINTS, RANK_TEXT, TEXT
 from .declare import Declaration
 from .errors import IllegalActionError
-from .events import (Buried, CardDealt, CardsPassed, CardsPassedPublic, DealEnded, Declared,
+from .events import (Buried, CardsPassed, CardsPassedPublic, DealEnded, Declared,
                      GameEnded, KittyOpened, KittyShown, KittyTakenPublic, Played,
                      PreKittyAction, Redealt, ThrowFailed)
 from .trump import TRUMP, TrumpContext, trump_context
@@ -223,21 +223,11 @@ def _may_reveal(s, seat: int) -> list[int]:
 
 
 def _advance(s, ev: list) -> None:
-    rules = s.rules
+    """Run automatic steps until a decision is due."""
     while True:
         if s.phase == st.P_DEALING:
-            dealt = rules.hand_size * 4
-            while s.next_card < dealt:
-                seat = (s.first_receiver + s.next_card) % 4
-                card = s.deck[s.next_card]
-                s.hands[seat][card] += 1
-                s.next_card += 1
-                ev.append(CardDealt(seat, card, seat))
-                if s.decl is None and _may_reveal(s, seat):
-                    s.turn, s.decision = seat, DecisionKind.DECLARE
-                    return
-            s.phase = st.P_ROUND
-            s.round_next, s.round_passes = s.first_receiver, 0
+            if st.deal_until_choice(s, ev, _may_reveal):
+                return
             continue
         if s.phase == st.P_ROUND:
             while s.decl is None and s.round_passes < 4:

@@ -240,21 +240,9 @@ def _advance(s: State, ev: list) -> None:
     rules = s.rules
     while True:
         if s.phase == P_DEALING:
-            dealt = rules.hand_size * 4
-            while s.next_card < dealt:
-                seat = (s.first_receiver + s.next_card) % 4
-                card = s.deck[s.next_card]
-                s.hands[seat][card] += 1
-                s.next_card += 1
-                ev.append(CardDealt(seat, card, seat))
-                if _may_declare(s, seat):
-                    s.turn = seat
-                    s.decision = DecisionKind.DECLARE
-                    return
-            s.phase = P_ROUND
+            if deal_until_choice(s, ev, _may_declare):
+                return
             s.round_kind = "dealing"
-            s.round_next = s.first_receiver
-            s.round_passes = 0
             continue
         if s.phase == P_ROUND:
             while s.round_passes < 4:
@@ -291,6 +279,27 @@ def _advance(s: State, ev: list) -> None:
             _take_kitty(s, s.dealer, ev)
             return
         return
+
+
+def deal_until_choice(s: State, ev: list, may_declare, after_card=None) -> bool:
+    """Deal one card at a time (抓牌). True when the receiver of a card may declare now (its
+    DECLARE decision is set); False when all are dealt and the last round of chances is set."""
+    dealt = s.rules.hand_size * 4
+    hands, deck, first = s.hands, s.deck, s.first_receiver
+    while s.next_card < dealt:
+        seat = (first + s.next_card) % 4
+        card = deck[s.next_card]
+        hands[seat][card] += 1
+        s.next_card += 1
+        ev.append(CardDealt(seat, card, seat))
+        if after_card is not None:
+            after_card(s, seat, card, ev)
+        if may_declare(s, seat):
+            s.turn, s.decision = seat, DecisionKind.DECLARE
+            return True
+    s.phase = P_ROUND
+    s.round_next, s.round_passes = first, 0
+    return False
 
 
 def _next_attacker(s: State, seat: int) -> int | None:

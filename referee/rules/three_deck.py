@@ -16,7 +16,7 @@ from .actions import (Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, Pa
 from .cards import BIG_JOKER, KINDS, LITTLE_JOKER, POINTS, RANK_TEXT, TEXT
 from .declare import Declaration
 from .errors import IllegalActionError, InvalidActionError
-from .events import (Buried, CardDealt, CardsPassed, CardsPassedPublic, DealEnded, Declared,
+from .events import (Buried, CardsPassed, CardsPassedPublic, DealEnded, Declared,
                      GameEnded, KittyCardDrawn, KittyShown, KittyTakenPublic, MatchPoints,
                      Played, PreKittyAction, Redealt, TrumpSet)
 from .trump import TRUMP, TrumpContext, trump_context
@@ -359,26 +359,20 @@ def _may_declare(s, seat: int) -> bool:
     return bool(declaration_options(s, seat))
 
 
+def _grab_suit(s, seat: int, card: int, ev: list) -> None:
+    """001: the first deal's trump is the suit of the grabber's next suited card."""
+    if s.grab_pending and seat == s.grabber and card < 52:
+        s.grab_pending = False
+        s.trump = card // 13
+        ev.append(TrumpSet(s.trump, "the grabber's next suited card"))
+
+
 def _advance(s, ev: list) -> None:
-    rules = s.rules
+    """Run automatic steps until a decision is due."""
     while True:
         if s.phase == st.P_DEALING:
-            dealt = rules.hand_size * 4
-            while s.next_card < dealt:
-                seat = (s.first_receiver + s.next_card) % 4
-                card = s.deck[s.next_card]
-                s.hands[seat][card] += 1
-                s.next_card += 1
-                ev.append(CardDealt(seat, card, seat))
-                if s.grab_pending and seat == s.grabber and card < 52:
-                    s.grab_pending = False
-                    s.trump = card // 13
-                    ev.append(TrumpSet(s.trump, "the grabber's next suited card"))
-                if _may_declare(s, seat):
-                    s.turn, s.decision = seat, DecisionKind.DECLARE
-                    return
-            s.phase = st.P_ROUND
-            s.round_next, s.round_passes = s.first_receiver, 0
+            if st.deal_until_choice(s, ev, _may_declare, _grab_suit):
+                return
             continue
         if s.phase == st.P_ROUND:
             while s.round_passes < 4:
