@@ -4,7 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench clean redis
+.PHONY: demo test install bench clean redis protos check-protos
+
+PROTO := protos/shengji_arena/v1/referee.proto
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +29,22 @@ redis:
 demo: $(STAMP)
 	$(BIN)/arena demo
 
-test: $(STAMP) redis
+# Generated code lives beside the .proto and is committed; never edit it by hand.
+protos: $(STAMP)
+	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=protos \
+	  --grpc_python_out=protos $(PROTO)
+
+# Fails when regenerating the code would change it (run by make test).
+check-protos: $(STAMP)
+	@tmp=$$(mktemp -d) && \
+	$(BIN)/python -m grpc_tools.protoc -Iprotos --python_out=$$tmp --pyi_out=$$tmp \
+	  --grpc_python_out=$$tmp $(PROTO) && \
+	for f in referee_pb2.py referee_pb2.pyi referee_pb2_grpc.py; do \
+	  cmp -s $$tmp/shengji_arena/v1/$$f protos/shengji_arena/v1/$$f || \
+	    { echo "protos: $$f differs from what $(PROTO) generates; run 'make protos'"; exit 1; }; \
+	done && echo "protos: generated code is up to date" && rm -rf $$tmp
+
+test: $(STAMP) redis check-protos
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -114,8 +114,15 @@ def cmd_replay(args) -> int:
     from referee.rules.record import MatchRecord, verify
     data = _load_json(args.record)
     try:
-        record = MatchRecord.from_dict(data, args.record)
-        problems = verify(record)
+        if isinstance(data, dict) and data.get("format") == "shengji-arena/match/1":
+            games = data.get("games")
+            if not isinstance(games, list):
+                raise ValueError(f"{args.record}: field 'games': expected a list of game records")
+            records = [MatchRecord.from_dict(g, f"{args.record}: games[{i}]")
+                       for i, g in enumerate(games)]
+        else:
+            records = [MatchRecord.from_dict(data, args.record)]
+        problems = [f"game {i}: {p}" for i, r in enumerate(records) for p in verify(r)]
     except ValueError as e:
         print(f"arena: {e}", file=sys.stderr)
         return 2
@@ -124,15 +131,66 @@ def cmd_replay(args) -> int:
             for p in problems:
                 print(f"DIFFERS {p}")
             return 1
-        print(f"verified: {len(record.actions)} actions, {len(record.events)} events, "
-              f"result {record.result}")
+        actions = sum(len(r.actions) for r in records)
+        events = sum(len(r.events) for r in records)
+        print(f"verified: {len(records)} game(s), {actions} actions, {events} events, "
+              f"result {records[-1].result}")
+        if isinstance(data, dict) and data.get("faults"):
+            print(f"faults recorded: {len(data['faults'])}")
         return 0
     seat = args.seat
-    for e in record.events:
-        vis = e.get("visible_to")
-        if seat is None or vis == "all" or vis == seat or (isinstance(vis, list) and seat in vis):
-            print(json.dumps({k: v for k, v in e.items() if k != "visible_to"},
-                             ensure_ascii=False))
+    for r in records:
+        for e in r.events:
+            vis = e.get("visible_to")
+            if seat is None or vis == "all" or vis == seat or (isinstance(vis, list)
+                                                                and seat in vis):
+                print(json.dumps({k: v for k, v in e.items() if k != "visible_to"},
+                                 ensure_ascii=False))
+    return 0
+
+
+def cmd_match(args) -> int:
+    from referee.bots import ManifestError, bot_argument
+    from referee.local import new_match_id, run_match
+    from referee.match import MatchSpec, TimeControl
+    from referee.rules.options import rules_for
+    if len(args.bots) != 4:
+        print(f"arena match: expected 4 bots (one per seat, seats 0-3), got {len(args.bots)}",
+              file=sys.stderr)
+        return 2
+    try:
+        rules_for(args.variant)
+        bots = [bot_argument(b) for b in args.bots]
+    except (ManifestError, ValueError) as e:
+        print(f"arena match: {e}", file=sys.stderr)
+        return 2
+    match_id = args.match_id or new_match_id()
+    spec = MatchSpec(match_id=match_id, variant=args.variant, seed=args.seed,
+                     max_deals=None if args.game else args.deals,
+                     time_control=TimeControl(per_decision_ms=args.per_decision_ms,
+                                              bank_ms=args.bank_ms,
+                                              max_strikes=args.max_strikes),
+                     seat_names=[b.label for b in bots])
+    out = Path(args.out) if args.out else Path("records") / f"match-{match_id}.json"
+    t = time.perf_counter()
+    result, record, runner = run_match(spec, bots, out.parent / f"logs-{match_id}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, ensure_ascii=False))
+    print(f"match {match_id}: {args.variant}, {len(result['deals'])} deals in "
+          f"{time.perf_counter() - t:.1f}s")
+    for seat, b in enumerate(bots):
+        print(f"  seat {seat} (team {seat % 2}): {b.label}  strikes {result['strikes'][seat]}")
+    for d in result["deals"]:
+        print(f"  deal {d['deal']}: attackers {d['attacker_total']} points, levels after "
+              f"{d['levels'][0]} / {d['levels'][1]}")
+    if result.get("match_points"):
+        print(f"  match points {result['match_points']}  titles {result['titles']}")
+    if result["forfeit"]:
+        f = result["forfeit"]
+        print(f"  forfeit: seat {f['seat']} ({f['reason']}); team {f['team']} loses")
+    for fault in record["faults"]:
+        print(f"  fault: seat {fault['seat']} {fault['kind']}: {fault['reason']}")
+    print(f"  winner team: {result['winner_team']}; record {out} (arena replay {out} --verify)")
     return 0
 
 
@@ -179,6 +237,20 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--verify", action="store_true", help="re-derive every event and the result")
     rep.add_argument("--seat", type=int, choices=range(4), help="print what this seat saw")
     rep.set_defaults(func=cmd_replay)
+
+    match = sub.add_parser("match", help="play one match between four bots on this machine")
+    match.add_argument("bots", nargs="+", help="4 bot manifests (bot.toml or its folder) or "
+                       "commands, seats 0-3")
+    match.add_argument("--variant", default="two-deck-fry")
+    match.add_argument("--deals", type=int, default=4, help="deals to play (default 4)")
+    match.add_argument("--game", action="store_true", help="play a whole game to its end")
+    match.add_argument("--seed", default="1")
+    match.add_argument("--match-id")
+    match.add_argument("--out", help="where to write the match record")
+    match.add_argument("--per-decision-ms", type=int, default=2000)
+    match.add_argument("--bank-ms", type=int, default=10000)
+    match.add_argument("--max-strikes", type=int, default=3)
+    match.set_defaults(func=cmd_match)
 
     demo = sub.add_parser("demo", help="play a short game of each built variant with random players")
     demo.add_argument("--deals", type=int, default=4)

@@ -210,10 +210,7 @@ def _other_family(s: State, kind, seat: int) -> Iterator[Action]:
             side = [k for k in range(54) if hand[k] and ctx.cls[k] != 4]
             yield from (Return((k,)) for k in (side or [k for k in range(54) if hand[k]]))
         else:
-            count = s.pending[2]
-            for cards in _multiset_combinations(_hand_counts(hand), count):
-                if td.return_error(hand, cards, count, ctx) is None:
-                    yield Return(cards)
+            yield from (Return(c) for c in _tribute_returns(hand, s.pending[2], ctx))
     elif kind == DecisionKind.BURY:
         size = s.rules.kitty_size
         for cards in _multiset_combinations(_hand_counts(hand), size):
@@ -258,6 +255,27 @@ def _other_family(s: State, kind, seat: int) -> Iterator[Action]:
             ok = lambda p: td.follow_error(lead, hand, p, ctx, live) is None
             yield from (Play(p) for p in _filtered_follows(s, seat, len(lead), ctx.cls[lead[0]],
                                                            ok))
+
+
+def _tribute_returns(hand, count: int, ctx) -> Iterator[tuple[int, ...]]:
+    """Every legal tribute return, built from the pools in the order they are owed (side
+    non-point cards, then other non-point cards, then any): only the last pool drawn from is a
+    choice."""
+    from .cards import POINTS
+    pools = [
+        {k: n for k, n in enumerate(hand) if n and ctx.cls[k] != 4 and not POINTS[k]},
+        {k: n for k, n in enumerate(hand) if n and ctx.cls[k] == 4 and not POINTS[k]},
+        {k: n for k, n in enumerate(hand) if n and POINTS[k]},
+    ]
+    base: tuple[int, ...] = ()
+    for pool in pools:
+        size = sum(pool.values())
+        need = count - len(base)
+        if size >= need:
+            for extra in _multiset_combinations(pool, need):
+                yield base + extra
+            return
+        base += tuple(k for k, n in pool.items() for _ in range(n))
 
 
 def _hand_counts_list(cards) -> dict[int, int]:

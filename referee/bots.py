@@ -1,0 +1,135 @@
+"""Bot manifests and bot processes.
+
+A manifest (``bot.toml``) names a bot and says how to start it:
+
+    name = "greedy"
+    version = "1.0.0"
+    command = ["python3", "bot.py"]     # run with the manifest's folder as working directory
+    protocol = "grpc"                   # or "stdio": a program that speaks JSON lines
+
+A bot process learns where and who it is from its environment: ``ARENA_REFEREE`` (the address,
+``unix:///path/seatN.sock`` or ``host:port``), ``ARENA_SEAT``, ``ARENA_TOKEN`` and
+``ARENA_MATCH_ID``. Every seat is its own process: partners never share one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+PROTOCOLS = ("grpc", "stdio")
+_FIELDS = {"name", "version", "command", "protocol", "description"}
+ROOT = Path(__file__).resolve().parent.parent
+BRIDGE = ROOT / "sample_bots" / "stdio" / "bridge.py"
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    version: str
+    command: tuple[str, ...]
+    protocol: str
+    folder: Path
+    path: Path | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def content_hash(self) -> str:
+        """A hash of the manifest and the files of its folder (what a result is attributed to)."""
+        h = hashlib.sha256()
+        h.update(repr((self.name, self.version, self.command, self.protocol)).encode())
+        for p in sorted(self.folder.rglob("*")):
+            if p.is_file() and "node_modules" not in p.parts and "build" not in p.parts \
+                    and "__pycache__" not in p.parts:
+                h.update(str(p.relative_to(self.folder)).encode())
+                h.update(p.read_bytes())
+        return h.hexdigest()[:16]
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    """Read and check a manifest; errors name the file, the field and what was expected."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "bot.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: no such manifest file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ManifestError(f"{path}: not valid TOML: {e}") from None
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise ManifestError(f"{path}: unknown field(s) {sorted(unknown)}; expected "
+                            f"{sorted(_FIELDS)}")
+    for f in ("name", "version", "command"):
+        if f not in data:
+            raise ManifestError(f"{path}: missing field {f!r}")
+    if not isinstance(data["name"], str) or not data["name"].strip():
+        raise ManifestError(f"{path}: field 'name': expected a non-empty string")
+    if not isinstance(data["version"], str):
+        raise ManifestError(f"{path}: field 'version': expected a string such as \"1.0.0\"")
+    command = data["command"]
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
+        raise ManifestError(f"{path}: field 'command': expected a list of strings, e.g. "
+                            "[\"python3\", \"bot.py\"]")
+    protocol = data.get("protocol", "grpc")
+    if protocol not in PROTOCOLS:
+        raise ManifestError(f"{path}: field 'protocol' = {protocol!r}: expected one of "
+                            f"{', '.join(PROTOCOLS)}")
+    return Manifest(data["name"], data["version"], tuple(command), protocol,
+                    path.parent.resolve(), path.resolve())
+
+
+def manifest_for_command(command: str) -> Manifest:
+    """A manifest for a bare command line (run in the current folder)."""
+    parts = tuple(shlex.split(command))
+    if not parts:
+        raise ManifestError("an empty bot command")
+    return Manifest(Path(parts[-1]).stem, "0", parts, "grpc", Path.cwd())
+
+
+def bot_argument(text: str) -> Manifest:
+    """A manifest path (``bot.toml`` or a folder holding one), or else a command line."""
+    p = Path(text)
+    if p.suffix == ".toml" or (p.is_dir() and (p / "bot.toml").exists()):
+        return load_manifest(p)
+    return manifest_for_command(text)
+
+
+def launch(manifest: Manifest, *, address: str, seat: int, token: str, match_id: str,
+           log_path: Path) -> subprocess.Popen:
+    """Start one bot process for one seat, its output into ``log_path``."""
+    env = dict(os.environ, ARENA_REFEREE=address, ARENA_SEAT=str(seat), ARENA_TOKEN=token,
+               ARENA_MATCH_ID=match_id)
+    # a checkout that is not installed still finds the project's packages
+    paths = [str(ROOT), str(ROOT / "protos")] + [p for p in env.get("PYTHONPATH", "").split(
+        os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    command = list(manifest.command)
+    if command[0] in ("python", "python3"):
+        command[0] = sys.executable  # the project's interpreter, with its packages
+    if manifest.protocol == "stdio":
+        command = [sys.executable, str(BRIDGE), "--", *command]
+    log = open(log_path, "wb")
+    try:
+        return subprocess.Popen(command, cwd=manifest.folder, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as e:
+        raise ManifestError(f"{manifest.path or manifest.command[0]}: field 'command': cannot "
+                            f"start {command[0]!r}: {e.strerror}") from None
+    finally:
+        log.close()

@@ -1,0 +1,321 @@
+"""The match runner: plays one match over four seat links with the referee's own clock and fault
+policy, and writes the match record.
+
+A match is either a whole game (to its end or ``max_deals``) or a fixed list of deals, each
+from its own seed with given starting levels and dealer (what duplicate league matches use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from shengji_arena.v1 import referee_pb2 as pb
+
+from .chance import chance_action
+from .protocol import (DECISION_TO_PB, PROTOCOL, action_from_pb, action_to_pb, default_action,
+                       event_to_pb, legal_hint, observation_to_pb)
+from .rules.actions import Pass
+from .rules.cards import RANK_TEXT
+from .rules.errors import InvalidActionError
+from .rules.events import DealEnded, DealStarted, TrickWon
+from .rules.options import rules_for
+from .rules.record import MatchRecord
+from .rules.state import CHANCE, apply, check, new_game
+from .server import SeatHub
+
+MATCH_FORMAT = "shengji-arena/match/1"
+FLOOD_BATCH = 20  # unsolicited messages that make one strike
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    per_decision_ms: int = 2000
+    bank_ms: int = 10000
+    max_strikes: int = 3
+    reconnect_window_ms: int = 5000
+    connect_timeout_ms: int = 15000
+
+    def to_pb(self) -> pb.TimeControl:
+        return pb.TimeControl(per_decision_ms=self.per_decision_ms, bank_ms=self.bank_ms,
+                              max_strikes=self.max_strikes,
+                              reconnect_window_ms=self.reconnect_window_ms)
+
+
+@dataclass
+class DealSpec:
+    """One deal of a deal-list match."""
+
+    seed: str
+    levels: tuple[str, str] = ("2", "2")
+    dealer: int | None = 0
+
+
+@dataclass
+class MatchSpec:
+    match_id: str
+    variant: str
+    options: dict[str, Any] = field(default_factory=dict)
+    seed: str = "0"
+    max_deals: int | None = None          # whole-game mode: stop after this many deals
+    deals: list[DealSpec] | None = None   # deal-list mode
+    time_control: TimeControl = field(default_factory=TimeControl)
+    seat_names: list[str] = field(default_factory=lambda: ["", "", "", ""])
+
+
+class Forfeit(Exception):
+    def __init__(self, seat: int, reason: str) -> None:
+        super().__init__(reason)
+        self.seat = seat
+        self.reason = reason
+
+
+class MatchRunner:
+    """Drives one match; see the module docstring."""
+
+    def __init__(self, spec: MatchSpec, hub: SeatHub) -> None:
+        self.spec = spec
+        self.hub = hub
+        self.rules = rules_for(spec.variant, spec.options)
+        self.tc = spec.time_control
+        self.bank_ms = [self.tc.bank_ms] * 4
+        self.strikes = [0, 0, 0, 0]
+        self.unsolicited = [0, 0, 0, 0]
+        self.faults: list[dict] = []
+        self.timings: list[list] = []
+        self.pending: list[list] = [[], [], [], []]  # events not yet sent, per seat
+        self.request_id = 0
+        self.games: list[MatchRecord] = []
+        self.deal_results: list[dict] = []
+        self.sent: list[list] = [[], [], [], []]  # every message sent, per seat (for tests)
+        self.keep_sent = False
+
+    # -- sending ---------------------------------------------------------------------------
+    def _send(self, seat: int, msg: pb.RefereeMessage) -> None:
+        if self.keep_sent:  # (game, events recorded so far, message): for the tests
+            game = len(self.games) - 1
+            done = len(self.games[-1].events) if self.games else 0
+            self.sent[seat].append((game, done, msg))
+        self.hub.links[seat].send(msg)
+
+    def _queue_events(self, events) -> None:
+        for e in events:
+            for seat in range(4):
+                if e.visible(seat):
+                    self.pending[seat].append(event_to_pb(e))
+
+    def _notice(self, reason: str) -> None:
+        for seat in range(4):
+            if self.pending[seat]:
+                self._send(seat, pb.RefereeMessage(notice=pb.Notice(reason=reason,
+                                                                    events=self.pending[seat])))
+                self.pending[seat] = []
+
+    def _welcome(self, seat: int) -> pb.Welcome:
+        return pb.Welcome(seat=seat, match_id=self.spec.match_id, variant=self.rules.variant,
+                          options_json=json.dumps(self.rules.to_dict()),
+                          time_control=self.tc.to_pb(), protocol=PROTOCOL)
+
+    # -- the match -------------------------------------------------------------------------
+    async def run(self) -> dict:
+        started = time.monotonic()
+        forfeit = None
+        try:
+            await self._wait_all_connected()
+            for seat in range(4):
+                self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
+            if self.spec.deals is not None:
+                for i, deal in enumerate(self.spec.deals):
+                    await self._play_game(deal.seed, list(deal.levels), deal.dealer, 1, i)
+            else:
+                await self._play_game(self.spec.seed, None, None, self.spec.max_deals, 0)
+        except Forfeit as f:
+            forfeit = {"seat": f.seat, "team": f.seat % 2, "reason": f.reason}
+        result = self._result(forfeit)
+        end = pb.MatchEnd(reason="forfeit" if forfeit else "finished",
+                          result_json=json.dumps(result))
+        for seat in range(4):
+            self._send(seat, pb.RefereeMessage(match_end=end))
+            self.hub.links[seat].close()
+        self.elapsed_s = time.monotonic() - started
+        return result
+
+    async def _wait_all_connected(self) -> None:
+        deadline = self.tc.connect_timeout_ms / 1000
+        for link in self.hub.links:
+            try:
+                await asyncio.wait_for(link.connected.wait(), deadline)
+            except asyncio.TimeoutError:
+                self._fault(link.seat, "never_connected",
+                            f"seat {link.seat} did not connect within "
+                            f"{self.tc.connect_timeout_ms} ms", None, strike=False)
+                raise Forfeit(link.seat, "never connected") from None
+
+    async def _play_game(self, seed, levels, dealer, max_deals, index) -> None:
+        state = new_game(self.rules, levels=levels, dealer=dealer, max_deals=max_deals)
+        record = MatchRecord(self.rules.variant, self.spec.options, seed,
+                             {"levels": levels, "dealer": dealer, "max_deals": max_deals})
+        self.games.append(record)
+        while not state.is_terminal:
+            if state.turn == CHANCE:
+                seat, action = None, chance_action(state, seed)
+            else:
+                seat = state.turn
+                action = await self._decide(state, seat, f"{seed}:{len(record.actions)}", index,
+                                            len(record.actions))
+            state, events = apply(state, action, seat)
+            record.add(seat, action, events)
+            self._queue_events(events)
+            reason = None
+            for e in events:
+                if isinstance(e, DealEnded):
+                    self.deal_results.append({"game": index, "deal": e.deal,
+                                              "attacker_total": e.attacker_total,
+                                              "levels": [RANK_TEXT[x] for x in e.levels]})
+                    reason = "deal_end"
+                elif isinstance(e, TrickWon) and reason is None:
+                    reason = "trick"
+                elif isinstance(e, DealStarted) and reason is None:
+                    reason = "deal_start"
+            if reason:
+                self._notice(reason)
+        record.finish(state)
+
+    async def _decide(self, state, seat: int, default_seed: str, game: int, index: int):
+        link = self.hub.links[seat]
+        self.request_id += 1
+        rid = self.request_id
+        allowance = self.tc.per_decision_ms
+        request = pb.DecisionRequest(
+            request_id=rid, kind=DECISION_TO_PB[state.decision],
+            observation=observation_to_pb(state, seat), hint=legal_hint(state, default_seed),
+            time_left_ms=allowance, bank_left_ms=self.bank_ms[seat], events=self.pending[seat])
+        self.pending[seat] = []
+        msg = pb.RefereeMessage(request=request)
+        self._send(seat, msg)
+        started = time.monotonic()
+        limit = (allowance + self.bank_ms[seat]) / 1000
+        where = {"game": game, "action": index, "request_id": rid}
+        while True:
+            left = limit - (time.monotonic() - started)
+            if not link.connected.is_set():
+                await self._await_reconnect(seat, where)
+                self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
+                self._send(seat, msg)  # the pending request again
+                continue
+            if left <= 0:
+                self._spend(seat, started, allowance)
+                return self._default(state, seat, default_seed, "timeout",
+                                     f"no answer within {allowance} ms and the time bank", where)
+            link.changed.clear()
+            getter = asyncio.ensure_future(link.inbox.get())
+            changed = asyncio.ensure_future(link.changed.wait())
+            done, _ = await asyncio.wait({getter, changed}, timeout=left,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            changed.cancel()
+            if getter not in done:
+                getter.cancel()
+                continue
+            got = getter.result()
+            if not got.HasField("answer") or got.answer.request_id < rid:
+                self._unsolicited(seat, where)  # a Hello again, or a late answer
+                continue
+            if got.answer.request_id != rid:
+                self._spend(seat, started, allowance)
+                return self._default(state, seat, default_seed, "garbage",
+                                     f"answer to request {got.answer.request_id}, but the open "
+                                     f"request is {rid}", where)
+            self._spend(seat, started, allowance)
+            try:
+                action = action_from_pb(got.answer.action)
+                check(state, action, seat)
+            except InvalidActionError as e:
+                return self._default(state, seat, default_seed, "garbage", str(e), where)
+            except ValueError as e:
+                return self._default(state, seat, default_seed, "illegal", str(e), where)
+            return action
+
+    def _spend(self, seat: int, started: float, allowance: int) -> None:
+        used = int((time.monotonic() - started) * 1000)
+        self.timings.append([seat, used])
+        if used > allowance:
+            self.bank_ms[seat] = max(0, self.bank_ms[seat] - (used - allowance))
+
+    async def _await_reconnect(self, seat: int, where: dict) -> None:
+        link = self.hub.links[seat]
+        try:
+            await asyncio.wait_for(link.connected.wait(), self.tc.reconnect_window_ms / 1000)
+        except asyncio.TimeoutError:
+            self._fault(seat, "disconnect", f"seat {seat} stayed disconnected longer than "
+                        f"{self.tc.reconnect_window_ms} ms", where, strike=False)
+            raise Forfeit(seat, "disconnected") from None
+        self._fault(seat, "reconnect", f"seat {seat} reconnected", where, strike=False)
+
+    def _unsolicited(self, seat: int, where: dict) -> None:
+        self.unsolicited[seat] += 1
+        if self.unsolicited[seat] % FLOOD_BATCH == 0:
+            self._fault(seat, "flood", f"{self.unsolicited[seat]} messages that answer no open "
+                        "request", where)
+
+    def _default(self, state, seat: int, seed: str, kind: str, reason: str, where: dict):
+        action = Pass() if _pass_is_legal(state, seat) else default_action(state, seed)
+        self._fault(seat, kind, reason, where, action=action)
+        self._send(seat, pb.RefereeMessage(rejection=pb.Rejection(
+            request_id=where["request_id"], reason=f"{kind}: {reason}",
+            strikes=self.strikes[seat], default_action=action_to_pb(action))))
+        return action
+
+    def _fault(self, seat, kind, reason, where, strike=True, action=None) -> None:
+        if strike:
+            self.strikes[seat] += 1
+        entry = {"seat": seat, "kind": kind, "reason": reason, "strikes": self.strikes[seat]}
+        if where:
+            entry.update(where)
+        if action is not None:
+            entry["default_action"] = action.text()
+        self.faults.append(entry)
+        if strike and self.strikes[seat] >= self.tc.max_strikes:
+            raise Forfeit(seat, f"{self.strikes[seat]} strikes")
+
+    def _result(self, forfeit) -> dict:
+        last = self.games[-1] if self.games else None
+        out: dict = {
+            "match_id": self.spec.match_id, "variant": self.rules.variant,
+            "deals": self.deal_results, "strikes": self.strikes,
+            "forfeit": forfeit,
+            "winner_team": (1 - forfeit["team"]) if forfeit else (
+                last.result.get("winner_team") if last and last.result else None),
+        }
+        if last is not None and last.result:
+            out["levels"] = last.result["levels"]
+            if "match_points" in last.result:
+                out["match_points"] = last.result["match_points"]
+                out["titles"] = last.result["titles"]
+        return out
+
+    def record(self, result: dict) -> dict:
+        """The match record: rules, seeds, every engine game (actions, events with who could
+        see them), faults, timings and the result."""
+        return {
+            "format": MATCH_FORMAT, "match_id": self.spec.match_id,
+            "variant": self.rules.variant, "options": self.spec.options,
+            "rules": self.rules.to_dict(), "seats": self.spec.seat_names,
+            "time_control": self.tc.__dict__, "games": [g.to_dict() for g in self.games],
+            "faults": self.faults, "refused_streams": self.hub.refused,
+            "timings": self.timings, "result": result,
+        }
+
+
+def _pass_is_legal(state, seat: int) -> bool:
+    try:
+        check(state, Pass(), seat)
+    except ValueError:
+        return False
+    return True
+
+
+def new_hub(tokens=None) -> SeatHub:
+    return SeatHub(tokens)

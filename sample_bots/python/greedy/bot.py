@@ -1,0 +1,162 @@
+"""greedy: a sensible heuristic bot that uses the rules engine for card strength.
+
+Declares a suit it is long in; buries its weakest side cards without points, voiding short
+suits where the variant allows; leads sure winners from the side suits and keeps its trumps;
+wins a trick with points as cheaply as it can, gives points to a partner who is winning, and
+throws its cheapest card otherwise.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from arena_bot import Bot, run  # noqa: E402
+from shengji_arena.v1 import referee_pb2 as pb  # noqa: E402
+
+from referee.rules import combos  # noqa: E402
+from referee.rules import single_deck as sd  # noqa: E402
+from referee.rules import three_deck as td  # noqa: E402
+from referee.rules.cards import POINTS, SUITS, Card, parse_rank  # noqa: E402
+from referee.rules.trump import TRUMP, trump_context  # noqa: E402
+
+PASS = pb.ACTION_KIND_PASS
+
+
+def _cards(texts):
+    return tuple(Card.parse(t) for t in texts)
+
+
+class GreedyBot(Bot):
+    name = "greedy"
+
+    def _ctx(self, obs):
+        suit = None if obs.trump in ("", "none") else SUITS.index(obs.trump)
+        return trump_context(parse_rank(obs.level), suit, obs.variant == "three-deck")
+
+    def _pass_or_first(self, request):
+        for a in request.hint.actions:
+            if a.kind == PASS:
+                return a
+        return request.hint.actions[0]
+
+    choose = _pass_or_first
+
+    def on_declare(self, request):
+        obs = request.observation
+        hand = _cards(obs.hand)
+        best, best_n = None, 0
+        for a in request.hint.actions:
+            if a.kind != pb.ACTION_KIND_DECLARE:
+                continue
+            suit = a.suit or next((c[-1] for c in a.cards if c not in ("LJ", "BJ")), None)
+            if suit is None:
+                continue
+            n = sum(1 for c in hand if c < 52 and SUITS[c // 13] == suit)
+            if n > best_n:
+                best, best_n = a, n
+        if best is not None and best_n * 4 >= len(hand) + 2:
+            return best
+        return self._pass_or_first(request)
+
+    def on_bury(self, request):
+        obs = request.observation
+        ctx = self._ctx(obs)
+        hand = list(_cards(obs.hand))
+        want = {"two-deck-80": 8, "two-deck-fry": 8}.get(obs.variant, 6)
+        side = [c for c in hand if ctx.cls[c] != TRUMP]
+        by_suit = {}
+        for c in side:
+            by_suit.setdefault(ctx.cls[c], []).append(c)
+        order = sorted(side, key=lambda c: (POINTS[c] > 0, len(by_suit[ctx.cls[c]]),
+                                            ctx.pos[c]))
+        chosen = []
+        left = {s: len(v) for s, v in by_suit.items()}
+        for c in order:
+            if len(chosen) == want:
+                break
+            if obs.variant == "single-deck" and left[ctx.cls[c]] == 1:
+                continue  # 000 3.6.1: never void a side suit
+            if obs.variant == "single-deck" and sum(POINTS[x] for x in chosen) + POINTS[c] > 25:
+                continue
+            chosen.append(c)
+            left[ctx.cls[c]] -= 1
+        rest = sorted((c for c in hand if c not in chosen or hand.count(c) > chosen.count(c)),
+                      key=lambda c: (POINTS[c] > 0, c >= 52, ctx.cls[c] == TRUMP, ctx.pos[c]))
+        for c in rest:
+            if len(chosen) == want:
+                break
+            if hand.count(c) > chosen.count(c):
+                chosen.append(c)
+        action = pb.Action(kind=pb.ACTION_KIND_BURY, cards=[str(Card(c)) for c in chosen])
+        return action
+
+    def on_lead(self, request):
+        obs = request.observation
+        ctx = self._ctx(obs)
+        plays = [a for a in request.hint.actions if a.kind == pb.ACTION_KIND_PLAY]
+        ace = 12 if obs.level != "A" else 11
+
+        def top(a):
+            return max(ctx.pos[c] for c in _cards(a.cards))
+
+        side = [a for a in plays if all(ctx.cls[c] != TRUMP for c in _cards(a.cards))]
+        strong = [a for a in side if any(c < 52 and c % 13 == ace for c in _cards(a.cards))
+                  or len(a.cards) >= 4]
+        if strong:
+            return max(strong, key=lambda a: (len(a.cards), top(a)))
+        cheap = [a for a in side if len(a.cards) == 1 and not POINTS[_cards(a.cards)[0]]]
+        if cheap:
+            return min(cheap, key=top)
+        if side:
+            return min(side, key=lambda a: (len(a.cards), top(a)))
+        return min(plays, key=lambda a: (top(a), len(a.cards)))
+
+    def _winner(self, obs, ctx, plays):
+        if obs.variant == "three-deck":
+            return td.trick_winner(plays, ctx)
+        if obs.variant == "single-deck":
+            kind, c = sd.lead_format(plays[0], ctx)
+            of = lambda r: sd.GOLD if r == ctx.level else sd.HARD  # noqa: E731
+            best, key = 0, sd.lead_key(kind, c, plays[0], ctx, of)
+            for i in range(1, len(plays)):
+                k = sd.play_key(kind, c, plays[i], ctx, of)
+                if k is not None and k > key:
+                    best, key = i, k
+            return best
+        return combos.trick_winner(plays, ctx)
+
+    def on_follow(self, request):
+        obs = request.observation
+        ctx = self._ctx(obs)
+        trick = [(p.seat, _cards(p.cards)) for p in obs.trick]
+        plays = [a for a in request.hint.actions if a.kind == pb.ACTION_KIND_PLAY]
+        partner = (obs.seat + 2) % 4
+        current = trick[self._winner(obs, ctx, [c for _, c in trick])][0]
+        on_table = sum(POINTS[c] for _, cards in trick for c in cards)
+        last = len(trick) == 3
+
+        def cost(a):
+            cards = _cards(a.cards)
+            return (sum(POINTS[c] for c in cards), sum(ctx.cls[c] == TRUMP for c in cards),
+                    sum(ctx.pos[c] for c in cards))
+
+        if current == partner:
+            return max(plays, key=lambda a: (sum(POINTS[c] for c in _cards(a.cards)),
+                                             -cost(a)[1], -cost(a)[2]))
+        winners = [a for a in plays
+                   if self._winner(obs, ctx, [c for _, c in trick] + [_cards(a.cards)])
+                   == len(trick)]
+        if winners and (on_table or last or any(POINTS[c] for c in _cards(winners[0].cards))):
+            return min(winners, key=lambda a: (cost(a)[1], cost(a)[2]))
+        return min(plays, key=cost)
+
+    def on_return(self, request):
+        obs = request.observation
+        ctx = self._ctx(obs)
+        return min(request.hint.actions,
+                   key=lambda a: sum(POINTS[c] * 100 + ctx.pos[c] for c in _cards(a.cards)))
+
+
+if __name__ == "__main__":
+    sys.exit(run(GreedyBot()))

@@ -1,0 +1,25 @@
+"""random: answers every decision with an action drawn uniformly from the referee's hint."""
+
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from arena_bot import Bot, run  # noqa: E402
+
+
+class RandomBot(Bot):
+    name = "random"
+
+    def __init__(self, seed: str) -> None:
+        super().__init__()
+        self.rng = random.Random(seed)
+
+    def choose(self, request):
+        return self.rng.choice(list(request.hint.actions))
+
+
+if __name__ == "__main__":
+    seed = f"{os.environ.get('ARENA_MATCH_ID', '')}:{os.environ.get('ARENA_SEAT', '')}"
+    sys.exit(run(RandomBot(os.environ.get("ARENA_BOT_SEED", seed))))

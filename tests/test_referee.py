@@ -1,0 +1,248 @@
+"""The gRPC referee with real bot processes: matches, hidden information, faults, health and
+reflection."""
+
+import asyncio
+import json
+import sys
+
+import grpc
+import pytest
+
+from conftest import ROOT
+from referee.bots import Manifest, load_manifest
+from referee.local import run_match, run_match_async
+from referee.match import MatchSpec, TimeControl
+from referee.rules.cards import Card
+from referee.rules.record import MatchRecord, verify
+
+PY = ROOT / "sample_bots" / "python"
+RANDOM = load_manifest(PY / "random")
+GREEDY = load_manifest(PY / "greedy")
+STDIO = load_manifest(ROOT / "sample_bots" / "stdio")
+FAULTY = ROOT / "tests" / "bots" / "faulty.py"
+QUICK = TimeControl(per_decision_ms=1000, bank_ms=500, max_strikes=3, reconnect_window_ms=1000,
+                    connect_timeout_ms=8000)
+
+
+def faulty(mode: str) -> Manifest:
+    return Manifest(f"faulty-{mode}", "0", (sys.executable, str(FAULTY), mode), "grpc",
+                    ROOT / "tests" / "bots")
+
+
+def _verify_record(record: dict) -> None:
+    for game in record["games"]:
+        assert verify(MatchRecord.from_dict(json.loads(json.dumps(game)))) == []
+
+
+@pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry", "single-deck", "three-deck"])
+def test_a_match_of_four_processes_completes_and_verifies(variant, tmp_path):
+    spec = MatchSpec(match_id=f"m-{variant}", variant=variant, seed="7", max_deals=1)
+    result, record, runner = run_match(spec, [RANDOM, GREEDY, STDIO, GREEDY], tmp_path)
+    assert result["forfeit"] is None and result["strikes"] == [0, 0, 0, 0]
+    assert len(result["deals"]) == 1
+    assert record["faults"] == []
+    _verify_record(record)
+
+
+def test_deal_list_mode_plays_each_deal_from_its_seed(tmp_path):
+    from referee.match import DealSpec
+    deals = [DealSpec("a", ("5", "3"), 1), DealSpec("b", ("2", "2"), 0)]
+    spec = MatchSpec(match_id="dl", variant="two-deck-fry", deals=deals)
+    result, record, _ = run_match(spec, [GREEDY, RANDOM, GREEDY, RANDOM], tmp_path)
+    assert len(record["games"]) == 2 and len(result["deals"]) == 2
+    first = record["games"][0]
+    assert first["seed"] == "a" and first["start"]["levels"] == ["5", "3"]
+    started = next(e for e in first["events"] if e["event"] == "DealStarted")
+    assert started["dealer"] == 1 and started["levels"] == ["5", "3"]
+    _verify_record(record)
+
+
+def _cards_in(obj, out):
+    if isinstance(obj, dict):
+        for v in obj.values():
+            _cards_in(v, out)
+    elif isinstance(obj, list):
+        for v in obj:
+            _cards_in(v, out)
+    elif isinstance(obj, str):
+        try:
+            out.add(int(Card.parse(obj)))
+        except ValueError:
+            pass
+
+
+def _message_cards(msg) -> set:
+    from google.protobuf import json_format
+    d = json_format.MessageToDict(msg, preserving_proto_field_name=True)
+    out: set = set()
+    for ev in (d.get("request", {}).get("events", []) + d.get("notice", {}).get("events", [])):
+        _cards_in(json.loads(ev.get("json", "{}")), out)
+    d.get("request", {}).pop("events", None)
+    d.get("notice", {}).pop("events", None)
+    d.get("welcome", {}).pop("options_json", None)
+    d.get("match_end", {}).pop("result_json", None)
+    _cards_in(d, out)
+    return out
+
+
+@pytest.mark.parametrize("variant", ["two-deck-fry", "three-deck"])
+def test_no_message_carries_a_card_the_seat_may_not_see(variant, tmp_path):
+    """Every card named in every message to a seat is one that seat had been shown by then."""
+    spec = MatchSpec(match_id="hidden", variant=variant, seed="h", max_deals=3)
+    result, record, runner = asyncio.run(run_match_async(
+        spec, [RANDOM, GREEDY, RANDOM, GREEDY], tmp_path, keep_sent=True))
+    games = record["games"]
+    checked = 0
+    for seat in range(4):
+        for game, done, msg in runner.sent[seat]:
+            seen: set = set()
+            for g in range(game + 1):
+                events = games[g]["events"] if g < game else games[g]["events"][:done]
+                for e in events:
+                    vis = e["visible_to"]
+                    if vis == "all" or vis == seat or (isinstance(vis, list) and seat in vis):
+                        _cards_in({k: v for k, v in e.items() if k != "visible_to"}, seen)
+            named = _message_cards(msg)
+            assert named <= seen, (seat, msg.WhichOneof("body"), named - seen)
+            checked += 1
+    assert checked > 300
+    # partners are separate processes: four bot processes, four distinct connections
+    assert all(link.connections == 1 for link in runner.hub.links)
+
+
+def _fault_match(tmp_path, bots, **kw):
+    spec = MatchSpec(match_id="faults", variant="two-deck-fry", seed="f", max_deals=1,
+                     time_control=kw.pop("tc", QUICK))
+    return run_match(spec, bots, tmp_path, **kw)
+
+
+def _kinds(record, seat):
+    return [f["kind"] for f in record["faults"] if f["seat"] == seat]
+
+
+def test_a_bot_that_never_connects_forfeits(tmp_path):
+    result, record, _ = _fault_match(tmp_path, [RANDOM, faulty("never"), RANDOM, RANDOM],
+                                     tc=TimeControl(connect_timeout_ms=3000))
+    assert result["forfeit"]["seat"] == 1 and result["winner_team"] == 0
+    assert _kinds(record, 1) == ["never_connected"]
+
+
+def test_a_bot_that_stops_answering_gets_defaults_then_forfeits(tmp_path):
+    result, record, _ = _fault_match(tmp_path, [faulty("silent"), RANDOM, RANDOM, RANDOM])
+    assert _kinds(record, 0) == ["timeout"] * 3
+    assert all("default_action" in f for f in record["faults"])
+    assert result["forfeit"]["seat"] == 0 and result["winner_team"] == 1
+    _verify_record(record)  # the defaults played are in the record and replay
+
+
+def test_illegal_actions_are_rejected_with_strikes(tmp_path):
+    result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, faulty("illegal"), RANDOM])
+    assert _kinds(record, 2) == ["illegal"] * 3
+    assert result["forfeit"]["seat"] == 2 and result["strikes"][2] == 3
+    assert all(s == 0 for i, s in enumerate(result["strikes"]) if i != 2)
+
+
+def test_garbage_bytes_and_garbage_answers(tmp_path):
+    result, record, _ = _fault_match(tmp_path, [RANDOM, faulty("garbage"), RANDOM, RANDOM])
+    assert _kinds(record, 1) == ["garbage"] * 3
+    assert "1X" in record["faults"][0]["reason"]
+    assert result["forfeit"]["seat"] == 1
+
+
+def test_a_flood_is_struck_and_the_match_still_ends(tmp_path):
+    result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, RANDOM, faulty("flood")])
+    assert "flood" in _kinds(record, 3)
+    assert result["forfeit"]["seat"] == 3 and result["winner_team"] == 0
+
+
+def test_a_stolen_token_is_refused(tmp_path, monkeypatch):
+    tokens = ["t0-secret", "t1-secret", "t2-secret", "t3-secret"]
+    monkeypatch.setenv("ARENA_STOLEN_TOKEN", tokens[0])
+    result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, RANDOM, faulty("steal")],
+                                     tokens=tokens,
+                                     tc=TimeControl(connect_timeout_ms=4000))
+    assert record["refused_streams"] and "seat 0" in record["refused_streams"][0]["reason"]
+    assert result["forfeit"]["seat"] == 3  # it never played its own seat
+
+
+def test_a_crash_mid_deal_forfeits_after_the_reconnect_window(tmp_path):
+    result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, faulty("crash"), RANDOM])
+    assert _kinds(record, 2) == ["disconnect"]
+    assert result["forfeit"] == {"seat": 2, "team": 0, "reason": "disconnected"}
+    assert len(record["games"][0]["actions"]) > 20  # it played some decisions first
+
+
+def test_wrong_and_reused_tokens_over_tcp(tmp_path):
+    """A client connecting over TCP: a wrong token is refused, a connected seat's token too."""
+    import socket
+    from shengji_arena.v1 import referee_pb2 as pb
+    from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tokens = ["a" * 8, "b" * 8, "c" * 8, "d" * 8]
+    outcomes = {}
+
+    def attempt(token):
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            stream = pb_grpc.RefereeStub(ch).Play(iter([pb.BotMessage(
+                hello=pb.Hello(token=token))]))
+            try:
+                next(stream)
+                return "ok"
+            except grpc.RpcError as e:
+                return e.code()
+
+    async def main():
+        spec = MatchSpec(match_id="tcp", variant="two-deck-80", seed="t", max_deals=10,
+                         time_control=TimeControl(connect_timeout_ms=6000))
+        task = asyncio.ensure_future(run_match_async(spec, [RANDOM, RANDOM, RANDOM, RANDOM],
+                                                     tmp_path, tcp_port=port, tokens=tokens))
+        await asyncio.sleep(1.5)
+        outcomes["wrong"] = await asyncio.to_thread(attempt, "nope")
+        outcomes["reused"] = await asyncio.to_thread(attempt, tokens[0])
+        return await task
+
+    result, record, _ = asyncio.run(main())
+    assert outcomes["wrong"] == grpc.StatusCode.PERMISSION_DENIED
+    assert outcomes["reused"] in (grpc.StatusCode.ALREADY_EXISTS,
+                                  grpc.StatusCode.FAILED_PRECONDITION)
+    assert result["forfeit"] is None
+
+
+def test_a_generic_client_sees_the_services_and_serving_health():
+    """grpc-requests knows nothing of our protos: it works through server reflection."""
+    import socket
+    from grpc_requests import Client
+    from referee.server import SeatHub, create_server, mark_serving
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    async def serve(ready, stop):
+        server = create_server(SeatHub(), [f"127.0.0.1:{port}"])
+        await server.start()
+        await mark_serving(server)
+        ready.set()
+        await stop.wait()
+        await server.stop(0)
+
+    async def main():
+        ready, stop = asyncio.Event(), asyncio.Event()
+        task = asyncio.ensure_future(serve(ready, stop))
+        await ready.wait()
+
+        def probe():
+            client = Client.get_by_endpoint(f"127.0.0.1:{port}")
+            services = client.service_names
+            health = client.request("grpc.health.v1.Health", "Check", {"service": ""})
+            return services, health
+        try:
+            return await asyncio.to_thread(probe)
+        finally:
+            stop.set()
+            await task
+
+    services, health = asyncio.run(main())
+    assert "shengji_arena.v1.Referee" in services and "grpc.health.v1.Health" in services
+    assert health["status"] == "SERVING"
