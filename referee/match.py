@@ -103,9 +103,10 @@ class MatchRunner:
 
     def _queue_events(self, events) -> None:
         for e in events:
+            message = event_to_pb(e)  # once, whoever sees it
             for seat in range(4):
                 if e.visible(seat):
-                    self.pending[seat].append(event_to_pb(e))
+                    self.pending[seat].append(message)
 
     def _notice(self, reason: str) -> None:
         for seat in range(4):
@@ -125,6 +126,7 @@ class MatchRunner:
         forfeit = None
         try:
             await self._wait_all_connected()
+            self.play_started = time.monotonic()
             for seat in range(4):
                 self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
             if self.spec.deals is not None:
@@ -141,6 +143,7 @@ class MatchRunner:
             self._send(seat, pb.RefereeMessage(match_end=end))
             self.hub.links[seat].close()
         self.elapsed_s = time.monotonic() - started
+        self.play_s = time.monotonic() - getattr(self, "play_started", started)
         return result
 
     async def _wait_all_connected(self) -> None:
@@ -210,16 +213,12 @@ class MatchRunner:
                 self._spend(seat, started, allowance)
                 return self._default(state, seat, default_seed, "timeout",
                                      f"no answer within {allowance} ms and the time bank", where)
-            link.changed.clear()
-            getter = asyncio.ensure_future(link.inbox.get())
-            changed = asyncio.ensure_future(link.changed.wait())
-            done, _ = await asyncio.wait({getter, changed}, timeout=left,
-                                         return_when=asyncio.FIRST_COMPLETED)
-            changed.cancel()
-            if getter not in done:
-                getter.cancel()
+            try:
+                got = await asyncio.wait_for(link.inbox.get(), left)
+            except asyncio.TimeoutError:
                 continue
-            got = getter.result()
+            if got is None:  # the stream dropped (or an old one ended): look again
+                continue
             if not got.HasField("answer") or got.answer.request_id < rid:
                 self._unsolicited(seat, where)  # a Hello again, or a late answer
                 continue
@@ -239,7 +238,7 @@ class MatchRunner:
             return action
 
     def _spend(self, seat: int, started: float, allowance: int) -> None:
-        used = int((time.monotonic() - started) * 1000)
+        used = round((time.monotonic() - started) * 1000, 3)
         self.timings.append([seat, used])
         if used > allowance:
             self.bank_ms[seat] = max(0, self.bank_ms[seat] - (used - allowance))

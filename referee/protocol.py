@@ -21,7 +21,7 @@ from .rules.observe import observe
 from .rules.state import State
 
 PROTOCOL = "shengji-arena/1"
-HINT_LIMIT = 200  # most actions listed in a hint; beyond it the hint is a sample
+HINT_LIMIT = 100  # most actions listed in a hint; beyond it the hint is a sample
 
 DECISION_TO_PB = {
     DecisionKind.DECLARE: pb.DECISION_KIND_DECLARE,

@@ -115,6 +115,7 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         finally:
             reader.cancel()
             link._detach(outbox)
+            link.inbox.put_nowait(None)
 
     @staticmethod
     async def _read(it, link: SeatLink, outbox: asyncio.Queue) -> None:
@@ -124,6 +125,7 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         except Exception:  # a broken stream (garbage, reset): the seat is disconnected
             pass
         outbox.put_nowait(_DISCONNECT)
+        link.inbox.put_nowait(None)  # wakes a runner waiting for this seat's answer
 
 
 def create_server(hub: SeatHub, addresses: list[str]) -> grpc.aio.Server:

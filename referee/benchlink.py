@@ -1,0 +1,137 @@
+"""``arena bench link``: the referee's per-decision round trip against a bare grpcio
+bidirectional echo of the same message size, measured in the same run.
+
+Both sides of both measurements are separate Python processes on this machine: the echo client
+is a process like a bot, and the referee is measured from its own clock (request sent to answer
+received) with four real bot processes answering from the referee's hint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+
+ECHO_METHOD = "/arena.bench.Echo/Chat"
+
+_ECHO_CLIENT = r'''
+import sys, time, grpc
+address, size, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+payload = b"x" * size
+with grpc.insecure_channel(address) as ch:
+    chat = ch.stream_stream("%s")
+    import queue
+    q = queue.Queue()
+    def gen():
+        while True:
+            m = q.get()
+            if m is None:
+                return
+            yield m
+    times = []
+    stream = chat(gen())
+    for i in range(count):
+        t = time.perf_counter()
+        q.put(payload)
+        next(stream)
+        times.append(time.perf_counter() - t)
+    q.put(None)
+    print(" ".join("%%.6f" %% x for x in times))
+''' % ECHO_METHOD
+
+
+async def _echo_server(address: str, ready: asyncio.Event, stop: asyncio.Event) -> None:
+    async def chat(request_iterator, context):
+        async for msg in request_iterator:
+            yield msg
+    handler = grpc.method_handlers_generic_handler("arena.bench.Echo", {
+        "Chat": grpc.stream_stream_rpc_method_handler(chat)})
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    server.add_insecure_port(address)
+    await server.start()
+    ready.set()
+    await stop.wait()
+    await server.stop(0)
+
+
+async def echo_round_trips(size: int, count: int) -> list[float]:
+    sock = Path(tempfile.mkdtemp(prefix="arena-echo-", dir="/tmp")) / "echo.sock"
+    address = f"unix:{sock}"
+    ready, stop = asyncio.Event(), asyncio.Event()
+    task = asyncio.ensure_future(_echo_server(address, ready, stop))
+    await ready.wait()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _ECHO_CLIENT, f"unix://{sock}", str(size), str(count),
+        stdout=subprocess.PIPE)
+    out, _ = await proc.communicate()
+    stop.set()
+    await task
+    sock.unlink(missing_ok=True)
+    sock.parent.rmdir()
+    return [float(x) * 1000 for x in out.split()]
+
+
+def bench_link(variant: str, deals: int) -> int:
+    from .bots import load_manifest
+    from .local import run_match
+    from .match import MatchSpec
+    from .protocol import legal_hint, observation_to_pb
+    from .randomplay import random_action
+    from .rules.options import rules_for
+    from .rules.state import CHANCE, apply, new_game
+    from .chance import chance_action
+    from shengji_arena.v1 import referee_pb2 as pb
+    import random
+
+    root = Path(__file__).resolve().parent.parent
+    bot = load_manifest(root / "sample_bots" / "python" / "random")
+    # the referee: a match of four bot processes, timed by the referee's own clock
+    spec = MatchSpec(match_id="bench-link", variant=variant, seed="bench", max_deals=deals)
+    with tempfile.TemporaryDirectory() as tmp:
+        wall = time.perf_counter()
+        result, record, runner = run_match(spec, [bot] * 4, Path(tmp))
+        wall = time.perf_counter() - wall
+    rtts = [t for _, t in runner.timings]
+    decisions = len(rtts)
+    # the size of a typical request: a mid-deal follow request of this variant
+    rules = rules_for(variant)
+    s = new_game(rules, max_deals=1)
+    rng = random.Random(1)
+    sizes = []
+    while not s.is_terminal:
+        if s.turn == CHANCE:
+            s, _ = apply(s, chance_action(s, "size"))
+            continue
+        req = pb.RefereeMessage(request=pb.DecisionRequest(
+            request_id=1, observation=observation_to_pb(s, s.turn), hint=legal_hint(s, "x")))
+        sizes.append(req.ByteSize())
+        s, _ = apply(s, random_action(s, rng), s.turn)
+    size = int(statistics.median(sizes))
+    echo = asyncio.run(echo_round_trips(size, max(200, min(decisions, 2000))))
+    ref_median, echo_median = statistics.median(rtts), statistics.median(echo)
+    deal_wall = runner.play_s / max(1, len(result["deals"]))
+    per_deal_decisions = decisions / max(1, len(result["deals"]))
+    print(f"command      arena bench link --variant {variant} --deals {deals}")
+    print(f"machine      {os.uname().machine}, {os.cpu_count()} cpus, python "
+          f"{sys.version.split()[0]}, grpcio {grpc.__version__}; unix sockets on one machine")
+    print(f"message      median request size {size} bytes (a {variant} decision request)")
+    print(f"echo         bare grpcio bidirectional echo, {len(echo)} round trips: median "
+          f"{echo_median:.3f} ms, mean {statistics.mean(echo):.3f} ms")
+    print(f"referee      {decisions} decisions over {len(result['deals'])} deals, request sent to "
+          f"answer received (bot processes answering from the hint): median "
+          f"{ref_median:.3f} ms, mean {statistics.mean(rtts):.3f} ms")
+    print(f"ratio        referee / echo round trip (medians) = {ref_median / echo_median:.2f} "
+          f"(goal <= 1.5)")
+    budget = per_deal_decisions * echo_median / 1000
+    print(f"deal         {deal_wall:.3f} s per deal of play with four external Python bot processes "
+          f"({per_deal_decisions:.0f} decisions); decisions x echo round trip = {budget:.3f} s; "
+          f"ratio {deal_wall / budget:.2f} (goal <= 1.5); whole match with start-up {wall:.2f} s")
+    return 0
