@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench clean redis protos check-protos
+.PHONY: demo test install bench clean redis protos check-protos bots
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -44,11 +44,23 @@ check-protos: $(STAMP)
 	    { echo "protos: $$f differs from what $(PROTO) generates; run 'make protos'"; exit 1; }; \
 	done && echo "protos: generated code is up to date" && rm -rf $$tmp
 
-test: $(STAMP) redis check-protos
+# The sample bots in other languages: Node.js (npm) and C++ (Debian's gRPC packages).
+bots: sample_bots/node/node_modules/.installed sample_bots/cpp/build/arena_bot
+
+sample_bots/node/node_modules/.installed: sample_bots/node/package-lock.json
+	cd sample_bots/node && npm ci --silent --no-audit --no-fund
+	touch $@
+
+sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_arena/v1/referee.proto
+	sample_bots/cpp/install-deps.sh
+	$(MAKE) -C sample_bots/cpp
+
+test: $(STAMP) redis check-protos bots
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	for v in two-deck-80 two-deck-fry single-deck three-deck; do $(BIN)/arena bench engine --variant $$v; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info sample_bots/node/node_modules
+	$(MAKE) -C sample_bots/cpp clean

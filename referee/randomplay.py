@@ -256,6 +256,8 @@ def _three_deck_action(s: State, rng: random.Random, declare_rate: float):
         cands = td.take_candidates(s.kitty, ctx)
         jokers = [BIG_JOKER] * hand[BIG_JOKER] + [LITTLE_JOKER] * hand[LITTLE_JOKER]
         n = rng.randint(1, min(len(jokers), len(cands)))
+        if not s.kitty_public:  # a hidden kitty: the referee picks what is taken back
+            return BuryJokers(tuple(jokers[:n]), ())
         return BuryJokers(tuple(jokers[:n]), tuple(cands[:n]))
     if kind == DecisionKind.LEAD:
         k = rng.choice(_cards(hand, range(54)))

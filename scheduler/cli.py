@@ -159,8 +159,11 @@ def cmd_match(args) -> int:
               file=sys.stderr)
         return 2
     try:
-        rules_for(args.variant)
+        rules = rules_for(args.variant)
         bots = [bot_argument(b) for b in args.bots]
+        if args.game and rules.after_ace == "wrap":
+            raise ValueError(f"--game: {args.variant} wraps after A (option after_ace = wrap), "
+                             "so a game never ends; use --deals N")
     except (ManifestError, ValueError) as e:
         print(f"arena match: {e}", file=sys.stderr)
         return 2
@@ -231,6 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("--deals", type=int, default=2000)
     eng.add_argument("--repeat", type=int, default=5, help="rounds; the median is reported")
     eng.set_defaults(func=cmd_bench_engine)
+
+    link = bsub.add_parser("link", help="referee round trip against a bare grpcio echo")
+    link.add_argument("--variant", default="two-deck-fry", choices=sorted(ENGINE_GOALS))
+    link.add_argument("--deals", type=int, default=3)
+    link.set_defaults(func=lambda a: __import__("referee.benchlink", fromlist=["x"]).bench_link(
+        a.variant, a.deals))
 
     rep = sub.add_parser("replay", help="replay a match record without bots")
     rep.add_argument("record")

@@ -195,7 +195,8 @@ class RevealDun:
 
 @dataclass(frozen=True, slots=True)
 class BuryJokers:
-    """Bury jokers into the kitty and take back as many of its lowest cards."""
+    """Bury jokers into the kitty and take back as many of its lowest cards (``take`` empty:
+    the referee picks them, as a seat that has not seen the kitty must let it)."""
 
     jokers: tuple[int, ...]
     take: tuple[int, ...]
@@ -205,6 +206,8 @@ class BuryJokers:
         object.__setattr__(self, "take", tuple(sorted(self.take)))
 
     def text(self) -> str:
+        if not self.take:  # the referee takes back the lowest cards
+            return f"jokers {_cards_text(self.jokers)}"
         return f"jokers {_cards_text(self.jokers)} take {_cards_text(self.take)}"
 
 
@@ -252,8 +255,6 @@ def _parse_action(text: str) -> Action:
         return RevealDun(parse_cards(rest))
     if word == "jokers":
         jokers, _, take = rest.partition(" take ")
-        if not take and "take" not in rest:
-            raise InvalidActionError(f"malformed action {text!r}: expected 'jokers CARDS take CARDS'")
         return BuryJokers(parse_cards(jokers), parse_cards(take))
     if word == "bury":
         return Bury(parse_cards(rest))

@@ -228,6 +228,13 @@ def _other_family(s: State, kind, seat: int) -> Iterator[Action]:
                 if not n or n > len(cands):
                     continue
                 jokers = (BIG_JOKER,) * bj + (LITTLE_JOKER,) * lj
+                if not s.kitty_public:
+                    # the kitty is hidden from this seat: the referee picks the cards taken back
+                    if td.joker_bury_error(s.kitty, td._dealer_six(s), hand, jokers,
+                                           td.default_take(s.kitty, n, ctx), ctx,
+                                           s.dry_pot) is None:
+                        yield BuryJokers(jokers, ())
+                    continue
                 for take in _multiset_combinations(_hand_counts_list(cands), n):
                     if td.joker_bury_error(s.kitty, td._dealer_six(s), hand, jokers, take, ctx,
                                            s.dry_pot) is None:

@@ -52,6 +52,10 @@ class RuleSet:
     # `max_redeals` times a deal (0 disables it).
     max_redeals: int = 0
     redeal_points: int = 15
+    # 003 section 4: nobody declares on the first deal -> redeal. After this many redeals in a
+    # row the first receiver deals and the kitty is opened as on later deals (a bound the seed
+    # does not need at a table, but a referee for bots does).
+    first_deal_redeals: int = 10
     # 004 later deals: only the dealer team declares; an attacker may declare (with its own level
     # rank, becoming dealer) when neither dealer-team seat can: "when_dealer_team_cannot" or "never".
     attacker_declare: str = "never"
@@ -96,6 +100,8 @@ class RuleSet:
                self.throw_penalty, "an integer >= 0")
         _check(isinstance(self.max_redeals, int) and 0 <= self.max_redeals <= 10, "max_redeals",
                self.max_redeals, "an integer from 0 to 10")
+        _check(isinstance(self.first_deal_redeals, int) and self.first_deal_redeals >= 0,
+               "first_deal_redeals", self.first_deal_redeals, "an integer >= 0")
         _check(isinstance(self.redeal_points, int) and self.redeal_points >= 0, "redeal_points",
                self.redeal_points, "an integer >= 0")
         for name in ("ja_reset", "bury_no_void", "jack_reset", "tribute"):

@@ -336,10 +336,13 @@ def _after_declaring(s: State, ev: list) -> bool:
             return True
     if s.decl is None:
         if rules.no_declaration == "open_kitty":
-            if s.first_deal:
+            if s.first_deal and s.redeals < rules.first_deal_redeals:
                 ev.append(Redealt("nobody declared on the first deal"))
-                _restart(s, s.redeals)
+                _restart(s, s.redeals + 1)
                 return True
+            if s.first_deal:  # bounded: bots that never declare must not stall a match
+                _set_dealer(s, s.first_receiver, "first receiver after "
+                            f"{s.redeals} redeals without a declaration", ev)
             _open_kitty(s, ev)
         else:
             s.phase = P_DRAW

@@ -17,7 +17,7 @@ from .cards import BIG_JOKER, KINDS, LITTLE_JOKER, POINTS, RANK_TEXT, TEXT
 from .declare import Declaration
 from .errors import IllegalActionError, InvalidActionError
 from .events import (Buried, CardsPassed, CardsPassedPublic, DealEnded, Declared,
-                     GameEnded, KittyCardDrawn, KittyShown, KittyTakenPublic, MatchPoints,
+                     GameEnded, KittyCardDrawn, KittyShown, KittyTaken, KittyTakenPublic, MatchPoints,
                      Played, PreKittyAction, Redealt, TrumpSet)
 from .trump import TRUMP, TrumpContext, trump_context
 
@@ -475,6 +475,7 @@ def _take_kitty(s, ev: list) -> bool:
     hand = st._own_hand(s, s.dealer)
     for k in s.kitty:
         hand[k] += 1
+    ev.append(KittyTaken(s.dealer, tuple(s.kitty), s.dealer))  # what the dealer took up
     ev.append(KittyTakenPublic(s.dealer))
     s.kitty = ()
     s.kitty_owner = s.dealer
@@ -598,7 +599,15 @@ def _do_bury(s, a: Bury, seat, dry):
     return n, tuple(ev)
 
 
+def default_take(kitty, count: int, ctx: TrumpContext) -> tuple[int, ...]:
+    """The lowest non-point kitty cards; ties in card order (a seat that buries jokers into a
+    kitty it has not seen leaves the choice to the referee)."""
+    return tuple(sorted(take_candidates(kitty, ctx), key=lambda k: (_take_key(k, ctx), k))[:count])
+
+
 def _do_bury_jokers(s, a: BuryJokers, seat, dry):
+    if not a.take:
+        a = BuryJokers(a.jokers, default_take(s.kitty, len(a.jokers), s.ctx))
     reason = joker_bury_error(s.kitty, _dealer_six(s), s.hands[seat], a.jokers, a.take, s.ctx,
                               s.dry_pot)
     if reason:
