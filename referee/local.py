@@ -43,7 +43,7 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest], workdir: Path,
         record["bots"] = [None if b is None else b.label for b in bots]
         await asyncio.sleep(0.05)
     finally:
-        await server.stop(grace=0.5)
+        await asyncio.wait_for(server.stop(grace=0.5), 10)
         for p in procs:
             if p is None:
                 continue

@@ -214,8 +214,9 @@ class MatchRunner:
                 return self._default(state, seat, default_seed, "timeout",
                                      f"no answer within {allowance} ms and the time bank", where)
             try:
-                got = await asyncio.wait_for(link.inbox.get(), left)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(left):  # no extra task, unlike wait_for
+                    got = await link.inbox.get()
+            except TimeoutError:
                 continue
             if got is None:  # the stream dropped (or an old one ended): look again
                 continue

@@ -200,50 +200,53 @@ def test_a_crash_mid_deal_forfeits_after_the_reconnect_window(tmp_path):
     assert len(record["games"][0]["actions"]) > 20  # it played some decisions first
 
 
-def test_wrong_and_reused_tokens_over_tcp(tmp_path):
-    """A client connecting over TCP: a wrong token is refused, a connected seat's token too."""
+def test_wrong_and_reused_tokens_over_tcp():
+    """Over TCP: a wrong token is refused, and so is a token whose seat is connected; the seat's
+    own stream gets on with its Welcome-less wait undisturbed."""
     import socket
+    import threading
     from shengji_arena.v1 import referee_pb2 as pb
     from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
+    from referee.server import SeatHub, create_server
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    tokens = ["a" * 8, "b" * 8, "c" * 8, "d" * 8]
-    outcomes = {}
+    hub = SeatHub(["a" * 8, "b" * 8, "c" * 8, "d" * 8])
+    address = f"127.0.0.1:{port}"
 
-    def attempt(token, want):
-        """Try until the answer is ``want`` (the server may still be starting, the seat may
-        not have connected yet); returns the last status."""
-        import time
-        code = None
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and code != want:
-            with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-                stream = pb_grpc.RefereeStub(ch).Play(iter([pb.BotMessage(
-                    hello=pb.Hello(token=token))]), wait_for_ready=True, timeout=5)
-                try:
-                    next(stream)
-                    code = "ok"
-                except grpc.RpcError as e:
-                    code = e.code()
-            time.sleep(0.1)
-        return code
+    def attempt(token, hold: threading.Event | None = None):
+        with grpc.insecure_channel(address) as ch:
+            def messages():
+                yield pb.BotMessage(hello=pb.Hello(token=token))
+                if hold is not None:
+                    hold.wait(10)  # keep the stream open
+            stream = pb_grpc.RefereeStub(ch).Play(messages(), timeout=10)
+            try:
+                next(stream)
+                return "ok"
+            except grpc.RpcError as e:
+                return e.code()
 
     async def main():
-        spec = MatchSpec(match_id="tcp", variant="two-deck-80", seed="t", max_deals=20,
-                         time_control=TimeControl(connect_timeout_ms=6000))
-        task = asyncio.ensure_future(run_match_async(spec, [RANDOM, RANDOM, RANDOM, RANDOM],
-                                                     tmp_path, tcp_port=port, tokens=tokens))
-        outcomes["wrong"] = await asyncio.to_thread(attempt, "nope",
-                                                    grpc.StatusCode.PERMISSION_DENIED)
-        outcomes["reused"] = await asyncio.to_thread(attempt, tokens[0],
-                                                     grpc.StatusCode.ALREADY_EXISTS)
-        return await task
+        server = create_server(hub, [address])
+        await server.start()
+        hold = threading.Event()
+        seat0 = asyncio.ensure_future(asyncio.to_thread(attempt, "a" * 8, hold))
+        await asyncio.wait_for(hub.links[0].connected.wait(), 10)
+        wrong = await asyncio.to_thread(attempt, "nope")
+        reused = await asyncio.to_thread(attempt, "a" * 8)
+        still = hub.links[0].connected.is_set()
+        hold.set()
+        await server.stop(0)
+        await seat0
+        return wrong, reused, still
 
-    result, record, _ = asyncio.run(main())
-    assert outcomes["wrong"] == grpc.StatusCode.PERMISSION_DENIED
-    assert outcomes["reused"] == grpc.StatusCode.ALREADY_EXISTS
-    assert result["forfeit"] is None
+    wrong, reused, still = asyncio.run(main())
+    assert wrong == grpc.StatusCode.PERMISSION_DENIED
+    assert reused == grpc.StatusCode.ALREADY_EXISTS
+    assert still  # the rightful stream was not disturbed
+    assert [r["reason"] for r in hub.refused] == ["unknown token",
+                                                  "token of seat 0, already connected"]
 
 
 def test_a_generic_client_sees_the_services_and_serving_health():

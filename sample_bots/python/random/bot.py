@@ -17,7 +17,7 @@ class RandomBot(Bot):
         self.rng = random.Random(seed)
 
     def choose(self, request):
-        return self.rng.choice(list(request.hint.actions))
+        return self.rng.choice(request.hint.actions)
 
 
 if __name__ == "__main__":
