@@ -200,88 +200,68 @@ def test_a_crash_mid_deal_forfeits_after_the_reconnect_window(tmp_path):
     assert len(record["games"][0]["actions"]) > 20  # it played some decisions first
 
 
-def test_wrong_and_reused_tokens_over_tcp():
-    """Over TCP: a wrong token is refused, and so is a token whose seat is connected; the seat's
-    own stream gets on with its Welcome-less wait undisturbed."""
+@pytest.fixture
+def standalone_referee():
+    """A referee server in its own process (seat tokens "aaaaaaaa" ... "dddddddd"), on TCP."""
+    import os
     import socket
+    import subprocess
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "protos")]))
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "bots" / "standalone_referee.py"),
+                             str(port)], stdout=subprocess.PIPE, env=env)
+    try:
+        assert proc.stdout.readline().strip() == b"ready"
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_wrong_and_reused_tokens_over_tcp(standalone_referee):
+    """Over TCP: a wrong token is refused, and so is the token of a seat already connected."""
     import threading
     from shengji_arena.v1 import referee_pb2 as pb
     from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
-    from referee.server import SeatHub, create_server
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    hub = SeatHub(["a" * 8, "b" * 8, "c" * 8, "d" * 8])
-    address = f"127.0.0.1:{port}"
+    address = standalone_referee
+    results = {}
 
-    def attempt(token, hold: threading.Event | None = None):
+    def attempt(name, token, hold=None, opened=None):
         with grpc.insecure_channel(address) as ch:
             def messages():
                 yield pb.BotMessage(hello=pb.Hello(token=token))
+                if opened is not None:
+                    opened.set()
                 if hold is not None:
-                    hold.wait(10)  # keep the stream open
+                    hold.wait(10)
             stream = pb_grpc.RefereeStub(ch).Play(messages(), timeout=10)
             try:
                 next(stream)
-                return "ok"
+                results[name] = "ok"
             except grpc.RpcError as e:
-                return e.code()
+                results[name] = e.code()
 
-    async def main():
-        server = create_server(hub, [address])
-        await server.start()
-        hold = threading.Event()
-        seat0 = asyncio.ensure_future(asyncio.to_thread(attempt, "a" * 8, hold))
-        await asyncio.wait_for(hub.links[0].connected.wait(), 10)
-        wrong = await asyncio.to_thread(attempt, "nope")
-        reused = await asyncio.to_thread(attempt, "a" * 8)
-        still = hub.links[0].connected.is_set()
-        hold.set()
-        await server.stop(0)
-        await seat0
-        return wrong, reused, still
-
-    wrong, reused, still = asyncio.run(main())
-    assert wrong == grpc.StatusCode.PERMISSION_DENIED
-    assert reused == grpc.StatusCode.ALREADY_EXISTS
-    assert still  # the rightful stream was not disturbed
-    assert [r["reason"] for r in hub.refused] == ["unknown token",
-                                                  "token of seat 0, already connected"]
+    hold, opened = threading.Event(), threading.Event()
+    seat0 = threading.Thread(target=attempt, args=("seat0", "a" * 8, hold, opened))
+    seat0.start()
+    assert opened.wait(10)
+    import time
+    time.sleep(0.5)  # the Hello has reached the referee
+    attempt("wrong", "nope")
+    attempt("reused", "a" * 8)
+    hold.set()
+    seat0.join(15)
+    assert results["wrong"] == grpc.StatusCode.PERMISSION_DENIED
+    assert results["reused"] == grpc.StatusCode.ALREADY_EXISTS
 
 
-def test_a_generic_client_sees_the_services_and_serving_health():
+def test_a_generic_client_sees_the_services_and_serving_health(standalone_referee):
     """grpc-requests knows nothing of our protos: it works through server reflection."""
-    import socket
     from grpc_requests import Client
-    from referee.server import SeatHub, create_server, mark_serving
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-
-    async def serve(ready, stop):
-        server = create_server(SeatHub(), [f"127.0.0.1:{port}"])
-        await server.start()
-        await mark_serving(server)
-        ready.set()
-        await stop.wait()
-        await server.stop(0)
-
-    async def main():
-        ready, stop = asyncio.Event(), asyncio.Event()
-        task = asyncio.ensure_future(serve(ready, stop))
-        await ready.wait()
-
-        def probe():
-            client = Client.get_by_endpoint(f"127.0.0.1:{port}")
-            services = client.service_names
-            health = client.request("grpc.health.v1.Health", "Check", {"service": ""})
-            return services, health
-        try:
-            return await asyncio.to_thread(probe)
-        finally:
-            stop.set()
-            await task
-
-    services, health = asyncio.run(main())
+    client = Client.get_by_endpoint(standalone_referee)
+    services = client.service_names
+    health = client.request("grpc.health.v1.Health", "Check", {"service": ""})
     assert "shengji_arena.v1.Referee" in services and "grpc.health.v1.Health" in services
     assert health["status"] == "SERVING"

@@ -1,0 +1,18 @@
+"""A referee server with no match, for protocol-level tests: python3 standalone_referee.py PORT."""
+
+import asyncio
+import sys
+
+from referee.server import SeatHub, create_server, mark_serving
+
+
+async def main(port: int) -> None:
+    server = create_server(SeatHub(["a" * 8, "b" * 8, "c" * 8, "d" * 8]), [f"127.0.0.1:{port}"])
+    await server.start()
+    await mark_serving(server)
+    print("ready", flush=True)
+    await server.wait_for_termination()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1])))
