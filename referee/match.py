@@ -315,7 +315,3 @@ def _pass_is_legal(state, seat: int) -> bool:
     except ValueError:
         return False
     return True
-
-
-def new_hub(tokens=None) -> SeatHub:
-    return SeatHub(tokens)

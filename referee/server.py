@@ -31,7 +31,6 @@ class SeatLink:
     inbox: asyncio.Queue = field(default_factory=asyncio.Queue)
     outbox: asyncio.Queue | None = None
     connected: asyncio.Event = field(default_factory=asyncio.Event)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
     hello: pb.Hello | None = None
     connections: int = 0
     closed: bool = False
@@ -54,14 +53,12 @@ class SeatLink:
         self.connections += 1
         self.outbox = asyncio.Queue()
         self.connected.set()
-        self.changed.set()
         return self.outbox
 
     def _detach(self, outbox: asyncio.Queue) -> None:
         if self.outbox is outbox:
             self.outbox = None
             self.connected.clear()
-            self.changed.set()
 
 
 class SeatHub:
