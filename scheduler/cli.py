@@ -214,7 +214,14 @@ def cmd_demo(args) -> int:
         print(f"{variant:14s} {state.deal_no} deals, {n} decisions in "
               f"{time.perf_counter() - t:.2f}s: levels team 0-2 {RANK_TEXT[state.levels[0]]}, "
               f"team 1-3 {RANK_TEXT[state.levels[1]]}; record {path} {ok}")
-    return 0
+    # and one match through the referee, four bot processes (greedy and random, partners
+    # greedy-greedy against random-random)
+    bots = Path(__file__).resolve().parent.parent / "sample_bots" / "python"
+    return cmd_match(argparse.Namespace(
+        bots=[str(bots / "greedy"), str(bots / "random"), str(bots / "greedy"),
+              str(bots / "random")],
+        variant="two-deck-fry", deals=args.deals, game=False, seed="demo", match_id="demo",
+        out=str(out / "match-demo.json"), per_decision_ms=2000, bank_ms=10000, max_strikes=3))
 
 
 def build_parser() -> argparse.ArgumentParser:
