@@ -14,7 +14,7 @@ from .actions import (Bury, Declare, DecisionKind, HandOver, Pass, Play, Return,
 from .cards import KINDS, POINTS, RANK_TEXT, TEXT
 from .declare import Declaration
 from .errors import IllegalActionError
-from .events import (Buried, CardsPassed, CardsPassedPublic, DealEnded, Declared,
+from .events import (Buried, DealEnded, Declared,
                      GameEnded, KittyOpened, KittyShown, KittyTakenPublic, Played,
                      PreKittyAction, Redealt, ThrowFailed)
 from .trump import TRUMP, TrumpContext, trump_context
@@ -230,13 +230,8 @@ def _advance(s, ev: list) -> None:
                 return
             continue
         if s.phase == st.P_ROUND:
-            while s.decl is None and s.round_passes < 4:
-                seat = s.round_next
-                if _may_reveal(s, seat):
-                    s.turn, s.decision = seat, DecisionKind.DECLARE
-                    return
-                s.round_passes += 1
-                s.round_next = (seat + 1) % 4
+            if st.offer_round(s, _may_reveal):
+                return
             _after_reveal(s, ev)
             continue
         if s.phase == P_PRE:
@@ -446,13 +441,10 @@ def _do_transfer(s, a: Transfer, seat, dry):
         return None
     n = s.copy()
     partner = (seat + 2) % 4
-    st._remove(n, seat, cards)
-    st._own_hand(n, partner)[cards[0]] += 1
+    ev: list = [PreKittyAction(seat, "transfer", ())]
+    st.pass_cards(n, seat, partner, cards, "transfer", ev)
     n.pending = (seat, partner)
     n.queue = n.queue[1:]
-    ev: list = [PreKittyAction(seat, "transfer", ()),
-                CardsPassed(seat, partner, cards, "transfer", (seat, partner)),
-                CardsPassedPublic(seat, partner, 1, "transfer")]
     _advance(n, ev)
     return n, tuple(ev)
 
@@ -468,12 +460,9 @@ def _do_return(s, a: Return, seat, dry):
     if dry:
         return None
     n = s.copy()
-    to = n.pending[0]
-    st._remove(n, seat, cards)
-    st._own_hand(n, to)[cards[0]] += 1
+    ev: list = []
+    st.pass_cards(n, seat, n.pending[0], cards, "return", ev)
     n.pending = None
-    ev: list = [CardsPassed(seat, to, cards, "return", (seat, to)),
-                CardsPassedPublic(seat, to, 1, "return")]
     _advance(n, ev)
     return n, tuple(ev)
 

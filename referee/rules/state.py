@@ -19,7 +19,7 @@ from .cards import KINDS, POINTS, RANK_TEXT, TEXT
 from .declare import (AFTER_BURIAL, DEALING, Situation, declaration_options,
                       judge_declaration)
 from .errors import IllegalActionError, InvalidActionError
-from .events import (Buried, BuriedPublic, CardDealt, DealEnded, DealerSet, DealStarted, Declared,
+from .events import (Buried, BuriedPublic, CardDealt, CardsPassed, CardsPassedPublic, DealEnded, DealerSet, DealStarted, Declared,
                      GameEnded, KittyCardDrawn, KittyOpened, KittyTaken, KittyTakenPublic, Passed,
                      Played, Redealt, RedealDemanded, ThrowFailed, TrickWon)
 from .options import RuleSet
@@ -245,18 +245,8 @@ def _advance(s: State, ev: list) -> None:
             s.round_kind = "dealing"
             continue
         if s.phase == P_ROUND:
-            while s.round_passes < 4:
-                seat = s.round_next
-                if s.round_seats is not None and seat not in s.round_seats:
-                    s.round_passes += 1
-                    s.round_next = (seat + 1) % 4
-                    continue
-                if _may_declare(s, seat):
-                    s.turn = seat
-                    s.decision = DecisionKind.DECLARE
-                    return
-                s.round_passes += 1
-                s.round_next = (seat + 1) % 4
+            if offer_round(s, _may_declare):
+                return
             kind = s.round_kind
             s.round_kind = None
             s.round_seats = None
@@ -300,6 +290,33 @@ def deal_until_choice(s: State, ev: list, may_declare, after_card=None) -> bool:
     s.phase = P_ROUND
     s.round_next, s.round_passes = first, 0
     return False
+
+
+def offer_round(s: State, may_declare) -> bool:
+    """Go round in seat order from ``round_next`` until four seats in a row have passed (or
+    could not declare). True when a seat's DECLARE decision is set."""
+    seats = s.round_seats
+    while s.round_passes < 4:
+        seat = s.round_next
+        if (seats is None or seat in seats) and may_declare(s, seat):
+            s.turn, s.decision = seat, DecisionKind.DECLARE
+            return True
+        s.round_passes += 1
+        s.round_next = (seat + 1) % 4
+    return False
+
+
+def pass_cards(n: State, giver: int, receiver: int, cards, reason: str, ev: list) -> None:
+    """Move cards from one hand to another (a transfer, a tribute, a return): the two seats see
+    the cards, everyone sees how many."""
+    hand = _own_hand(n, giver)
+    for k in cards:
+        hand[k] -= 1
+    hand = _own_hand(n, receiver)
+    for k in cards:
+        hand[k] += 1
+    ev.append(CardsPassed(giver, receiver, tuple(cards), reason, (giver, receiver)))
+    ev.append(CardsPassedPublic(giver, receiver, len(cards), reason))
 
 
 def _next_attacker(s: State, seat: int) -> int | None:

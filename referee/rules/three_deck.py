@@ -16,7 +16,7 @@ from .actions import (Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, Pa
 from .cards import BIG_JOKER, KINDS, LITTLE_JOKER, POINTS, RANK_TEXT, TEXT
 from .declare import Declaration
 from .errors import IllegalActionError, InvalidActionError
-from .events import (Buried, CardsPassed, CardsPassedPublic, DealEnded, Declared,
+from .events import (Buried, DealEnded, Declared,
                      GameEnded, KittyCardDrawn, KittyShown, KittyTaken, KittyTakenPublic, MatchPoints,
                      Played, PreKittyAction, Redealt, TrumpSet)
 from .trump import TRUMP, TrumpContext, trump_context
@@ -375,13 +375,8 @@ def _advance(s, ev: list) -> None:
                 return
             continue
         if s.phase == st.P_ROUND:
-            while s.round_passes < 4:
-                seat = s.round_next
-                if _may_declare(s, seat):
-                    s.turn, s.decision = seat, DecisionKind.DECLARE
-                    return
-                s.round_passes += 1
-                s.round_next = (seat + 1) % 4
+            if st.offer_round(s, _may_declare):
+                return
             if _after_declaring(s, ev):
                 return
             continue
@@ -447,17 +442,10 @@ def _start_tribute(s, ev: list) -> bool:
     if s.hands[giver][BIG_JOKER] >= 3:
         giver, dealer = dealer, giver  # reversed: the dealer gives
         ev.append(PreKittyAction(dealer, "tribute_reversed", ()))
-    hand = st._own_hand(s, giver)
+    hand = s.hands[giver]
     order = sorted((k for k in range(KINDS) for _ in range(hand[k])),
                    key=s.ctx.key.__getitem__, reverse=True)
-    cards = tuple(order[:count])
-    for k in cards:
-        hand[k] -= 1
-    rhand = st._own_hand(s, dealer)
-    for k in cards:
-        rhand[k] += 1
-    ev.append(CardsPassed(giver, dealer, cards, "tribute", (giver, dealer)))
-    ev.append(CardsPassedPublic(giver, dealer, count, "tribute"))
+    st.pass_cards(s, giver, dealer, order[:count], "tribute", ev)
     mp = list(s.deal_match_points)
     mp[giver] -= count
     mp[dealer] += count
@@ -560,13 +548,9 @@ def _do_return(s, a: Return, seat, dry):
     if dry:
         return None
     n = s.copy()
-    st._remove(n, seat, cards)
-    hand = st._own_hand(n, to)
-    for k in cards:
-        hand[k] += 1
+    ev: list = []
+    st.pass_cards(n, seat, to, cards, "tribute_return", ev)
     n.pending = None
-    ev: list = [CardsPassed(seat, to, cards, "tribute_return", (seat, to)),
-                CardsPassedPublic(seat, to, count, "tribute_return")]
     _take_kitty(n, ev)
     return n, tuple(ev)
 
