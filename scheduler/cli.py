@@ -112,7 +112,15 @@ def _cpu_model() -> str:
 
 def cmd_replay(args) -> int:
     from referee.rules.record import MatchRecord, verify
-    data = _load_json(args.record)
+    if args.db or not os.path.exists(args.record):
+        from .store import Store
+        store = Store(_db(args))
+        data = store.record(args.record)
+        if data is None:
+            raise SystemExit(f"arena replay: {args.record}: no such file, and no match record "
+                             f"with that id in {store.url}")
+    else:
+        data = _load_json(args.record)
     try:
         if isinstance(data, dict) and data.get("format") == "shengji-arena/match/1":
             games = data.get("games")
@@ -224,6 +232,153 @@ def cmd_demo(args) -> int:
         out=str(out / "match-demo.json"), per_decision_ms=2000, bank_ms=10000, max_strikes=3))
 
 
+DEFAULT_DB = "sqlite:///arena.db"
+
+
+def _db(args) -> str:
+    return args.db or os.environ.get("ARENA_DB") or DEFAULT_DB
+
+
+def _broker(args) -> str | None:
+    return getattr(args, "broker", None) or os.environ.get("ARENA_BROKER")
+
+
+def cmd_season_run(args) -> int:
+    from .league import open_season, run_distributed, run_local
+    from .season import SeasonError, load_season
+    from .standings import compute, table
+    from .store import Store
+    try:
+        season = load_season(args.file)
+        store = Store(_db(args))
+        left = open_season(season, store, workdir=Path(args.workdir), check=not args.no_check)
+    except SeasonError as e:
+        print(f"arena season run: {e}", file=sys.stderr)
+        print("nothing was enqueued", file=sys.stderr)
+        return 2
+    total = sum(store.counts(season.name).values())
+    broker = _broker(args)
+    mode = f"distributed over {broker}" if broker else f"local, {args.workers} workers"
+    print(f"season {season.name}: {season.variant}, {season.format}"
+          f"{', duplicate' if season.duplicate else ''}, {len(season.bots)} bots, {total} "
+          f"matches ({left} to play), store {store.url}, {mode}", file=sys.stderr)
+    t = time.perf_counter()
+    try:
+        if broker:
+            counts = run_distributed(store, season.name, broker, window=args.window,
+                                     requeue_after_s=args.lease, progress=not args.no_progress)
+        else:
+            counts = run_local(store, season.name, workers=args.workers, lease_s=args.lease,
+                               progress=not args.no_progress)
+    except KeyboardInterrupt:
+        c = store.counts(season.name)
+        print(f"\ninterrupted: {c['done']} of {total} matches done; run the same command again "
+              "to continue", file=sys.stderr)
+        return 130
+    print(f"played in {time.perf_counter() - t:.1f}s: {counts['done']} done, "
+          f"{counts['failed']} failed", file=sys.stderr)
+    st = compute(store.season(season.name), store.matches(season.name))
+    print(table(st))
+    return 0 if counts["failed"] == 0 else 1
+
+
+def cmd_worker(args) -> int:
+    db = _db(args)
+    if db.startswith("sqlite"):
+        print("arena worker: note: a SQLite store serves workers on this machine only; use "
+              "--db postgresql://... for many machines", file=sys.stderr)
+    env = dict(os.environ, ARENA_DB=db, ARENA_LEASE_S=str(args.lease))
+    env["ARENA_BROKER"] = _broker(args) or "redis://127.0.0.1:6379/0"
+    root = Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "protos")] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    cmd = [sys.executable, "-m", "celery", "-A", "scheduler.tasks", "worker", "-Q", "arena",
+           "--pool", "prefork", "--concurrency", str(args.concurrency), "--loglevel",
+           args.loglevel, "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    if args.hostname:
+        cmd += ["--hostname", args.hostname]
+    os.execvpe(cmd[0], cmd, env)
+    return 0
+
+
+def _season_row(args):
+    from .store import Store
+    store = Store(_db(args))
+    row = store.season(args.season)
+    if row is None:
+        known = ", ".join(store.season_names()) or "none"
+        raise SystemExit(f"arena: no season {args.season!r} in {store.url} (seasons there: "
+                         f"{known})")
+    return store, row
+
+
+def cmd_standings(args) -> int:
+    from .standings import compute, table, to_csv
+    store, row = _season_row(args)
+    st = compute(row, store.matches(args.season), samples=args.samples)
+    if args.json:
+        print(json.dumps(st.to_dict(), indent=1, ensure_ascii=False))
+    elif args.csv:
+        sys.stdout.write(to_csv(st))
+    else:
+        print(table(st))
+    return 0
+
+
+def cmd_matches(args) -> int:
+    store, _ = _season_row(args)
+    rows = store.matches(args.season)
+    if args.status:
+        rows = [r for r in rows if r["status"] == args.status]
+    print(f"{'match':<24} {'team 0':<14} {'team 1':<14} {'status':<8} {'tries':>5} "
+          f"{'net':>5} {'secs':>6}  note")
+    for r in rows:
+        seats = json.loads(r["seats_json"])
+        net = secs = note = ""
+        if r.get("summary_json"):
+            s = json.loads(r["summary_json"])
+            net = f"{s['net'][0]:+d}"
+            secs = f"{r['duration_s']:.1f}"
+            if s.get("forfeit_team") is not None:
+                note = f"team {s['forfeit_team']} forfeited"
+            elif s.get("faults"):
+                note = f"{s['faults']} fault(s)"
+        elif r.get("error"):
+            note = r["error"].splitlines()[0][:60]
+        print(f"{r['id']:<24} {seats[0]:<14} {seats[1]:<14} {r['status']:<8} "
+              f"{r['attempts']:>5} {net:>5} {secs:>6}  {note}")
+    c = {}
+    for r in rows:
+        c[r["status"]] = c.get(r["status"], 0) + 1
+    print(", ".join(f"{n} {k}" for k, n in sorted(c.items())) or "no matches")
+    return 0
+
+
+def cmd_bots_check(args) -> int:
+    from referee.bots import ManifestError, load_manifest
+    from referee.rules.options import rules_for
+    from .league import smoke_check
+    from .season import SeasonBot
+    try:
+        manifest = load_manifest(args.manifest)
+        rules_for(args.variant)
+    except (ManifestError, ValueError) as e:
+        print(f"arena bots check: {e}", file=sys.stderr)
+        return 2
+    bot = SeasonBot(manifest.name, manifest)
+    t = time.perf_counter()
+    why = smoke_check(bot, variant=args.variant, options={},
+                      time_control={"per_decision_ms": args.per_decision_ms},
+                      deal={"seed": args.seed, "levels": ["2", "2"], "dealer": 0},
+                      workdir=Path(args.workdir) / f"check-{manifest.name}")
+    if why:
+        print(f"FAIL {manifest.label} ({manifest.path}): {why}")
+        return 1
+    print(f"ok   {manifest.label} ({manifest.path}): one {args.variant} deal on seats 0 and 2 "
+          f"against random, no faults, {time.perf_counter() - t:.1f}s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="arena", description="Shengji Arena")
     sub = p.add_subparsers(dest="command", required=True)
@@ -249,7 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
         a.variant, a.deals))
 
     rep = sub.add_parser("replay", help="replay a match record without bots")
-    rep.add_argument("record")
+    rep.add_argument("record", help="a record file, or a match id in the store (--db)")
+    rep.add_argument("--db", help=f"the store (default $ARENA_DB or {DEFAULT_DB})")
     rep.add_argument("--verify", action="store_true", help="re-derive every event and the result")
     rep.add_argument("--seat", type=int, choices=range(4), help="print what this seat saw")
     rep.set_defaults(func=cmd_replay)
@@ -267,6 +423,59 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--bank-ms", type=int, default=10000)
     match.add_argument("--max-strikes", type=int, default=3)
     match.set_defaults(func=cmd_match)
+
+    season = sub.add_parser("season", help="league seasons")
+    ssub = season.add_subparsers(dest="season_command", required=True)
+    run = ssub.add_parser("run", help="play a season file's matches (resumable)")
+    run.add_argument("file", help="the season file (TOML)")
+    run.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    run.add_argument("--broker", help="a Redis URL: play through Celery workers (arena worker) "
+                     "instead of locally (default $ARENA_BROKER, else local)")
+    run.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1),
+                     help="local mode: matches played at once (default: the cpu count)")
+    run.add_argument("--lease", type=float, default=120.0, help="seconds a silent worker keeps "
+                     "a match before it is played elsewhere (default 120)")
+    run.add_argument("--window", type=int, default=64, help="distributed: matches in the "
+                     "queue at once (default 64)")
+    run.add_argument("--workdir", default="records/checks", help="where bots check keeps logs")
+    run.add_argument("--no-check", action="store_true", help="admit bots without bots check")
+    run.add_argument("--no-progress", action="store_true")
+    run.set_defaults(func=cmd_season_run)
+
+    worker = sub.add_parser("worker", help="start a Celery worker that plays league matches")
+    worker.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    worker.add_argument("--broker", help="the Redis URL (default $ARENA_BROKER or "
+                        "redis://127.0.0.1:6379/0)")
+    worker.add_argument("--concurrency", type=int, default=max(1, os.cpu_count() or 1))
+    worker.add_argument("--lease", type=float, default=120.0)
+    worker.add_argument("--loglevel", default="warning")
+    worker.add_argument("--hostname", help="the worker's Celery node name")
+    worker.set_defaults(func=cmd_worker)
+
+    stand = sub.add_parser("standings", help="a season's standings")
+    stand.add_argument("season")
+    stand.add_argument("--db")
+    fmt = stand.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--csv", action="store_true")
+    stand.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
+    stand.set_defaults(func=cmd_standings)
+
+    ms = sub.add_parser("matches", help="a season's matches and their state")
+    ms.add_argument("season")
+    ms.add_argument("--db")
+    ms.add_argument("--status", choices=["pending", "running", "done", "failed"])
+    ms.set_defaults(func=cmd_matches)
+
+    bots = sub.add_parser("bots", help="bot manifests")
+    bsub2 = bots.add_subparsers(dest="bots_command", required=True)
+    bc = bsub2.add_parser("check", help="a short smoke match a bot must pass to join a season")
+    bc.add_argument("manifest")
+    bc.add_argument("--variant", default="two-deck-fry")
+    bc.add_argument("--seed", default="check")
+    bc.add_argument("--per-decision-ms", type=int, default=2000)
+    bc.add_argument("--workdir", default="records/checks")
+    bc.set_defaults(func=cmd_bots_check)
 
     demo = sub.add_parser("demo", help="play a short game of each built variant with random players")
     demo.add_argument("--deals", type=int, default=4)

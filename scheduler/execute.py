@@ -1,0 +1,180 @@
+"""The match function every mode shares: claim a match, play it in a referee process, store it.
+
+``execute_match(db_url, match_id)`` is what a Celery task and a local pool worker both call. It
+never imports gRPC: the referee runs as its own process (``python -m referee.serve``), which
+dies with its parent. While the match plays, a thread renews the lease; the result is written
+once (first commit wins), so a retried or redelivered match is never counted twice.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from referee.rules.cards import RANK_TEXT
+
+from .store import DEFAULT_LEASE_S, Store, worker_name
+
+ROOT = Path(__file__).resolve().parent.parent
+_PR_SET_PDEATHSIG = 1
+
+
+class MatchFailed(RuntimeError):
+    """The referee process ended without a record."""
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: be killed when the process that started us dies."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def max_match_seconds(spec: dict) -> float:
+    """An upper bound on a match's wall time under its time control (a hung referee's limit)."""
+    tc = spec.get("time_control", {})
+    per = tc.get("per_decision_ms", 2000) / 1000
+    deals = len(spec.get("deals") or []) or spec.get("max_deals") or 30
+    # every seat may spend its whole bank; a deal has at most a few hundred decisions
+    return (tc.get("connect_timeout_ms", 15000) / 1000 + 4 * tc.get("bank_ms", 10000) / 1000
+            + deals * 400 * per + 60)
+
+
+def play(spec: dict, workdir: Path, heartbeat=None, every_s: float = 5.0) -> dict:
+    """Play ``spec`` in a referee process; returns the match record."""
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    spec_path = workdir / "spec.json"
+    out = workdir / "record.json"
+    spec_path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "protos")] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    cmd = [sys.executable, "-m", "referee.serve", str(spec_path), "--out", str(out),
+           "--workdir", str(workdir / "logs")]
+    with open(workdir / "referee.log", "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+    deadline = time.monotonic() + max_match_seconds(spec)
+    try:
+        while True:
+            try:
+                proc.wait(timeout=every_s)
+                break
+            except subprocess.TimeoutExpired:
+                if heartbeat is not None:
+                    heartbeat()
+                if time.monotonic() > deadline:
+                    raise MatchFailed(f"the referee ran past {max_match_seconds(spec):.0f} s")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if proc.returncode != 0 or not out.exists():
+        tail = (workdir / "referee.log").read_text(errors="replace")[-2000:]
+        raise MatchFailed(f"the referee exited with status {proc.returncode}: {tail}")
+    record = json.loads(out.read_text(encoding="utf-8"))
+    if record.get("faults"):
+        seats = sorted({f["seat"] for f in record["faults"]})
+        record["bot_logs"] = {str(s): _tail(workdir / "logs" / f"seat{s}.log") for s in seats}
+    return record
+
+
+def _tail(path: Path, n: int = 2000) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return ""
+
+
+def _level_index(text: str) -> int:
+    return RANK_TEXT.index(text)
+
+
+def summarize(record: dict) -> dict:
+    """Per deal: dealer, attackers, attackers' points, levels before and after; per team the
+    net level gain and the match score (1 win, 0.5 draw, 0 loss; a forfeit loses)."""
+    deals = []
+    seat_points = [0, 0, 0, 0]
+    have_points = False
+    wrap = (record.get("rules") or {}).get("after_ace") == "wrap"
+    for game in record.get("games", []):
+        started = None
+        for e in game.get("events", []):
+            if e["event"] == "DealStarted":
+                started = e
+                dealer = e["dealer"]
+            elif e["event"] == "DealerSet":
+                dealer = e["seat"]  # declared, overturned or set by the rules mid-deal
+            elif e["event"] == "DealEnded" and started is not None:
+                before = [_level_index(x) for x in started["levels"]]
+                after = [_level_index(x) for x in e["levels"]]
+                # a team sent back (a J/A reset, a demotion) loses levels; a long drop is a
+                # wrap past A (two-deck-fry), a gain
+                gain = [a - b + (13 if wrap and b - a >= 7 else 0) for a, b in zip(after, before)]
+                deals.append({"dealer": dealer,
+                              "attackers": None if dealer is None else 1 - dealer % 2,
+                              "attacker_total": e["attacker_total"],
+                              "before": started["levels"], "after": e["levels"], "gain": gain})
+                started = None
+        mp = (game.get("result") or {}).get("match_points")
+        if mp:
+            have_points = True
+            seat_points = [a + b for a, b in zip(seat_points, mp)]
+    result = record.get("result", {})
+    net0 = sum(d["gain"][0] - d["gain"][1] for d in deals)
+    forfeit = result.get("forfeit")
+    if forfeit:
+        score = [0.0, 1.0] if forfeit["team"] == 0 else [1.0, 0.0]
+    else:
+        score = [1.0, 0.0] if net0 > 0 else [0.0, 1.0] if net0 < 0 else [0.5, 0.5]
+    return {"seats": record.get("seats"), "deals": deals, "net": [net0, -net0],
+            "score": score, "forfeit_team": forfeit["team"] if forfeit else None,
+            "strikes": result.get("strikes"), "faults": len(record.get("faults", [])),
+            "match_points": seat_points if have_points else None}
+
+
+def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_S,
+                  owner: str | None = None, workroot: str | None = None) -> str:
+    """Claim, play and store one match. Returns "done", "counted" (a duplicate delivery whose
+    result was already written), "busy" (another worker holds a live lease or it is finished),
+    "retry" or "failed"."""
+    owner = owner or worker_name()
+    store = Store(db_url)
+    row = store.claim(match_id, owner, lease_s)
+    if row is None:
+        return "busy"
+    spec = json.loads(row["spec_json"])
+    stop = threading.Event()
+
+    def renew_loop() -> None:  # the lease outlives a long match only while we are alive
+        while not stop.wait(lease_s / 4):
+            try:
+                store.renew(match_id, owner, lease_s)
+            except Exception:  # a store hiccup: the next renewal tries again
+                pass
+
+    renewer = threading.Thread(target=renew_loop, daemon=True)
+    renewer.start()
+    started = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-", dir=workroot) as tmp:
+            record = play(spec, Path(tmp))
+        duration = time.monotonic() - started
+        written = store.finish(match_id, row["season"], record["result"], summarize(record),
+                               record, duration, owner)
+        return "done" if written else "counted"
+    except Exception as e:  # anything: the match goes back for another attempt
+        return "retry" if store.give_back(match_id, owner, f"{type(e).__name__}: {e}") \
+            == "pending" else "failed"
+    finally:
+        stop.set()

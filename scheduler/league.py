@@ -1,0 +1,188 @@
+"""Running a season: admit its bots, write its matches to the store, play them.
+
+Two ways to play, one match function (``execute.execute_match``):
+
+- local (the default): a process pool on this machine, no servers;
+- distributed: Celery tasks over Redis, played by ``arena worker`` processes on any machine
+  that reaches the broker and the store. This process stays the reconciler: it enqueues in a
+  bounded window and re-enqueues matches whose message was lost (a flushed or restarted
+  broker) or whose lease expired (a killed worker).
+
+Either way a season is resumable: running it again plays only what is not done.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from .execute import MatchFailed, execute_match, play
+from .season import Season, SeasonError
+from .store import DEFAULT_LEASE_S, Store, plan_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE_PARTNER = ROOT / "sample_bots" / "python" / "random"
+
+
+def _progress(total: int, done: int, desc: str, enabled: bool):
+    from tqdm import tqdm
+    return tqdm(total=total, initial=done, desc=desc, unit="match", disable=not enabled,
+                dynamic_ncols=True, file=sys.stderr, smoothing=0.1)
+
+
+def smoke_check(bot, *, variant: str, options: dict, time_control: dict, deal: dict,
+                workdir: Path) -> str | None:
+    """``bots check``: one short match, the bot on seats 0 and 2 against the random sample bot,
+    under the given rules. Returns None when the bot played it without a fault, else why not."""
+    from referee.bots import load_manifest
+    from .season import SeasonBot
+    partner = SeasonBot("smoke-random", load_manifest(SMOKE_PARTNER))
+    spec = {"match_id": f"check-{bot.name}", "variant": variant, "options": options,
+            "deals": [deal], "time_control": time_control,
+            "seats": [bot.name, partner.name, bot.name, partner.name],
+            "bots": [bot.to_dict(), partner.to_dict(), bot.to_dict(), partner.to_dict()]}
+    try:
+        record = play(spec, workdir)
+    except MatchFailed as e:
+        return f"the check match did not finish: {e}"
+    faults = [f for f in record.get("faults", []) if f["seat"] in (0, 2)]
+    if faults:
+        f = faults[0]
+        log = (record.get("bot_logs") or {}).get(str(f["seat"]), "").strip().splitlines()
+        tail = f"; its output ends: {log[-1]}" if log else ""
+        return f"{f['kind']}: {f['reason']} ({len(faults)} fault(s) in one deal){tail}"
+    return None
+
+
+def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dict[str, str]:
+    """Check every bot not yet admitted at its current content; raise SeasonError if one fails.
+    Writes nothing to the store; returns {bot name: content hash} of the bots it checked."""
+    checked: dict[str, str] = {}
+    known = {b["name"]: b for b in store.bots(season.name)} if store.season(season.name) else {}
+    for i, bot in enumerate(season.bots):
+        h = bot.manifest.content_hash()
+        prior = known.get(bot.name)
+        if prior and prior["content_hash"] != h:
+            raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
+                              f"changed since season {season.name!r} started (content "
+                              f"{prior['content_hash']} -> {h}); results would mix versions: "
+                              "give the season a new name")
+        if prior and prior["checked_hash"] == h:
+            continue
+        print(f"bots check {bot.name} ({bot.manifest.label}) ...", file=out, flush=True)
+        why = smoke_check(bot, variant=season.variant, options=season.options,
+                          time_control={**season.time_control, **season.fault_policy},
+                          deal=season.deal_set(0, 0)[0], workdir=workdir / f"check-{bot.name}")
+        if why:
+            raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
+                              f"({bot.manifest.path}) fails bots check: {why}")
+        checked[bot.name] = h
+    return checked
+
+
+def open_season(season: Season, store: Store, *, workdir: Path, check: bool = True,
+                out=sys.stderr) -> int:
+    """Create the season in the store (or confirm it matches the stored one); returns the
+    number of matches still to play."""
+    existing = store.season(season.name)
+    if existing and existing["config_hash"] != season.config_hash():
+        stored = json.loads(existing["config_json"])
+        now = season.config()
+        diff = [k for k in now if now[k] != stored.get(k)]
+        raise SeasonError(f"{season.path}: season {season.name!r} already exists in the store "
+                          f"with a different {', '.join(repr(d) for d in diff)}; give the "
+                          "season a new name to start another")
+    checked = admit(season, store, workdir=workdir, out=out) if check else {}
+    if not existing:
+        bot_rows = [{"name": b.name, "version": b.manifest.version,
+                     "content_hash": b.manifest.content_hash(),
+                     "manifest_json": json.dumps(b.to_dict()),
+                     "checked_hash": checked.get(b.name)} for b in season.bots]
+        store.create_season(season.name, season.config(), season.config_hash(),
+                            str(season.path), bot_rows, plan_rows(season, season.plan()))
+    else:
+        for name, h in checked.items():
+            store.mark_checked(season.name, name, h)
+    c = store.counts(season.name)
+    return c["pending"] + c["running"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_local(store: Store, season_name: str, *, workers: int = 2,
+              lease_s: float = DEFAULT_LEASE_S, progress: bool = True) -> dict[str, int]:
+    """Play the season's remaining matches in a local process pool; returns the final counts."""
+    store.release_owned(season_name, _alive)  # matches of an interrupted earlier run
+    counts = store.counts(season_name)
+    total = sum(counts.values())
+    bar = _progress(total, counts["done"] + counts["failed"], f"{season_name} (local)",
+                    progress)
+    ctx = multiprocessing.get_context("spawn")
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            while True:
+                todo = store.pending_ids(season_name)
+                if not todo:
+                    break
+                futures = {pool.submit(execute_match, store.url, mid, lease_s=lease_s)
+                           for mid in todo}
+                busy = 0
+                while futures:
+                    finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+                    for f in finished:
+                        outcome = f.result()
+                        if outcome in ("done", "failed", "counted"):
+                            bar.update(1)
+                        elif outcome == "busy":
+                            busy += 1
+                if busy == len(todo):  # all held by live leases elsewhere: wait for them
+                    time.sleep(min(5.0, lease_s / 4))
+    finally:
+        bar.close()
+    return store.counts(season_name)
+
+
+def run_distributed(store: Store, season_name: str, broker: str, *, window: int = 64,
+                    requeue_after_s: float = DEFAULT_LEASE_S, poll_s: float = 1.0,
+                    progress: bool = True, timeout_s: float | None = None) -> dict[str, int]:
+    """Enqueue the season's matches as Celery tasks and reconcile until every one is done."""
+    from .tasks import make_app
+    app = make_app(broker)
+    counts = store.counts(season_name)
+    total = sum(counts.values())
+    shown = counts["done"] + counts["failed"]
+    bar = _progress(total, shown, f"{season_name} (distributed)", progress)
+    started = time.monotonic()
+    try:
+        while True:
+            counts = store.counts(season_name)
+            finished = counts["done"] + counts["failed"]
+            if finished > shown:
+                bar.update(finished - shown)
+                shown = finished
+            if counts["pending"] + counts["running"] == 0:
+                break
+            room = max(0, window - counts["running"]
+                       - store.queued(season_name, requeue_after_s))
+            for mid in store.due(season_name, requeue_after_s, limit=room):
+                app.send_task("arena.play_match", args=[mid], queue="arena")
+            if timeout_s is not None and time.monotonic() - started > timeout_s:
+                raise TimeoutError(f"season {season_name!r} not finished after {timeout_s} s: "
+                                   f"{counts}")
+            time.sleep(poll_s)
+    finally:
+        bar.close()
+    return counts

@@ -1,0 +1,266 @@
+"""Season files: which bots play, under which rules, in which format, on which cards.
+
+A season file is TOML::
+
+    name = "spring"
+    variant = "two-deck-fry"          # one of the built variants
+    format = "round_robin"            # round_robin | double_round_robin | gauntlet
+    duplicate = true                  # each deal set twice, partnerships swapped (default)
+    deal_sets = 4                     # deal sets per pairing (per leg)
+    deals_per_set = 4                 # deals in one match
+    seed = "spring-2026"
+    start_levels = ["2", "2"]         # levels every deal starts from
+    # gauntlet = "greedy"             # gauntlet only: the bot that plays the field
+
+    [options]                         # rule options over the variant's preset
+    throw_penalty = 10
+
+    [time_control]                    # per_decision_ms, bank_ms
+    [fault_policy]                    # max_strikes, reconnect_window_ms, connect_timeout_ms
+
+    [[bots]]
+    manifest = "bots/greedy"          # a bot.toml or its folder, relative to this file
+    # name = "greedy-2"               # optional: enter the same manifest twice
+
+Every error names the file, the field and what was expected. The match list is a pure function
+of the file (and the bots' content hashes), so a season can be resumed or re-run anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.bots import Manifest, ManifestError, load_manifest
+from referee.rules.cards import RANK_TEXT
+
+FORMATS = ("round_robin", "double_round_robin", "gauntlet")
+_TOP = {"name", "variant", "format", "duplicate", "deal_sets", "deals_per_set", "seed",
+        "start_levels", "gauntlet", "options", "time_control", "fault_policy", "bots",
+        "description"}
+_TIME = {"per_decision_ms": 2000, "bank_ms": 10000}
+_FAULT = {"max_strikes": 3, "reconnect_window_ms": 5000, "connect_timeout_ms": 15000}
+_BOT = {"manifest", "name"}
+
+
+class SeasonError(ValueError):
+    """A season file that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class SeasonBot:
+    name: str             # unique within the season
+    manifest: Manifest
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.manifest
+        return {"name": self.name, "manifest_name": m.name, "version": m.version,
+                "command": list(m.command), "protocol": m.protocol, "folder": str(m.folder),
+                "path": str(m.path) if m.path else None}
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    """One match of a season: who sits where, and on which deals."""
+
+    match_id: str
+    ordinal: int
+    pairing: str          # "a|b": the two bots, in season order
+    leg: int
+    deal_set: int
+    mirror: bool          # the second match of a duplicate pair (partnerships swapped)
+    seats: tuple[str, str, str, str]
+    deals: tuple[dict, ...]
+
+    @property
+    def cluster(self) -> str:
+        """The matches that share cards (a duplicate pair) share a cluster."""
+        return f"{self.pairing}#{self.leg}#{self.deal_set}"
+
+
+@dataclass(frozen=True)
+class Season:
+    path: Path
+    name: str
+    variant: str
+    format: str
+    duplicate: bool
+    deal_sets: int
+    deals_per_set: int
+    seed: str
+    start_levels: tuple[str, str]
+    gauntlet: str | None
+    options: dict[str, Any]
+    time_control: dict[str, int]
+    fault_policy: dict[str, int]
+    bots: tuple[SeasonBot, ...]
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    def config(self) -> dict[str, Any]:
+        """What defines the season's matches (stored; a resumed season must match it)."""
+        return {"name": self.name, "variant": self.variant, "format": self.format,
+                "duplicate": self.duplicate, "deal_sets": self.deal_sets,
+                "deals_per_set": self.deals_per_set, "seed": self.seed,
+                "start_levels": list(self.start_levels), "gauntlet": self.gauntlet,
+                "options": self.options, "time_control": self.time_control,
+                "fault_policy": self.fault_policy, "bots": [b.name for b in self.bots]}
+
+    def config_hash(self) -> str:
+        text = json.dumps(self.config(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def pairings(self) -> list[tuple[str, str, int]]:
+        """(bot a, bot b, leg) for every pairing of the format."""
+        names = [b.name for b in self.bots]
+        if self.format == "gauntlet":
+            return [(self.gauntlet, n, 0) for n in names if n != self.gauntlet]
+        legs = 2 if self.format == "double_round_robin" else 1
+        return [(a, b, leg) for leg in range(legs) for a, b in itertools.combinations(names, 2)]
+
+    def deal_set(self, leg: int, k: int) -> tuple[dict, ...]:
+        """The deals of set ``k`` of ``leg``: the same cards for every pairing."""
+        return tuple({"seed": f"{self.seed}:leg{leg}:set{k}:deal{j}",
+                      "levels": list(self.start_levels), "dealer": j % 4}
+                     for j in range(self.deals_per_set))
+
+    def plan(self) -> list[MatchPlan]:
+        """Every match of the season, in the order they are enqueued."""
+        out: list[MatchPlan] = []
+        for p, (a, b, leg) in enumerate(self.pairings()):
+            for k in range(self.deal_sets):
+                deals = self.deal_set(leg, k)
+                if self.duplicate:
+                    layouts = [(a, b, False), (b, a, True)]
+                else:  # plain: one match per deal set, seating alternating
+                    first = (a, b) if (k + leg) % 2 == 0 else (b, a)
+                    layouts = [(first[0], first[1], False)]
+                if leg == 1 and self.duplicate:
+                    layouts.reverse()
+                for team0, team1, mirror in layouts:
+                    ordinal = len(out)
+                    out.append(MatchPlan(
+                        match_id=f"{self.name}-{ordinal:05d}", ordinal=ordinal,
+                        pairing=f"{a}|{b}", leg=leg, deal_set=k, mirror=mirror,
+                        seats=(team0, team1, team0, team1), deals=deals))
+        return out
+
+    def match_spec(self, plan: MatchPlan) -> dict[str, Any]:
+        """What the referee process needs to play ``plan`` (plain data, JSON)."""
+        by_name = {b.name: b for b in self.bots}
+        return {"match_id": plan.match_id, "variant": self.variant, "options": self.options,
+                "deals": list(plan.deals),
+                "time_control": {**self.time_control, **self.fault_policy},
+                "seats": list(plan.seats),
+                "bots": [by_name[n].to_dict() for n in plan.seats]}
+
+
+def _expect(ok: bool, path: Path, name: str, value: Any, expected: str) -> None:
+    if not ok:
+        raise SeasonError(f"{path}: field {name!r} = {value!r}: expected {expected}")
+
+
+def _table(data: dict, key: str, defaults: dict[str, int], path: Path) -> dict[str, int]:
+    got = data.get(key, {})
+    _expect(isinstance(got, dict), path, key, got, "a table such as [" + key + "]")
+    unknown = set(got) - set(defaults)
+    if unknown:
+        raise SeasonError(f"{path}: field {key}.{sorted(unknown)[0]!r}: unknown; expected one "
+                          f"of {', '.join(sorted(defaults))}")
+    out = dict(defaults)
+    for k, v in got.items():
+        _expect(isinstance(v, int) and not isinstance(v, bool) and v > 0, path, f"{key}.{k}",
+                v, "a positive integer (milliseconds or a count)")
+        out[k] = v
+    return out
+
+
+def load_season(path: str | Path) -> Season:
+    """Read and check a season file (and every bot manifest it names)."""
+    from referee.rules.options import rules_for
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SeasonError(f"{path}: no such season file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SeasonError(f"{path}: not valid TOML: {e}") from None
+    unknown = set(data) - _TOP
+    if unknown:
+        raise SeasonError(f"{path}: field {sorted(unknown)[0]!r}: unknown; expected one of "
+                          f"{', '.join(sorted(_TOP))}")
+    for f in ("name", "variant", "bots"):
+        if f not in data:
+            raise SeasonError(f"{path}: missing field {f!r}")
+    name = data["name"]
+    _expect(isinstance(name, str) and name.replace("-", "").replace("_", "").isalnum(), path,
+            "name", name, "a name of letters, digits, '-' and '_'")
+    variant = data["variant"]
+    options = data.get("options", {})
+    _expect(isinstance(options, dict), path, "options", options, "a table [options]")
+    try:
+        rules = rules_for(variant, options)
+    except ValueError as e:
+        field_name = "variant" if "variant" in str(e) and "option" not in str(e) else "options"
+        raise SeasonError(f"{path}: field {field_name!r}: {e}") from None
+    except TypeError as e:
+        raise SeasonError(f"{path}: field 'options': {e}") from None
+    fmt = data.get("format", "round_robin")
+    _expect(fmt in FORMATS, path, "format", fmt, "one of " + ", ".join(FORMATS))
+    duplicate = data.get("duplicate", True)
+    _expect(isinstance(duplicate, bool), path, "duplicate", duplicate, "true or false")
+    counts = {}
+    for f, default in (("deal_sets", 2), ("deals_per_set", 4)):
+        v = data.get(f, default)
+        _expect(isinstance(v, int) and not isinstance(v, bool) and v >= 1, path, f, v,
+                "an integer >= 1")
+        counts[f] = v
+    seed = data.get("seed", name)
+    _expect(isinstance(seed, (str, int)) and not isinstance(seed, bool), path, "seed", seed,
+            "a string or an integer")
+    levels = data.get("start_levels", [rules.start_level] * 2)
+    _expect(isinstance(levels, list) and len(levels) == 2 and all(x in RANK_TEXT for x in levels),
+            path, "start_levels", levels, "two ranks such as [\"2\", \"2\"] (2-10, J, Q, K, A)")
+    time_control = _table(data, "time_control", _TIME, path)
+    fault_policy = _table(data, "fault_policy", _FAULT, path)
+    bots_data = data["bots"]
+    _expect(isinstance(bots_data, list) and len(bots_data) >= 2, path, "bots", "...",
+            "at least two [[bots]] entries, each with manifest = \"path/to/bot\"")
+    bots: list[SeasonBot] = []
+    for i, entry in enumerate(bots_data):
+        where = f"bots[{i}]"
+        _expect(isinstance(entry, dict), path, where, entry, "a table with manifest = \"...\"")
+        unknown = set(entry) - _BOT
+        if unknown:
+            raise SeasonError(f"{path}: field {where}.{sorted(unknown)[0]!r}: unknown; expected "
+                              f"one of {', '.join(sorted(_BOT))}")
+        if "manifest" not in entry:
+            raise SeasonError(f"{path}: field {where}.manifest: missing; expected the path of "
+                              "a bot.toml or its folder")
+        try:
+            manifest = load_manifest(path.parent / entry["manifest"])
+        except ManifestError as e:
+            raise SeasonError(f"{path}: field {where}.manifest: {e}") from None
+        bot_name = entry.get("name", manifest.name)
+        _expect(isinstance(bot_name, str) and bot_name and "|" not in bot_name, path,
+                f"{where}.name", bot_name, "a non-empty name without '|'")
+        if any(b.name == bot_name for b in bots):
+            raise SeasonError(f"{path}: field {where}.name: {bot_name!r} is already in the "
+                              "season; give one of them another name = \"...\"")
+        bots.append(SeasonBot(bot_name, manifest))
+    gauntlet = data.get("gauntlet")
+    if fmt == "gauntlet":
+        _expect(gauntlet in [b.name for b in bots], path, "gauntlet", gauntlet,
+                "the name of one of the season's bots: " + ", ".join(b.name for b in bots))
+    elif gauntlet is not None:
+        raise SeasonError(f"{path}: field 'gauntlet': only for format = \"gauntlet\" (the "
+                          f"format is {fmt!r})")
+    return Season(path=path, name=name, variant=variant, format=fmt, duplicate=duplicate,
+                  deal_sets=counts["deal_sets"], deals_per_set=counts["deals_per_set"],
+                  seed=str(seed), start_levels=(levels[0], levels[1]), gauntlet=gauntlet,
+                  options=options, time_control=time_control, fault_policy=fault_policy,
+                  bots=tuple(bots), raw=data)
