@@ -169,7 +169,7 @@ def _table(data: dict, key: str, defaults: dict[str, int], path: Path) -> dict[s
     _expect(isinstance(got, dict), path, key, got, "a table such as [" + key + "]")
     unknown = set(got) - set(defaults)
     if unknown:
-        raise SeasonError(f"{path}: field {key}.{sorted(unknown)[0]!r}: unknown; expected one "
+        raise SeasonError(f"{path}: field {key}.{sorted(unknown)[0]}: unknown; expected one "
                           f"of {', '.join(sorted(defaults))}")
     out = dict(defaults)
     for k, v in got.items():

@@ -3,8 +3,9 @@
 The unit of a result is what removes the luck of the cards. In a duplicate season that is the
 duplicate pair: the two matches on the same deals with the partnerships swapped; a bot wins the
 pair when its net level gain over both matches is larger than its opponent's. In a plain season
-it is the match. Ratings are a Bradley-Terry fit of those results on the Elo scale, with 95%
-intervals from resampling whole units (a pair is never split).
+it is the match. Ratings are a Bradley-Terry fit of those results on the Elo scale; the 95%
+interval of each bot is the envelope of a bootstrap that resamples whole units (a pair is never
+split) and one that simulates the season from the fitted ratings (see ``ratings``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
-from .ratings import bootstrap_intervals
+from .ratings import rating_intervals
+
+#: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and
+#: keeps a one-sided record finite (3-0 between two bots is not yet evidence at 95%)
+PRIOR = 2.0
 
 
 @dataclass
@@ -151,7 +156,7 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
             h2h[b][a][0] += 1 - sc
             h2h[b][a][1] += 1
     if units:
-        intervals = bootstrap_intervals(units, names, samples=samples, seed=seed)
+        intervals = rating_intervals(units, names, samples=samples, seed=seed, prior=PRIOR)
         for n, (r, lo, hi) in intervals.items():
             lines[n].rating, lines[n].low, lines[n].high = r, lo, hi
     ranked = sorted(lines.values(), key=lambda b: (-b.rating, -b.score, b.name))
@@ -198,7 +203,8 @@ def table(st: Standings) -> str:
                 cells.append(f"{f'{sc:g}/{n}':>{width}}" if n else f"{'.':>{width}}")
         out.append(f"{a[:width]:<{width}} " + " ".join(cells))
     out.append("")
-    out.append("rating: Bradley-Terry on the Elo scale (mean 0); interval: 95% bootstrap over "
+    out.append("rating: Bradley-Terry on the Elo scale (mean 0); interval: 95%, resampled and "
+               "simulated, over "
                f"{unit}; levels: net level gain; att pts / conceded: mean points per deal")
     return "\n".join(out)
 

@@ -1,0 +1,114 @@
+"""Shared pieces of the league tests: season files, stores, real Celery worker processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from conftest import ROOT
+
+BOTS = ROOT / "sample_bots" / "python"
+PG_URL = os.environ.get("ARENA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("ARENA_TEST_REDIS", "redis://127.0.0.1:6379/9")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def season_file(folder: Path, name: str, bots: list[str | tuple[str, str]], *,
+                variant: str = "two-deck-fry", deal_sets: int = 2, deals_per_set: int = 2,
+                extra: str = "", fmt: str = "round_robin", duplicate: bool = True) -> Path:
+    """Write a season file; ``bots`` are manifest paths or (manifest, name)."""
+    lines = [f'name = "{name}"', f'variant = "{variant}"', f'format = "{fmt}"',
+             f"duplicate = {'true' if duplicate else 'false'}", f"deal_sets = {deal_sets}",
+             f"deals_per_set = {deals_per_set}", f'seed = "{name}"', extra]
+    for b in bots:
+        manifest, alias = b if isinstance(b, tuple) else (b, None)
+        lines.append("[[bots]]")
+        lines.append(f'manifest = "{manifest}"')
+        if alias:
+            lines.append(f'name = "{alias}"')
+    path = folder / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "protos")])
+    return e
+
+
+def arena(*args: str, cwd: Path | None = None, timeout: float = 300,
+          check: bool = False) -> subprocess.CompletedProcess:
+    """Run the arena command line in its own process."""
+    p = subprocess.run([sys.executable, "-m", "scheduler.cli", *args], cwd=cwd or ROOT,
+                       env=env(), capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"arena {' '.join(args)}: exit {p.returncode}\n{p.stdout}\n"
+                             f"{p.stderr}")
+    return p
+
+
+class Worker:
+    """``arena worker`` as a real process group (Celery main process and its pool)."""
+
+    def __init__(self, db: str, log: Path, *, concurrency: int = 1, lease: float = 3.0,
+                 broker: str = REDIS_URL) -> None:
+        self.log_path = log
+        self.log = open(log, "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "scheduler.cli", "worker", "--db", db, "--broker", broker,
+             "--concurrency", str(concurrency), "--lease", str(lease), "--loglevel", "info",
+             "--hostname", f"{uuid.uuid4().hex[:6]}@test"],
+            cwd=ROOT, env=env(), stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.log_path.read_text(errors="replace")
+            if "ready." in text:
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the worker exited: {text[-3000:]}")
+            time.sleep(0.2)
+        raise AssertionError(f"the worker did not become ready: {self.log_path.read_text()}")
+
+    def kill9(self) -> None:
+        """SIGKILL the whole worker: main process, pool processes, the referee they started."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(20)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                self.kill9()
+        self.log.close()
+
+
+def flush_redis(url: str = REDIS_URL) -> None:
+    import redis
+    redis.Redis.from_url(url).flushdb()
+
+
+def wait_for(predicate, timeout: float, what: str, poll: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -1,0 +1,284 @@
+"""Leagues end to end: season files, the store, local and Celery modes, failures, standings.
+
+Real components throughout: bot processes, a referee process per match, SQLite files, the
+PostgreSQL server at 127.0.0.1:5432 (database ``test``), Redis at 127.0.0.1:6379 (database 9)
+and Celery worker processes started with ``arena worker``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from league_helpers import (BOTS, PG_URL, REDIS_URL, Worker, arena, env, flush_redis,
+                            season_file, unique, wait_for)
+
+from conftest import ROOT
+from scheduler.league import open_season, run_distributed, run_local
+from scheduler.season import SeasonError, load_season
+from scheduler.standings import compute
+from scheduler.store import Store
+
+GREEDY = BOTS / "greedy"
+RANDOM = BOTS / "random"
+
+
+def _standings(store: Store, name: str) -> dict:
+    d = compute(store.season(name), store.matches(name), samples=200).to_dict()
+    d.pop("season")
+    return d
+
+
+def _exactly_once(store: Store, name: str) -> None:
+    counts = store.counts(name)
+    total = sum(counts.values())
+    assert counts["done"] == total, counts
+    assert store.result_count(name) == total  # one result row per match, never two
+
+
+@pytest.fixture()
+def pg():
+    try:
+        store = Store(PG_URL)
+        store.season_names()
+    except Exception as e:  # a missing server is a failure here, not a skip
+        pytest.fail(f"PostgreSQL at {PG_URL} is needed for the league tests: {e}")
+    return PG_URL
+
+
+# -- the distributed mode gives what the local mode gives -------------------------------------
+def test_celery_workers_on_postgres_give_the_local_standings(tmp_path, pg):
+    name = unique("same")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM, (GREEDY, "greedy-2")], deal_sets=1)
+    season = load_season(path)
+    local = Store(f"sqlite:///{tmp_path}/local.db")
+    open_season(season, local, workdir=tmp_path / "checks", check=False)
+    counts = run_local(local, name, workers=2, progress=False)
+    assert counts["done"] == 6 and counts["failed"] == 0
+
+    flush_redis()
+    remote = Store(pg)
+    open_season(season, remote, workdir=tmp_path / "checks", check=False)
+    workers = [Worker(pg, tmp_path / f"w{i}.log", concurrency=1) for i in range(2)]
+    try:
+        for w in workers:
+            w.wait_ready()
+        run_distributed(remote, name, REDIS_URL, progress=False, timeout_s=240)
+    finally:
+        for w in workers:
+            w.stop()
+    _exactly_once(remote, name)
+    logs = "".join((tmp_path / f"w{i}.log").read_text() for i in range(2))
+    assert "done" in logs and "grpc was imported" not in logs
+    # both workers played (two processes on the queue)
+    played_by = {r["worker"] for r in remote.matches(name)}
+    assert len(played_by) >= 2, played_by
+    assert _standings(remote, name) == _standings(local, name)
+    record = remote.record(f"{name}-00000")
+    assert record["result"]["forfeit"] is None and record["faults"] == []
+
+
+# -- failures --------------------------------------------------------------------------------
+def _distributed_season(tmp_path, pg, prefix: str, deals_per_set: int):
+    """A fresh season on PostgreSQL, one worker with a 3 s lease, and the reconciler running
+    in a thread; returns (name, store, worker, thread)."""
+    flush_redis()
+    name = unique(prefix)
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=3,
+                       deals_per_set=deals_per_set)
+    store = Store(pg)
+    open_season(load_season(path), store, workdir=tmp_path / "checks", check=False)
+    worker = Worker(pg, tmp_path / "first.log", lease=3)
+    worker.wait_ready()
+    runner = threading.Thread(target=run_distributed, args=(store, name, REDIS_URL),
+                              kwargs={"requeue_after_s": 3, "progress": False,
+                                      "timeout_s": 240})
+    runner.start()
+    return name, store, worker, runner
+
+
+def test_a_worker_killed_mid_match_loses_nothing_and_counts_nothing_twice(tmp_path, pg):
+    name, store, first, runner = _distributed_season(tmp_path, pg, "kill", 2)
+    second = None
+    try:
+        # well inside a match: bots connected, deals under way
+        wait_for(lambda: any(m["status"] == "running" and time.time() - m["started_at"] > 0.7
+                             for m in store.matches(name)), 60, "a match under way")
+        first.kill9()
+        orphaned = [m for m in store.matches(name) if m["status"] == "running"]
+        assert len(orphaned) == 1  # its lease now runs out with nobody to renew it
+        victim = orphaned[0]
+        second = Worker(pg, tmp_path / "second.log", lease=3)
+        second.wait_ready()
+        runner.join(240)
+    finally:
+        first.stop()
+        if second:
+            second.stop()
+    assert not runner.is_alive()
+    _exactly_once(store, name)
+    again = store.match(victim["id"])
+    assert again["attempts"] >= 2  # played again after the lease expired
+    assert store.record(victim["id"])["result"]["forfeit"] is None
+
+
+def test_a_flushed_redis_mid_season_loses_nothing(tmp_path, pg):
+    name, store, worker, runner = _distributed_season(tmp_path, pg, "flush", 1)
+    try:
+        wait_for(lambda: store.counts(name)["done"] >= 1, 120, "the first match")
+        flush_redis()  # every queued message is gone
+        runner.join(240)
+    finally:
+        worker.stop()
+    assert not runner.is_alive()
+    _exactly_once(store, name)
+
+
+def test_an_interrupted_local_season_continues_where_it_stopped(tmp_path):
+    name = unique("resume")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=3, deals_per_set=1)
+    db = f"sqlite:///{tmp_path}/season.db"
+    proc = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "season", "run", str(path),
+                             "--db", db, "--workers", "1", "--no-check", "--no-progress"],
+                            cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    store = Store(db)
+    wait_for(lambda: store.season(name) and store.counts(name)["done"] >= 1, 120,
+             "the first match")
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "run the same command again" in err
+    before = {m["id"]: m for m in store.matches(name) if m["status"] == "done"}
+    assert 1 <= len(before) < 6
+    p = arena("season", "run", str(path), "--db", db, "--workers", "2", "--no-check",
+              "--no-progress", cwd=tmp_path, check=True)
+    assert f"({6 - len(before)} to play)" in p.stderr or "to play" in p.stderr
+    _exactly_once(store, name)
+    after = {m["id"]: m for m in store.matches(name)}
+    for mid, m in before.items():  # finished matches were not played again
+        assert after[mid]["finished_at"] == m["finished_at"] and after[mid]["attempts"] == 1
+    assert "greedy" in p.stdout and "rating" in p.stdout
+
+
+def test_the_store_counts_a_match_once_whoever_finishes_it(tmp_path):
+    name = unique("once")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=1)
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    open_season(load_season(path), store, workdir=tmp_path, check=False)
+    mid = f"{name}-00000"
+    assert store.claim(mid, "a:1", lease_s=60) is not None
+    assert store.claim(mid, "b:2", lease_s=60) is None        # leased: nobody else
+    assert store.claim(mid, "b:2", lease_s=60) is None
+    store.renew(mid, "a:1", lease_s=-1)                         # a's lease runs out
+    assert store.claim(mid, "b:2", lease_s=60)["attempts"] == 2  # b takes it over
+    summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
+    assert store.finish(mid, name, {"r": 1}, summary, {"x": 1}, 1.0, "b:2") is True
+    assert store.finish(mid, name, {"r": 2}, summary, {"x": 2}, 1.0, "a:1") is False
+    assert store.result_count(name) == 1
+    assert store.record(mid) == {"x": 1}   # the first commit won
+    assert store.claim(mid, "c:3", lease_s=60) is None         # done: never again
+
+
+# -- bad input --------------------------------------------------------------------------------
+BAD = [
+    ('varient = "two-deck-fry"', "varient", "unknown; expected one of"),
+    ('format = "swiss"', "format", "round_robin, double_round_robin, gauntlet"),
+    ("deal_sets = 0", "deal_sets", "an integer >= 1"),
+    ("[options]\nthrow_pently = 10", "options", "unknown option 'throw_pently'"),
+    ("[options]\nthrow_penalty = -5", "options", "expected an integer >= 0"),
+    ("[time_control]\nper_decision = 100", "time_control.per_decision", "per_decision_ms"),
+]
+
+
+@pytest.mark.parametrize("line,field,expected", BAD)
+def test_a_bad_season_file_names_the_field_and_enqueues_nothing(tmp_path, line, field,
+                                                                expected):
+    name = unique("bad")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], extra="")
+    lines = path.read_text().splitlines()
+    key = line.split(" =")[0]
+    if any(x.startswith(key + " =") for x in lines):  # a wrong value for a field it has
+        lines = [line if x.startswith(key + " =") else x for x in lines]
+    else:  # a field or table it does not have, before the bots
+        first = lines.index("[[bots]]")
+        lines[first:first] = line.splitlines()
+    path.write_text("\n".join(lines) + "\n")
+    db = f"sqlite:///{tmp_path}/bad.db"
+    p = arena("season", "run", str(path), "--db", db, "--no-progress", cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert str(path) in p.stderr and field in p.stderr and expected in p.stderr, p.stderr
+    assert "nothing was enqueued" in p.stderr
+    assert Store(db).season_names() == []
+
+
+def test_an_unknown_variant_is_named(tmp_path):
+    path = season_file(tmp_path, unique("bad"), [GREEDY, RANDOM], variant="four-deck")
+    with pytest.raises(SeasonError) as e:
+        load_season(path)
+    assert "'variant'" in str(e.value) and "two-deck-80" in str(e.value)
+
+
+def test_a_bot_without_a_command_is_named(tmp_path):
+    bot = tmp_path / "nocommand"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "x"\nversion = "1"\n')
+    path = season_file(tmp_path, unique("bad"), [GREEDY, str(bot)])
+    with pytest.raises(SeasonError) as e:
+        load_season(path)
+    msg = str(e.value)
+    assert str(path) in msg and "bots[1].manifest" in msg and "'command'" in msg
+
+
+def test_a_bot_that_fails_bots_check_is_refused_before_anything_is_enqueued(tmp_path):
+    bot = tmp_path / "crasher"
+    bot.mkdir()
+    (bot / "bot.toml").write_text(
+        'name = "crasher"\nversion = "1"\n'
+        'command = ["python3", "-c", "import sys; print(\'no luck\'); sys.exit(3)"]\n')
+    name = unique("bad")
+    path = season_file(tmp_path, name, [GREEDY, str(bot)],
+                       extra="[fault_policy]\nconnect_timeout_ms = 1500")
+    db = f"sqlite:///{tmp_path}/bad.db"
+    p = arena("season", "run", str(path), "--db", db, "--no-progress", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "bots[1].manifest" in p.stderr and "fails bots check" in p.stderr, p.stderr
+    assert "never_connected" in p.stderr and "nothing was enqueued" in p.stderr
+    assert Store(db).season_names() == []
+    single = arena("bots", "check", str(bot), cwd=tmp_path)
+    assert single.returncode == 1 and single.stdout.startswith("FAIL crasher@1")
+    good = arena("bots", "check", str(GREEDY), cwd=tmp_path)
+    assert good.returncode == 0 and good.stdout.startswith("ok   greedy@1.0.0"), good.stdout
+
+
+def test_a_changed_season_or_bot_is_not_resumed_into_old_results(tmp_path):
+    name = unique("changed")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1)
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    open_season(load_season(path), store, workdir=tmp_path, check=False)
+    path.write_text(path.read_text().replace("deal_sets = 1", "deal_sets = 2"))
+    with pytest.raises(SeasonError, match="different 'deal_sets'"):
+        open_season(load_season(path), store, workdir=tmp_path, check=False)
+
+
+# -- what the standings say -------------------------------------------------------------------
+def test_greedy_ranks_above_random_with_separate_intervals(tmp_path):
+    name = unique("strength")
+    sets, per = 8, 3
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=sets, deals_per_set=per)
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    open_season(load_season(path), store, workdir=tmp_path, check=False)
+    run_local(store, name, workers=2, progress=False)
+    st = compute(store.season(name), store.matches(name), samples=500)
+    deals = st.deals
+    print(f"greedy against random: {st.units} duplicate pairs, {deals} deals")
+    assert deals == sets * per * 2
+    top, bottom = st.lines
+    assert top.name == "greedy" and bottom.name == "random"
+    assert top.low > bottom.high, (top, bottom)
