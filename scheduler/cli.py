@@ -206,30 +206,36 @@ def cmd_match(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from referee.rules import rules_for
-    from referee.rules.record import verify
-    from referee.selfplay import play
+    """A small season of the four Python sample bots on this machine (SQLite, local
+    processes), its standings, and a check that every match record replays."""
+    from referee.rules.record import MatchRecord, verify
+    from .store import Store
+    root = Path(__file__).resolve().parent.parent
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for variant in ("two-deck-80", "two-deck-fry", "single-deck", "three-deck"):
-        rules = rules_for(variant)
-        t = time.perf_counter()
-        state, rec, n = play(rules, f"demo:{variant}", max_deals=args.deals, record=True)
-        path = out / f"demo-{variant}.json"
-        path.write_text(json.dumps(rec.to_dict(), ensure_ascii=False))
-        ok = "verifies" if not verify(rec) else "DOES NOT VERIFY"
-        from referee.rules.cards import RANK_TEXT
-        print(f"{variant:14s} {state.deal_no} deals, {n} decisions in "
-              f"{time.perf_counter() - t:.2f}s: levels team 0-2 {RANK_TEXT[state.levels[0]]}, "
-              f"team 1-3 {RANK_TEXT[state.levels[1]]}; record {path} {ok}")
-    # and one match through the referee, four bot processes (greedy and random, partners
-    # greedy-greedy against random-random)
-    bots = Path(__file__).resolve().parent.parent / "sample_bots" / "python"
-    return cmd_match(argparse.Namespace(
-        bots=[str(bots / "greedy"), str(bots / "random"), str(bots / "greedy"),
-              str(bots / "random")],
-        variant="two-deck-fry", deals=args.deals, game=False, seed="demo", match_id="demo",
-        out=str(out / "match-demo.json"), per_decision_ms=2000, bank_ms=10000, max_strikes=3))
+    db_file = (out / "demo.db").resolve()
+    for stale in out.glob("demo.db*"):  # a fresh season every time
+        stale.unlink()
+    db = f"sqlite:///{db_file}"
+    code = cmd_season_run(argparse.Namespace(
+        file=str(root / "seasons" / "demo.toml"), db=db, broker=None, workers=args.workers,
+        lease=120.0, window=64, workdir=str(out / "checks"), no_check=False,
+        no_progress=False))
+    if code != 0:
+        return code
+    store = Store(db)
+    rows = store.matches("demo")
+    bad = []
+    for row in rows:
+        record = store.record(row["id"])
+        for i, game in enumerate(record["games"]):
+            if verify(MatchRecord.from_dict(game, f"{row['id']} game {i}")):
+                bad.append(row["id"])
+    print(f"\n{len(rows) - len(bad)} of {len(rows)} match records replay and verify; for "
+          f"example:\n  arena replay {rows[0]['id']} --db {db} --verify\n"
+          f"  arena replay {rows[0]['id']} --db {db} --seat 0\n"
+          f"  arena standings demo --db {db} --json")
+    return 1 if bad else 0
 
 
 DEFAULT_DB = "sqlite:///arena.db"
@@ -379,6 +385,40 @@ def cmd_bots_check(args) -> int:
     return 0
 
 
+def cmd_sprt(args) -> int:
+    from referee.bots import ManifestError, load_manifest
+    from referee.rules.options import rules_for
+    from .league import run_sprt
+    from .ratings import Sprt
+    from .season import SeasonBot
+    try:
+        a, b = (load_manifest(x) for x in (args.a, args.b))
+        rules_for(args.variant)
+        test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
+    except (ManifestError, ValueError) as e:
+        print(f"arena sprt: {e}", file=sys.stderr)
+        return 2
+    bot_a = SeasonBot(a.name, a)
+    bot_b = SeasonBot(b.name if b.name != a.name else b.name + "-b", b)
+    print(f"sprt {bot_a.name} vs {bot_b.name}: {args.variant}, duplicate pairs of "
+          f"{args.deals_per_set} deals; H0 elo <= {args.elo0}, H1 elo >= {args.elo1}, "
+          f"alpha {args.alpha}, beta {args.beta}, at most {args.max_pairs} pairs",
+          file=sys.stderr)
+    t = time.perf_counter()
+    got = run_sprt(bot_a, bot_b, variant=args.variant, options={}, sprt=test,
+                   deals_per_set=args.deals_per_set, max_pairs=args.max_pairs,
+                   workers=args.workers, seed=args.seed,
+                   workdir=Path(args.workdir).resolve(), progress=not args.no_progress)
+    verdict = {"H1": f"{bot_a.name} is stronger by at least {args.elo1} Elo (H1 accepted)",
+               "H0": f"{bot_a.name} is not stronger by {args.elo1} Elo; at most {args.elo0} "
+                     "(H0 accepted)",
+               None: "no decision within --max-pairs"}[got["decision"]]
+    print(f"{verdict}: {got['pairs']} pairs ({got['deals']} deals), W-D-L {got['W']}-"
+          f"{got['D']}-{got['L']}, LLR {got['llr']:.2f} in [{test.lower:.2f}, "
+          f"{test.upper:.2f}], {time.perf_counter() - t:.0f}s")
+    return 0 if got["decision"] else 3
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="arena", description="Shengji Arena")
     sub = p.add_subparsers(dest="command", required=True)
@@ -477,8 +517,28 @@ def build_parser() -> argparse.ArgumentParser:
     bc.add_argument("--workdir", default="records/checks")
     bc.set_defaults(func=cmd_bots_check)
 
-    demo = sub.add_parser("demo", help="play a short game of each built variant with random players")
-    demo.add_argument("--deals", type=int, default=4)
+    sp = sub.add_parser("sprt", help="duplicate pairs of A against B until a sequential "
+                        "probability ratio test decides")
+    sp.add_argument("a", help="bot A's manifest")
+    sp.add_argument("b", help="bot B's manifest")
+    sp.add_argument("--variant", default="two-deck-fry")
+    sp.add_argument("--elo0", type=float, default=0.0, help="H0: A is at most this much "
+                    "stronger (default 0)")
+    sp.add_argument("--elo1", type=float, default=50.0, help="H1: A is at least this much "
+                    "stronger (default 50)")
+    sp.add_argument("--alpha", type=float, default=0.05, help="false H1 rate (default 0.05)")
+    sp.add_argument("--beta", type=float, default=0.05, help="false H0 rate (default 0.05)")
+    sp.add_argument("--deals-per-set", type=int, default=4)
+    sp.add_argument("--max-pairs", type=int, default=200)
+    sp.add_argument("--workers", type=int, default=max(2, os.cpu_count() or 2),
+                    help="matches at once (two per pair)")
+    sp.add_argument("--seed", default="sprt")
+    sp.add_argument("--workdir", default="records/sprt")
+    sp.add_argument("--no-progress", action="store_true")
+    sp.set_defaults(func=cmd_sprt)
+
+    demo = sub.add_parser("demo", help="a small season of the sample bots, with standings")
+    demo.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1))
     demo.add_argument("--out", default="records")
     demo.set_defaults(func=cmd_demo)
     return p

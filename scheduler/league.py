@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SMOKE_PARTNER = ROOT / "sample_bots" / "python" / "random"
 
 
-def _progress(total: int, done: int, desc: str, enabled: bool):
+def _progress(total: int, done: int, desc: str, enabled: bool, unit: str = "match"):
     from tqdm import tqdm
-    return tqdm(total=total, initial=done, desc=desc, unit="match", disable=not enabled,
+    return tqdm(total=total, initial=done, desc=desc, unit=unit, disable=not enabled,
                 dynamic_ncols=True, file=sys.stderr, smoothing=0.1)
 
 
@@ -186,3 +186,63 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
     finally:
         bar.close()
     return counts
+
+
+def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
+             max_pairs: int = 200, workers: int = 2, seed: str = "sprt",
+             time_control: dict | None = None, workdir: Path, progress: bool = True,
+             out=sys.stderr) -> dict:
+    """Duplicate pairs between SeasonBots ``a`` and ``b`` until ``sprt`` decides (or
+    ``max_pairs``). Pairs are counted in order, so stopping is a sequential test."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .execute import summarize
+    time_control = time_control or {}
+    tally = {"W": 0, "D": 0, "L": 0}
+    decision = None
+    bar = _progress(max_pairs, 0, f"sprt {a.name} vs {b.name}", progress, unit="pair")
+
+    def pair_specs(k: int) -> list[dict]:
+        deals = [{"seed": f"{seed}:set{k}:deal{j}", "levels": ["2", "2"], "dealer": j % 4}
+                 for j in range(deals_per_set)]
+        specs = []
+        for m, (t0, t1) in enumerate(((a, b), (b, a))):
+            specs.append({"match_id": f"sprt-{k:04d}-{m}", "variant": variant,
+                          "options": options, "deals": deals, "time_control": time_control,
+                          "seats": [t0.name, t1.name, t0.name, t1.name],
+                          "bots": [t0.to_dict(), t1.to_dict(), t0.to_dict(), t1.to_dict()]})
+        return specs
+
+    def play_pair(k: int) -> float:
+        nets = 0
+        for spec in pair_specs(k):
+            s = summarize(play(spec, workdir / spec["match_id"]))
+            team_a = spec["seats"].index(a.name)
+            if s["forfeit_team"] is not None:
+                return 0.0 if s["forfeit_team"] == team_a else 1.0
+            nets += s["net"][team_a]
+        return 1.0 if nets > 0 else 0.0 if nets < 0 else 0.5
+
+    pairs = 0
+    with ThreadPoolExecutor(max_workers=max(1, workers // 2)) as pool:
+        futures = [pool.submit(play_pair, k) for k in range(min(max_pairs, workers))]
+        nxt = len(futures)
+        while futures:
+            score = futures.pop(0).result()  # in order: the test sees pairs as numbered
+            tally["W" if score == 1.0 else "D" if score == 0.5 else "L"] += 1
+            pairs += 1
+            llr = sprt.llr(tally["W"], tally["D"], tally["L"])
+            bar.set_postfix_str(f"W-D-L {tally['W']}-{tally['D']}-{tally['L']} LLR {llr:.2f} "
+                                f"[{sprt.lower:.2f}, {sprt.upper:.2f}]")
+            bar.update(1)
+            decision = sprt.decide(tally["W"], tally["D"], tally["L"])
+            if decision:
+                for f in futures:
+                    f.cancel()
+                break
+            if nxt < max_pairs:
+                futures.append(pool.submit(play_pair, nxt))
+                nxt += 1
+    bar.close()
+    return {"pairs": pairs, "deals": pairs * 2 * deals_per_set, **tally,
+            "llr": sprt.llr(tally["W"], tally["D"], tally["L"]), "decision": decision}

@@ -282,3 +282,34 @@ def test_greedy_ranks_above_random_with_separate_intervals(tmp_path):
     top, bottom = st.lines
     assert top.name == "greedy" and bottom.name == "random"
     assert top.low > bottom.high, (top, bottom)
+
+
+def test_three_deck_standings_carry_match_points_and_titles(tmp_path):
+    name = unique("three")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], variant="three-deck", deal_sets=1,
+                       deals_per_set=1)
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    open_season(load_season(path), store, workdir=tmp_path, check=False)
+    run_local(store, name, workers=2, progress=False)
+    st = compute(store.season(name), store.matches(name), samples=50)
+    records = [store.record(m["id"]) for m in store.matches(name)]
+    for line in st.lines:
+        seats_points = 0
+        for r in records:
+            for g in r["games"]:
+                mp = g["result"]["match_points"]
+                seats_points += sum(mp[s] for s in range(4) if r["seats"][s] == line.name)
+        assert line.match_points == seats_points  # the records' points, summed per bot
+        assert sum(line.titles.values()) == 2 * line.matches  # one title per seat per match
+    p = arena("standings", name, "--db", f"sqlite:///{tmp_path}/s.db", cwd=tmp_path,
+              check=True)
+    assert "match pts" in p.stdout and "title" in p.stdout
+
+
+def test_sprt_decides_that_greedy_beats_random(tmp_path):
+    p = arena("sprt", str(GREEDY), str(RANDOM), "--deals-per-set", "1", "--elo1", "50",
+              "--max-pairs", "40", "--workdir", str(tmp_path), "--no-progress", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "greedy is stronger by at least 50.0 Elo (H1 accepted)" in p.stdout, p.stdout
+    pairs = int(p.stdout.split("H1 accepted): ")[1].split(" pairs")[0])
+    assert 3 <= pairs < 40  # it stopped as soon as the evidence sufficed

@@ -1,0 +1,31 @@
+"""cheap: never declares, and always plays the lowest cards the hint offers (keeps its high
+cards and points for later, which is not always wise)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from arena_bot import Bot, run  # noqa: E402
+from shengji_arena.v1 import referee_pb2 as pb  # noqa: E402
+
+ORDER = {r: i for i, r in enumerate(["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q",
+                                     "K", "A", "L", "B"])}  # LJ and BJ: the jokers
+
+
+def cost(action) -> tuple:
+    """Pass first, then the action whose cards rank lowest in sum, then fewest cards."""
+    if action.kind == pb.ACTION_KIND_PASS:
+        return (0, 0, 0)
+    return (1, sum(ORDER.get(c[:-1], 0) for c in action.cards), len(action.cards))
+
+
+class CheapBot(Bot):
+    name = "cheap"
+
+    def choose(self, request):
+        return min(request.hint.actions, key=cost)
+
+
+if __name__ == "__main__":
+    sys.exit(run(CheapBot()))
