@@ -443,6 +443,15 @@ def build_parser() -> argparse.ArgumentParser:
     link.set_defaults(func=lambda a: __import__("referee.benchlink", fromlist=["x"]).bench_link(
         a.variant, a.deals))
 
+    lg = bsub.add_parser("league", help="Celery dispatch and store overhead per match against "
+                         "the local mode; two workers against one")
+    lg.add_argument("--matches", type=int, default=8)
+    lg.add_argument("--deals-per-set", type=int, default=2)
+    lg.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
+    lg.add_argument("--broker", default="redis://127.0.0.1:6379/8")
+    lg.set_defaults(func=lambda a: __import__("scheduler.benchleague", fromlist=["x"])
+                    .bench_league(a.matches, a.deals_per_set, a.pg, a.broker))
+
     rep = sub.add_parser("replay", help="replay a match record without bots")
     rep.add_argument("record", help="a record file, or a match id in the store (--db)")
     rep.add_argument("--db", help=f"the store (default $ARENA_DB or {DEFAULT_DB})")

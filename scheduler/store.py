@@ -103,6 +103,7 @@ def decompress(data: bytes) -> dict:
 
 
 _ENGINES: dict[tuple[int, str], Engine] = {}
+_READY: set[Engine] = set()
 
 
 def engine_for(url: str) -> Engine:
@@ -138,7 +139,9 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = engine_for(url)
-        metadata.create_all(self.engine)
+        if self.engine not in _READY:  # once per process: a worker opens a store per match
+            metadata.create_all(self.engine)
+            _READY.add(self.engine)
 
     # -- seasons and bots ---------------------------------------------------------------
     def season(self, name: str) -> dict | None:
@@ -270,6 +273,16 @@ class Store:
             if ids:
                 c.execute(update(matches).where(matches.c.id.in_(ids)).values(enqueued_at=now))
         return ids
+
+    def delete_season(self, name: str) -> None:
+        """Remove a season and everything of it (benchmarks and tests start afresh)."""
+        with self.engine.begin() as c:
+            ids = select(matches.c.id).where(matches.c.season == name)
+            c.execute(records.delete().where(records.c.match_id.in_(ids)))
+            c.execute(results.delete().where(results.c.season == name))
+            c.execute(matches.delete().where(matches.c.season == name))
+            c.execute(bots.delete().where(bots.c.season == name))
+            c.execute(seasons.delete().where(seasons.c.name == name))
 
     # -- reading ------------------------------------------------------------------------
     def counts(self, season: str) -> dict[str, int]:

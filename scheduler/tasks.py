@@ -16,6 +16,7 @@ import os
 import sys
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 QUEUE = "arena"
@@ -42,6 +43,20 @@ def make_app(broker: str | None = None) -> Celery:
 
 
 app = make_app()
+
+
+@worker_process_init.connect
+def _warm_up(**_kw) -> None:
+    """Each pool process loads the match function and connects to the store before its first
+    task, so the first match does not pay for it."""
+    db = os.environ.get("ARENA_DB")
+    if db:
+        from .execute import execute_match  # noqa: F401
+        from .store import Store
+        try:
+            Store(db).counts("")
+        except Exception as e:  # the task reports it properly; a worker should still start
+            print(f"arena worker: the store at {db} does not answer yet: {e}", flush=True)
 
 
 @app.task(name="arena.play_match")
