@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench clean redis protos check-protos bots
+.PHONY: demo test install bench clean redis postgres protos check-protos bots
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -24,6 +24,17 @@ redis:
 	  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no && echo "redis: started"; \
 	else \
 	  echo "redis: not installed (the tests that need it will say so)"; \
+	fi
+
+# PostgreSQL for the league tests (127.0.0.1:5432, database test, trust auth): start the local
+# cluster if it is installed but stopped; otherwise say what is missing.
+postgres:
+	@if command -v pg_isready >/dev/null 2>&1 && pg_isready -q -h 127.0.0.1 -p 5432; then \
+	  echo "postgres: running"; \
+	elif command -v pg_ctlcluster >/dev/null 2>&1 && ls /etc/postgresql/*/main >/dev/null 2>&1; then \
+	  v=$$(ls /etc/postgresql | sort -n | tail -1); pg_ctlcluster $$v main start && echo "postgres: started"; \
+	else \
+	  echo "postgres: not answering on 127.0.0.1:5432 (the league tests will say so; set ARENA_TEST_PG to use another)"; \
 	fi
 
 demo: $(STAMP)
@@ -55,7 +66,7 @@ sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_are
 	sample_bots/cpp/install-deps.sh
 	$(MAKE) -C sample_bots/cpp
 
-test: $(STAMP) redis check-protos bots
+test: $(STAMP) redis postgres check-protos bots
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
