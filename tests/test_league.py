@@ -313,3 +313,36 @@ def test_sprt_decides_that_greedy_beats_random(tmp_path):
     assert "greedy is stronger by at least 50.0 Elo (H1 accepted)" in p.stdout, p.stdout
     pairs = int(p.stdout.split("H1 accepted): ")[1].split(" pairs")[0])
     assert 3 <= pairs < 40  # it stopped as soon as the evidence sufficed
+
+
+def test_every_format_plans_the_matches_it_promises(tmp_path):
+    bots = [GREEDY, RANDOM, (GREEDY, "g2"), (RANDOM, "r2")]
+    rr = load_season(season_file(tmp_path, "rr", bots, deal_sets=3))
+    plans = rr.plan()
+    assert len(plans) == 6 * 3 * 2  # pairings x deal sets x (match and its mirror)
+    pairs: dict = {}
+    for p in plans:
+        pairs.setdefault(p.cluster, []).append(p)
+    for two in pairs.values():  # a duplicate pair: same cards, partnerships swapped
+        a, b = two
+        assert a.deals == b.deals and a.seats[0] == b.seats[1] and a.seats[1] == b.seats[0]
+        assert a.seats[0] == a.seats[2] and a.seats[1] == a.seats[3]  # partners: one bot
+    # every pairing meets the same deal sets
+    assert len({json.dumps(p.deals) for p in plans}) == 3
+    assert len({p.match_id for p in plans}) == len(plans)
+
+    double = load_season(season_file(tmp_path, "drr", bots, deal_sets=1,
+                                     fmt="double_round_robin"))
+    assert len(double.plan()) == 6 * 2 * 2
+    assert len({json.dumps(p.deals) for p in double.plan()}) == 2  # fresh deals, leg 2
+
+    plain = load_season(season_file(tmp_path, "plain", bots[:2], deal_sets=4, duplicate=False))
+    seatings = [p.seats[0] for p in plain.plan()]
+    assert len(seatings) == 4 and seatings.count("greedy") == 2  # seating alternates
+
+    g = load_season(season_file(tmp_path, "g", bots, deal_sets=1, fmt="gauntlet",
+                                extra='gauntlet = "greedy"'))
+    assert sorted(p.pairing for p in g.plan()[::2]) == ["greedy|g2", "greedy|r2",
+                                                        "greedy|random"]
+    with pytest.raises(SeasonError, match="'gauntlet'"):
+        load_season(season_file(tmp_path, "g2", bots, fmt="gauntlet", extra='gauntlet = "x"'))
