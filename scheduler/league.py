@@ -166,6 +166,7 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
     shown = counts["done"] + counts["failed"]
     bar = _progress(total, shown, f"{season_name} (distributed)", progress)
     started = time.monotonic()
+    shown_at_start, hinted = shown, False
     try:
         while True:
             counts = store.counts(season_name)
@@ -179,6 +180,11 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
                        - store.queued(season_name, requeue_after_s))
             for mid in store.due(season_name, requeue_after_s, limit=room):
                 app.send_task("arena.play_match", args=[mid], queue="arena")
+            if not hinted and time.monotonic() - started > 30 and counts["running"] == 0 \
+                    and finished == shown_at_start:
+                bar.write(f"no match has started in 30 s: is an `arena worker` running with "
+                          f"--broker {broker} and --db {store.url}?")
+                hinted = True
             if timeout_s is not None and time.monotonic() - started > timeout_s:
                 raise TimeoutError(f"season {season_name!r} not finished after {timeout_s} s: "
                                    f"{counts}")
