@@ -21,29 +21,26 @@ import grpc
 
 ECHO_METHOD = "/arena.bench.Echo/Chat"
 
+# The echo client talks the way the Python bot SDK (sample_bots/python/arena_bot.py) does:
+# grpc's asyncio API on the process's one thread, writing a message and reading the reply.
 _ECHO_CLIENT = r'''
-import sys, time, grpc
+import asyncio, sys, time, grpc
 address, size, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 payload = b"x" * size
-with grpc.insecure_channel(address) as ch:
-    chat = ch.stream_stream("%s")
-    import queue
-    q = queue.Queue()
-    def gen():
-        while True:
-            m = q.get()
-            if m is None:
-                return
-            yield m
-    times = []
-    stream = chat(gen())
-    for i in range(count):
-        t = time.perf_counter()
-        q.put(payload)
-        next(stream)
-        times.append(time.perf_counter() - t)
-    q.put(None)
+
+async def main():
+    async with grpc.aio.insecure_channel(address) as ch:
+        call = ch.stream_stream("%s")()
+        times = []
+        for i in range(count):
+            t = time.perf_counter()
+            await call.write(payload)
+            await call.read()
+            times.append(time.perf_counter() - t)
+        await call.done_writing()
     print(" ".join("%%.6f" %% x for x in times))
+
+asyncio.run(main())
 ''' % ECHO_METHOD
 
 

@@ -17,7 +17,7 @@ from shengji_arena.v1 import referee_pb2 as pb
 
 from .chance import chance_action
 from .protocol import (DECISION_TO_PB, PROTOCOL, action_from_pb, action_to_pb, default_action,
-                       event_to_pb, legal_hint, observation_to_pb)
+                       event_to_pb, legal_hint, observation_bytes)
 from .rules.actions import Pass
 from .rules.cards import RANK_TEXT
 from .rules.errors import InvalidActionError
@@ -25,7 +25,7 @@ from .rules.events import DealEnded, DealStarted, TrickWon
 from .rules.options import rules_for
 from .rules.record import MatchRecord
 from .rules.state import CHANCE, apply, check, new_game
-from .server import SeatHub
+from .server import TIMED_OUT, SeatHub
 
 MATCH_FORMAT = "shengji-arena/match/1"
 FLOOD_BATCH = 20  # unsolicited messages that make one strike
@@ -101,18 +101,26 @@ class MatchRunner:
             self.sent[seat].append((game, done, msg))
         self.hub.links[seat].send(msg)
 
-    def _queue_events(self, events) -> None:
-        for e in events:
-            message = event_to_pb(e)  # once, whoever sees it
+    def _queue_events(self, events, dicts) -> None:
+        pending = self.pending
+        for e, d in zip(events, dicts):
+            message = event_to_pb(e, d)  # once, whoever sees it
+            if getattr(e, "private_to", None) is None:  # public: every seat
+                for queue in pending:
+                    queue.append(message)
+                continue
             for seat in range(4):
                 if e.visible(seat):
-                    self.pending[seat].append(message)
+                    pending[seat].append(message)
 
     def _notice(self, reason: str) -> None:
         for seat in range(4):
             if self.pending[seat]:
-                self._send(seat, pb.RefereeMessage(notice=pb.Notice(reason=reason,
-                                                                    events=self.pending[seat])))
+                msg = pb.RefereeMessage()
+                notice = msg.notice  # filled in place: no copy into the message
+                notice.reason = reason
+                notice.events.extend(self.pending[seat])
+                self._send(seat, msg)
                 self.pending[seat] = []
 
     def _welcome(self, seat: int) -> pb.Welcome:
@@ -164,14 +172,16 @@ class MatchRunner:
         self.games.append(record)
         while not state.is_terminal:
             if state.turn == CHANCE:
-                seat, action = None, chance_action(state, seed)
+                seat, action, applied = None, chance_action(state, seed), None
             else:
                 seat = state.turn
-                action = await self._decide(state, seat, f"{seed}:{len(record.actions)}", index,
-                                            len(record.actions))
-            state, events = apply(state, action, seat)
-            record.add(seat, action, events)
-            self._queue_events(events)
+                action, applied = await self._decide(state, seat, f"{seed}:{len(record.actions)}",
+                                                     index, len(record.actions))
+            # an answer was applied when it was judged; a default or chance is applied here
+            state, events = applied if applied is not None else apply(state, action, seat)
+            dicts = [e.to_dict() for e in events]  # once, for the record and the wire
+            record.add(seat, action, events, dicts)
+            self._queue_events(events, dicts)
             reason = None
             for e in events:
                 if isinstance(e, DealEnded):
@@ -185,6 +195,9 @@ class MatchRunner:
                     reason = "deal_start"
             if reason:
                 self._notice(reason)
+                # let the notices go out (their streams' tasks start sending them) before the
+                # next request is worked out: a seat about to lead is sent its notice first
+                await asyncio.sleep(0)
         record.finish(state)
 
     async def _decide(self, state, seat: int, default_seed: str, game: int, index: int):
@@ -192,12 +205,16 @@ class MatchRunner:
         self.request_id += 1
         rid = self.request_id
         allowance = self.tc.per_decision_ms
-        request = pb.DecisionRequest(
-            request_id=rid, kind=DECISION_TO_PB[state.decision],
-            observation=observation_to_pb(state, seat), hint=legal_hint(state, default_seed),
-            time_left_ms=allowance, bank_left_ms=self.bank_ms[seat], events=self.pending[seat])
+        msg = pb.RefereeMessage()
+        request = msg.request  # filled in place: no copy of the request into the message
+        request.request_id = rid
+        request.kind = DECISION_TO_PB[state.decision]
+        request.observation.MergeFromString(observation_bytes(state, seat))
+        request.hint.CopyFrom(legal_hint(state, default_seed))
+        request.time_left_ms = allowance
+        request.bank_left_ms = self.bank_ms[seat]
+        request.events.extend(self.pending[seat])
         self.pending[seat] = []
-        msg = pb.RefereeMessage(request=request)
         self._send(seat, msg)
         started = time.monotonic()
         limit = (allowance + self.bank_ms[seat]) / 1000
@@ -212,11 +229,10 @@ class MatchRunner:
             if left <= 0:
                 self._spend(seat, started, allowance)
                 return self._default(state, seat, default_seed, "timeout",
-                                     f"no answer within {allowance} ms and the time bank", where)
-            try:
-                async with asyncio.timeout(left):  # no extra task, unlike wait_for
-                    got = await link.inbox.get()
-            except TimeoutError:
+                                     f"no answer within {allowance} ms and the time bank",
+                                     where), None
+            got = await link.inbox.get(left)  # no extra task, unlike wait_for
+            if got is TIMED_OUT:
                 continue
             if got is None:  # the stream dropped (or an old one ended): look again
                 continue
@@ -227,16 +243,17 @@ class MatchRunner:
                 self._spend(seat, started, allowance)
                 return self._default(state, seat, default_seed, "garbage",
                                      f"answer to request {got.answer.request_id}, but the open "
-                                     f"request is {rid}", where)
+                                     f"request is {rid}", where), None
             self._spend(seat, started, allowance)
             try:
                 action = action_from_pb(got.answer.action)
-                check(state, action, seat)
+                # judged by applying it (what check does, and the result is wanted anyway)
+                applied = apply(state, action, seat)
             except InvalidActionError as e:
-                return self._default(state, seat, default_seed, "garbage", str(e), where)
+                return self._default(state, seat, default_seed, "garbage", str(e), where), None
             except ValueError as e:
-                return self._default(state, seat, default_seed, "illegal", str(e), where)
-            return action
+                return self._default(state, seat, default_seed, "illegal", str(e), where), None
+            return action, applied
 
     def _spend(self, seat: int, started: float, allowance: int) -> None:
         used = round((time.monotonic() - started) * 1000, 3)

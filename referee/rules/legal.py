@@ -84,7 +84,7 @@ class LegalActions:
         elif kind == DecisionKind.LEAD:
             yield from (Play(c) for c in lead_units(s, seat))
         elif kind == DecisionKind.FOLLOW:
-            yield from (Play(c) for c in legal_follows(s, seat))
+            yield from (Play(c) for c in iter_follows(s, seat))
 
     def __bool__(self) -> bool:
         return any(True for _ in self)
@@ -136,21 +136,41 @@ def lead_units(s: State, seat: int) -> list[tuple[int, ...]]:
 
 def legal_follows(s: State, seat: int) -> list[tuple[int, ...]]:
     """Every distinct legal follow."""
+    return list(iter_follows(s, seat))
+
+
+def iter_follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
+    """Every distinct legal follow, in the order of ``legal_follows``, made as they are asked
+    for (a seat void in a suit led as a long tractor has a great many)."""
     fmt = s.trick_fmt
     ctx = s.ctx
     hand = s.hands[seat]
     n = fmt.size
     suit = {k: hand[k] for k in ctx.members[fmt.cls] if hand[k]}
     held = sum(suit.values())
-    if held <= n:
+    if held <= n:  # all of the suit, filled up with anything
         base = tuple(k for k, c in suit.items() for _ in range(c))
+        need = n - held
+        if need == 0:
+            return iter((base,))
         rest = {k: c for k, c in enumerate(hand) if c and k not in suit}
-        return [base + extra for extra in _multiset_combinations(rest, n - held)]
-    out = []
-    for cards in _multiset_combinations(suit, n):
-        if combos.follow_error(fmt, hand, cards, ctx) is None:
-            out.append(cards)
-    return out
+        if need == 1:
+            return (base + (k,) for k in rest)
+        return (base + extra for extra in _multiset_combinations(rest, need))
+    # held > n: n cards of the suit, with as much of the lead's structure as the suit allows
+    # (what combos.follow_error asks; the cases below are its answers, worked out ahead)
+    if n == 1:
+        return ((k,) for k in sorted(suit))
+    pairs = fmt.pairs
+    if pairs == 0:  # singles only: any n cards of the suit
+        return _multiset_combinations(suit, n)
+    if n == 2:  # a pair led: a pair of the suit where one is held, else any two
+        owed = [(k, k) for k in sorted(suit) if suit[k] >= 2]
+        return iter(owed) if owed else _multiset_combinations(suit, 2)
+    lengths = fmt.tractor_lengths
+    want = combos._profile(suit, ctx, lengths, pairs)
+    return (cards for cards in _multiset_combinations(suit, n)
+            if combos._profile(combos._counts(cards), ctx, lengths, pairs) == want)
 
 
 def _hand_counts(hand) -> dict[int, int]:
@@ -297,4 +317,5 @@ def bury_count(s: State, seat: int) -> int:
     return _count_multiset_combinations(counts, s.rules.kitty_size)
 
 
-__all__ = ["LegalActions", "legal_actions", "lead_units", "legal_follows", "bury_count"]
+__all__ = ["LegalActions", "legal_actions", "lead_units", "legal_follows", "iter_follows",
+           "bury_count"]

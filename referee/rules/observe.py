@@ -83,7 +83,7 @@ def observe(s: State, seat: int) -> Observation:
         trump_fixed=s.ctx is not None,
         first_receiver=s.first_receiver,
         hand=s.hand(seat),
-        hand_sizes=tuple(sum(h) for h in s.hands),
+        hand_sizes=tuple(map(sum, s.hands)),
         cards_dealt=s.next_card,
         declarations=tuple((d.seat, d.cards) for d in s.declarations),
         public_kitty=tuple(s.kitty) if s.kitty_public else opened,

@@ -38,9 +38,13 @@ class MatchRecord:
         return new_game(rules, levels=start.get("levels"), dealer=start.get("dealer"),
                         max_deals=start.get("max_deals"))
 
-    def add(self, seat: int | None, action: Action, events) -> None:
+    def add(self, seat: int | None, action: Action, events, dicts=None) -> None:
+        """Record ``action`` and its ``events``; ``dicts`` are their ``to_dict()`` forms when
+        the caller has made them already."""
         self.actions.append((seat, action.text()))
-        self.events.extend(e.to_dict() | {"visible_to": _visibility(e)} for e in events)
+        if dicts is None:
+            dicts = [e.to_dict() for e in events]
+        self.events.extend(d | {"visible_to": _visibility(e)} for e, d in zip(events, dicts))
 
     def finish(self, state: State) -> None:
         self.result = result_of(state)

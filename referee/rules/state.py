@@ -75,10 +75,16 @@ class State:
     def hand(self, seat: int) -> tuple[int, ...]:
         """The seat's cards, strongest last in the current trump order."""
         counts = self.hands[seat]
-        key = self.ctx.key if self.ctx is not None else None
-        cards = [k for k in range(KINDS) for _ in range(counts[k])]
-        if key is not None:
-            cards.sort(key=key.__getitem__)
+        # the context's kinds in key order (keys are distinct): a sort, done once per context
+        order = self.ctx.order if self.ctx is not None else range(KINDS)
+        cards: list[int] = []
+        for k in order:
+            n = counts[k]
+            if n:
+                if n == 1:
+                    cards.append(k)
+                else:
+                    cards.extend([k] * n)
         return tuple(cards)
 
     def hand_size(self, seat: int) -> int:

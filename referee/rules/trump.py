@@ -21,7 +21,7 @@ TRUMP = 4
 class TrumpContext:
     """Tables for one (level rank, trump suit) pair; build with ``trump_context``."""
 
-    __slots__ = ("level", "suit", "cls", "pos", "key", "members")
+    __slots__ = ("level", "suit", "cls", "pos", "key", "members", "order")
 
     def __init__(self, level: int, suit: int | None, permanent_two: bool = False) -> None:
         self.level = level
@@ -60,6 +60,8 @@ class TrumpContext:
         self.pos = tuple(pos)
         # A total order for sorting: class first (trumps highest), then strength, then kind.
         self.key = tuple(cls[k] * 4096 + pos[k] * 64 + k for k in range(54))
+        #: Every kind, weakest first: sorted by ``key`` once (hands are listed in this order).
+        self.order = tuple(sorted(range(54), key=self.key.__getitem__))
         #: The kinds of each suit class, strongest first.
         self.members = tuple(
             tuple(sorted((k for k in range(54) if cls[k] == c), key=self.key.__getitem__,

@@ -13,12 +13,17 @@
 them when it launches the bot), sends the Hello, and answers each request with the callback for
 its kind. Every callback gets the DecisionRequest and returns an Action message; the default
 of each is ``choose`` (the first hint action), so a bot overrides only what it cares about.
+
+The callbacks are plain functions, called one at a time on the thread that called ``run``: the
+stream is driven by grpc's asyncio API on that thread, so a message costs no hand-over between
+threads (a request iterator fed from a queue would need one for every answer). ``run`` starts
+its own event loop, so call it from plain code, not from inside a running asyncio loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-import queue
 import sys
 
 import grpc
@@ -87,32 +92,32 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> int:
         print("arena_bot: ARENA_REFEREE and ARENA_TOKEN must be set (the referee sets them "
               "when it launches a bot)", file=sys.stderr)
         return 2
-    outgoing: queue.Queue = queue.Queue()
-    outgoing.put(pb.BotMessage(hello=pb.Hello(token=token, bot_name=bot.name,
-                                              bot_version=bot.version, protocol=PROTOCOL)))
+    return asyncio.run(_play(bot, address, token))
 
-    def messages():
-        while True:
-            msg = outgoing.get()
-            if msg is None:
-                return
-            yield msg
 
-    with grpc.insecure_channel(address) as channel:
-        stub = pb_grpc.RefereeStub(channel)
+async def _play(bot: Bot, address: str, token: str) -> int:
+    hello = pb.BotMessage(hello=pb.Hello(token=token, bot_name=bot.name,
+                                         bot_version=bot.version, protocol=PROTOCOL))
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = pb_grpc.RefereeStub(channel).Play()
         try:
-            for msg in stub.Play(messages()):
+            await call.write(hello)
+            while True:
+                msg = await call.read()
+                if msg is grpc.aio.EOF:  # the referee closed the stream
+                    break
                 which = msg.WhichOneof("body")
                 if which == "request":
-                    action = bot.decide(msg.request)
-                    outgoing.put(pb.BotMessage(answer=pb.Answer(
-                        request_id=msg.request.request_id, action=action)))
+                    request = msg.request
+                    action = bot.decide(request)
+                    await call.write(pb.BotMessage(answer=pb.Answer(
+                        request_id=request.request_id, action=action)))
+                elif which == "notice":
+                    bot.on_notice(msg.notice)
                 elif which == "welcome":
                     bot.seat = msg.welcome.seat
                     bot.welcome = msg.welcome
                     bot.on_welcome(msg.welcome)
-                elif which == "notice":
-                    bot.on_notice(msg.notice)
                 elif which == "rejection":
                     bot.on_rejection(msg.rejection)
                 elif which == "match_end":
@@ -121,6 +126,7 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> int:
         except grpc.RpcError as e:
             print(f"arena_bot: {e.code().name}: {e.details()}", file=sys.stderr)
             return 1
-        finally:
-            outgoing.put(None)
+        except asyncio.InvalidStateError:  # an answer written after the referee ended the stream
+            print("arena_bot: the referee closed the stream", file=sys.stderr)
+            return 1
     return 0

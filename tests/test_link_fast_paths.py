@@ -1,0 +1,234 @@
+"""The referee's per-decision fast paths give exactly what the plain code gave: the encoded
+observation, the two-deck hints built from the engine's card tuples, the lazily enumerated
+follows, the cached conversions, and the seat mailboxes."""
+
+import asyncio
+import random
+import types
+
+import pytest
+
+from referee import protocol
+from referee.chance import chance_action
+from referee.randomplay import random_action
+from referee.rules import combos
+from referee.rules.actions import DecisionKind, Play
+from referee.rules.errors import InvalidActionError
+from referee.rules.legal import (_multiset_combinations, iter_follows, lead_units,
+                                 legal_actions, legal_follows)
+from referee.rules.observe import observe
+from referee.rules.options import rules_for
+from referee.rules.state import CHANCE, apply, new_game
+from referee.rules.trump import trump_context
+from referee.server import TIMED_OUT, Mailbox
+from shengji_arena.v1 import referee_pb2 as pb
+
+VARIANTS = ["two-deck-fry", "two-deck-80", "single-deck", "three-deck"]
+
+
+def _states(variant, games=2, deals=3):
+    """Every seat decision of a few randomly played games."""
+    for g in range(games):
+        s = new_game(rules_for(variant), max_deals=deals)
+        rng = random.Random(f"{variant}:{g}")
+        while not s.is_terminal:
+            if s.turn == CHANCE:
+                s, _ = apply(s, chance_action(s, f"fast:{g}"))
+                continue
+            yield s
+            s, _ = apply(s, random_action(s, rng), s.turn)
+
+
+def _reference_hint(state, seed):
+    """legal_hint as it was: every listed action through action_to_pb and the constructor."""
+    listing = legal_actions(state)
+    kind = state.decision
+    actions = []
+    complete = listing.complete
+    if kind == DecisionKind.BURY:
+        complete = False
+    else:
+        for a in listing:
+            if len(actions) == protocol.HINT_LIMIT:
+                complete = False
+                break
+            actions.append(a)
+    if not actions or kind == DecisionKind.BURY:
+        rng = random.Random(seed)
+        seen = set(actions)
+        for _ in range(8):
+            a = random_action(state, rng)
+            if a not in seen:
+                seen.add(a)
+                actions.append(a)
+    note = protocol._NOTES.get(kind, "")
+    if kind == DecisionKind.BURY:
+        note = note.format(n=state.rules.kitty_size)
+    if not complete and kind == DecisionKind.FOLLOW:
+        note = f"more than {protocol.HINT_LIMIT} legal follows: a sample is listed"
+    return pb.LegalHint(complete=complete, actions=[protocol.action_to_pb(a) for a in actions],
+                        note=note)
+
+
+def _reference_follows(s, seat):
+    """legal_follows as it was: every multiset of the right size, judged by follow_error."""
+    fmt, ctx, hand, n = s.trick_fmt, s.ctx, s.hands[seat], s.trick_fmt.size
+    suit = {k: hand[k] for k in ctx.members[fmt.cls] if hand[k]}
+    held = sum(suit.values())
+    if held <= n:
+        base = tuple(k for k, c in suit.items() for _ in range(c))
+        rest = {k: c for k, c in enumerate(hand) if c and k not in suit}
+        return [base + extra for extra in _multiset_combinations(rest, n - held)]
+    return [c for c in _multiset_combinations(suit, n)
+            if combos.follow_error(fmt, hand, c, ctx) is None]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_observations_and_hints_are_what_the_constructors_give(variant):
+    checked = 0
+    for i, s in enumerate(_states(variant)):
+        for seat in range(4):
+            o = observe(s, seat)
+            assert protocol.observation_to_pb(s, seat) == protocol._observation_fields(o, seat)
+        seed = f"{variant}:{i}"
+        assert protocol.legal_hint(s, seed) == _reference_hint(s, seed)
+        checked += 1
+    assert checked > 100
+
+
+def test_observation_encoding_of_unusual_values():
+    """Negative and large numbers, lists instead of tuples, every optional piece present."""
+    s = next(iter(_states("three-deck", games=1, deals=1)))
+    o = observe(s, 2)
+    odd = o.__class__(**{**{f: getattr(o, f) for f in o.__slots__},
+                         "dealer": None, "first_receiver": None, "trick_leader": 3,
+                         "kitty_holder": None, "deal": 300, "redeals": 2,
+                         "cards_dealt": 1000, "attacker_points": 145,
+                         "penalties": [-40, 80], "hard_duns": [3, 12],
+                         "match_points": (-7, 7, -300, 300), "dry_pot": True,
+                         "drawn_kitty_card": 53, "public_kitty": (0, 53, 52),
+                         "my_kitty": (1, 1), "trick": ((0, (5, 5)), (1, [6, 7])),
+                         "declarations": ((2, (52, 52)), (0, (13,)))})
+    encoded = pb.Observation.FromString(protocol._encode_observation(odd, 2))
+    assert encoded == protocol._observation_fields(odd, 2)
+    assert encoded.dealer == -1 and encoded.match_points[0] == -7 and encoded.trick[1].seat == 1
+
+
+def test_hand_order_is_the_trump_order():
+    for s in _states("two-deck-80", games=1, deals=2):
+        for seat in range(4):
+            cards = [k for k in range(54) for _ in range(s.hands[seat][k])]
+            if s.ctx is not None:
+                cards.sort(key=s.ctx.key.__getitem__)
+            assert s.hand(seat) == tuple(cards)
+
+
+def test_follows_match_the_follow_rule_for_many_leads():
+    rng = random.Random(5)
+    shapes = set()
+    for _ in range(3000):
+        ctx = trump_context(rng.randrange(13), rng.choice([None, 0, 1, 2, 3]))
+        deck = list(range(54)) * 2
+        rng.shuffle(deck)
+        size = rng.randint(1, 25)
+        hand, other = [0] * 54, [0] * 54
+        for k in deck[:size]:
+            hand[k] += 1
+        for k in deck[size:size + 25]:
+            other[k] += 1
+        units = lead_units(types.SimpleNamespace(ctx=ctx, hands=[other]), 0)
+        if rng.random() < 0.5:
+            lead = rng.choice([u for u in units if len(u) >= 2] or units)
+        else:
+            c = rng.randrange(5)
+            cards = [k for k in ctx.members[c] for _ in range(other[k])]
+            if not cards:
+                continue
+            lead = tuple(rng.sample(cards, rng.randint(1, min(len(cards), 8))))
+        fmt = combos.lead_format(lead, ctx)
+        held = sum(hand[k] for k in ctx.members[fmt.cls])
+        if sum(hand) < fmt.size or (held <= fmt.size and fmt.size - held > 3):
+            continue  # too few cards, or very many follows: kept quick
+        s = types.SimpleNamespace(trick_fmt=fmt, ctx=ctx, hands=[hand], turn=0)
+        assert legal_follows(s, 0) == _reference_follows(s, 0)
+        shapes.add((fmt.kind, held > fmt.size))
+    assert len(shapes) >= 8  # singles, pairs, tractors and throws, short and long in the suit
+
+
+def _void_follower():
+    """A two-deck follow where the seat holds none of the led suit and a long tractor was led:
+    a great many legal follows."""
+    for s in _states("two-deck-fry", games=3, deals=3):
+        if s.decision == DecisionKind.FOLLOW:
+            break
+    ctx = s.ctx
+    side = next(c for c in range(4) if len(ctx.members[c]) >= 5)
+    run = sorted(ctx.members[side], key=ctx.pos.__getitem__)[:4]
+    if [ctx.pos[k] for k in run] != list(range(ctx.pos[run[0]], ctx.pos[run[0]] + 4)):
+        pytest.skip("no four consecutive side cards in this context")
+    lead = tuple(k for k in run for _ in (0, 1))
+    n = s.copy()
+    n.trick_fmt = combos.lead_format(lead, ctx)
+    assert n.trick_fmt.kind == combos.TRACTOR
+    hands = [list(h) for h in n.hands]
+    others = [k for k in range(54) if ctx.cls[k] != side]
+    hands[n.turn] = [0] * 54
+    for k in others[:20]:
+        hands[n.turn][k] = 1
+    n.hands = hands
+    return n
+
+
+def test_a_huge_follow_listing_is_cut_the_same_way():
+    s = _void_follower()
+    hint = protocol.legal_hint(s, "x")
+    assert hint == _reference_hint(s, "x")
+    assert not hint.complete and len(hint.actions) == protocol.HINT_LIMIT
+    assert "sample" in hint.note
+    # lazily: the first follows come without listing them all
+    first = [c for _, c in zip(range(5), iter_follows(s, s.turn))]
+    assert first == legal_follows(s, s.turn)[:5]
+    for a in hint.actions:
+        assert legal_actions(s).__contains__(protocol.action_from_pb(a))
+
+
+def test_action_reading_is_cached_but_errors_are_not():
+    a = pb.Action(kind=pb.ACTION_KIND_PLAY, cards=["AH", "10h"])
+    first = protocol.action_from_pb(a)
+    assert first == Play((protocol.Card.parse("AH"), protocol.Card.parse("10H")))
+    assert protocol.action_from_pb(pb.Action.FromString(a.SerializeToString())) == first
+    bad = pb.Action(kind=pb.ACTION_KIND_PLAY, cards=["1X"])
+    for _ in range(2):
+        with pytest.raises(InvalidActionError, match=r"Action.cards\[0\]"):
+            protocol.action_from_pb(bad)
+
+
+def test_events_convert_the_same_with_or_without_their_dict():
+    for s in _states("single-deck", games=1, deals=1):
+        _, events = apply(s, random_action(s, random.Random(1)), s.turn)
+        for e in events:
+            protocol._EVENT_CACHE.clear()
+            fresh = protocol.event_to_pb(e)
+            protocol._EVENT_CACHE.clear()
+            assert protocol.event_to_pb(e, e.to_dict()) == fresh
+            assert protocol.event_to_pb(e) == fresh  # from the cache
+
+
+def test_mailbox_order_wakeup_and_timeout():
+    async def go():
+        box = Mailbox()
+        box.put_nowait(1)
+        box.put_nowait(2)
+        assert await box.get() == 1 and await box.get(0.5) == 2
+        assert await box.get(0.01) is TIMED_OUT
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.01, box.put_nowait, None)
+        assert await box.get(5) is None  # a put wakes the waiting reader
+        task = asyncio.ensure_future(box.get())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        box.put_nowait(3)  # a cancelled reader leaves the box usable
+        assert box.qsize() == 1 and await box.get(1) == 3 and box.empty()
+    asyncio.run(go())
