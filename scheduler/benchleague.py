@@ -124,7 +124,8 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str) -> 
     remote.delete_season(name)
 
     print(f"command      arena bench league --matches {matches} --deals-per-set {deals_per_set}")
-    print(f"machine      {platform.machine()}, {os.cpu_count()} cpus, python "
+    from .cli import _cpu_model
+    print(f"machine      {platform.machine()} {_cpu_model()}, {os.cpu_count()} cpus, python "
           f"{platform.python_version()}; Redis {broker}, PostgreSQL {pg_url}")
     print(f"matches      {n} duplicate two-deck-fry matches of {deals_per_set} deals, greedy "
           f"against random (four bot processes and a referee process each)")
@@ -139,9 +140,11 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str) -> 
     match_s = statistics.mean(per_match["direct"])
     for label, what in (("local", "process pool + SQLite store"),
                         ("celery x1", "Celery dispatch + PostgreSQL store")):
-        print(f"overhead     {label}: {what}: {outside[label] * 1000:.1f} ms/match = "
-              f"{100 * outside[label] / match_s:.2f}% of match time"
-              + (" (goal <= 2%)" if label == "celery x1" else ""))
+        print(f"outside      {label}: {what}: {outside[label] * 1000:.1f} ms/match = "
+              f"{100 * outside[label] / match_s:.2f}% of match time")
+    extra = outside["celery x1"] - outside["local"]
+    print(f"overhead     Celery over the local mode: {extra * 1000:+.1f} ms/match = "
+          f"{100 * extra / match_s:+.2f}% of match time (goal <= 2%)")
     print(f"breakdown    celery x1: from one match stored to the next claimed "
           f"{breakdown[0] * 1000:.1f} ms (ack, next message, task start); claim and store "
           f"inside the task {breakdown[1] * 1000:.1f} ms")
