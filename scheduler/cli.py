@@ -249,21 +249,53 @@ def _broker(args) -> str | None:
     return getattr(args, "broker", None) or os.environ.get("ARENA_BROKER")
 
 
+def open_store(url: str):
+    """The store at ``url``, or a SeasonError that names the URL and what went wrong."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from .season import SeasonError
+    from .store import Store
+    try:
+        store = Store(url)
+        store.season_names()
+    except ArgumentError as e:
+        raise SeasonError(f"--db {url}: not a database URL ({e}); expected e.g. "
+                          "sqlite:///arena.db or postgresql://user@host:5432/db") from None
+    except (SQLAlchemyError, ImportError) as e:
+        reason = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
+        raise SeasonError(f"--db {url}: cannot open the store: {reason}") from None
+    return store
+
+
+def check_broker(url: str) -> None:
+    """Fail early, naming the URL, when the broker does not answer."""
+    import redis
+
+    from .season import SeasonError
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=5).ping()
+    except (redis.RedisError, ValueError) as e:
+        raise SeasonError(f"--broker {url}: the broker does not answer ({e}); start Redis or "
+                          "check the URL") from None
+
+
 def cmd_season_run(args) -> int:
     from .league import open_season, run_distributed, run_local
     from .season import SeasonError, load_season
     from .standings import compute, table
     from .store import Store
+    broker = _broker(args)
     try:
         season = load_season(args.file)
-        store = Store(_db(args))
+        store = open_store(_db(args))
+        if broker:
+            check_broker(broker)
         left = open_season(season, store, workdir=Path(args.workdir), check=not args.no_check)
     except SeasonError as e:
         print(f"arena season run: {e}", file=sys.stderr)
         print("nothing was enqueued", file=sys.stderr)
         return 2
     total = sum(store.counts(season.name).values())
-    broker = _broker(args)
     mode = f"distributed over {broker}" if broker else f"local, {args.workers} workers"
     print(f"season {season.name}: {season.variant}, {season.format}"
           f"{', duplicate' if season.duplicate else ''}, {len(season.bots)} bots, {total} "

@@ -159,8 +159,11 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
                     requeue_after_s: float = DEFAULT_LEASE_S, poll_s: float = 1.0,
                     progress: bool = True, timeout_s: float | None = None) -> dict[str, int]:
     """Enqueue the season's matches as Celery tasks and reconcile until every one is done."""
+    from kombu.exceptions import OperationalError as OSError_
+
     from .tasks import make_app
     app = make_app(broker)
+    broker_down = False
     counts = store.counts(season_name)
     total = sum(counts.values())
     shown = counts["done"] + counts["failed"]
@@ -178,8 +181,21 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
                 break
             room = max(0, window - counts["running"]
                        - store.queued(season_name, requeue_after_s))
-            for mid in store.due(season_name, requeue_after_s, limit=room):
-                app.send_task("arena.play_match", args=[mid], queue="arena")
+            due = store.due(season_name, requeue_after_s, limit=room)
+            for i, mid in enumerate(due):
+                try:
+                    app.send_task("arena.play_match", args=[mid], queue="arena",
+                                  retry=False)
+                except OSError_ as e:  # the broker is down or restarting: try again later
+                    store.unmark(due[i:])
+                    if not broker_down:
+                        bar.write(f"broker {broker} unreachable ({e}); retrying")
+                    broker_down = True
+                    break
+            else:
+                if broker_down and due:
+                    bar.write(f"broker {broker} reachable again")
+                    broker_down = False
             if not hinted and time.monotonic() - started > 30 and counts["running"] == 0 \
                     and finished == shown_at_start:
                 bar.write(f"no match has started in 30 s: is an `arena worker` running with "

@@ -284,6 +284,12 @@ class Store:
             c.execute(bots.delete().where(bots.c.season == name))
             c.execute(seasons.delete().where(seasons.c.name == name))
 
+    def unmark(self, ids: list[str]) -> None:
+        """Forget that ``ids`` were enqueued (their messages never reached the broker)."""
+        if ids:
+            with self.engine.begin() as c:
+                c.execute(update(matches).where(matches.c.id.in_(ids)).values(enqueued_at=None))
+
     # -- reading ------------------------------------------------------------------------
     def counts(self, season: str) -> dict[str, int]:
         with self.engine.connect() as c:

@@ -38,6 +38,9 @@ def make_app(broker: str | None = None) -> Celery:
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
         worker_max_tasks_per_child=200,
+        # a match in play when the broker connection drops finishes and is stored; its message
+        # cannot be acknowledged, and a redelivery finds the match done
+        worker_cancel_long_running_tasks_on_connection_loss=False,
     )
     return app
 

@@ -140,6 +140,55 @@ def test_a_flushed_redis_mid_season_loses_nothing(tmp_path, pg):
     _exactly_once(store, name)
 
 
+def test_a_restarted_redis_mid_season_loses_nothing(tmp_path, pg):
+    """A Redis of the test's own (the shared one stays up), stopped and started again while
+    matches are queued and one is being played."""
+    import shutil
+    port = 6391
+    server = shutil.which("redis-server")
+    assert server, "redis-server is needed (make test starts the shared one with it)"
+
+    def start():
+        return subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save",
+                                 "", "--appendonly", "no"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.STDOUT)
+
+    broker = f"redis://127.0.0.1:{port}/0"
+    redis_proc = start()
+    import redis as redis_lib
+    wait_for(lambda: _pings(redis_lib, broker), 10, "the test's Redis")
+    name = unique("restart")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=3, deals_per_set=1)
+    store = Store(pg)
+    open_season(load_season(path), store, workdir=tmp_path / "checks", check=False)
+    worker = Worker(pg, tmp_path / "w.log", lease=3, broker=broker)
+    try:
+        worker.wait_ready()
+        runner = threading.Thread(target=run_distributed, args=(store, name, broker),
+                                  kwargs={"requeue_after_s": 3, "progress": False,
+                                          "timeout_s": 240})
+        runner.start()
+        wait_for(lambda: store.counts(name)["done"] >= 1, 120, "the first match")
+        redis_proc.terminate()  # Redis goes away with every queued message
+        redis_proc.wait(10)
+        time.sleep(2)
+        redis_proc = start()
+        runner.join(240)
+        assert not runner.is_alive()
+    finally:
+        worker.stop()
+        redis_proc.terminate()
+        redis_proc.wait(10)
+    _exactly_once(store, name)
+
+
+def _pings(redis_lib, url) -> bool:
+    try:
+        return redis_lib.Redis.from_url(url).ping()
+    except redis_lib.RedisError:
+        return False
+
+
 def test_an_interrupted_local_season_continues_where_it_stopped(tmp_path):
     name = unique("resume")
     path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=3, deals_per_set=1)
