@@ -395,3 +395,23 @@ def test_every_format_plans_the_matches_it_promises(tmp_path):
                                                         "greedy|random"]
     with pytest.raises(SeasonError, match="'gauntlet'"):
         load_season(season_file(tmp_path, "g2", bots, fmt="gauntlet", extra='gauntlet = "x"'))
+
+
+@pytest.mark.parametrize("flags,expected", [
+    (["--broker", "redis://127.0.0.1:6399/0"], "--broker redis://127.0.0.1:6399/0: the broker "
+                                               "does not answer"),
+    (["--db", "postgresql://nobody@127.0.0.1:5999/x"], "--db postgresql://nobody@127.0.0.1:5999"
+                                                        "/x: cannot open the store"),
+    (["--db", "not-a-url"], "--db not-a-url: not a database URL"),
+])
+def test_an_unreachable_broker_or_store_is_named_before_anything_is_written(tmp_path, flags,
+                                                                           expected):
+    path = season_file(tmp_path, unique("unreach"), [GREEDY, RANDOM])
+    args = ["season", "run", str(path), "--no-check", "--no-progress"]
+    if "--db" not in flags:
+        args += ["--db", f"sqlite:///{tmp_path}/s.db"]
+    p = arena(*args, *flags, cwd=tmp_path, timeout=60)
+    assert p.returncode == 2 and expected in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and "nothing was enqueued" in p.stderr
+    if "--broker" in flags:
+        assert Store(f"sqlite:///{tmp_path}/s.db").season_names() == []
