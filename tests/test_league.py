@@ -415,3 +415,32 @@ def test_an_unreachable_broker_or_store_is_named_before_anything_is_written(tmp_
     assert "Traceback" not in p.stderr and "nothing was enqueued" in p.stderr
     if "--broker" in flags:
         assert Store(f"sqlite:///{tmp_path}/s.db").season_names() == []
+
+
+@pytest.mark.parametrize("variant", ["two-deck-80", "single-deck"])
+def test_a_season_of_each_remaining_variant_is_summarised_deal_by_deal(tmp_path, variant):
+    """(two-deck-fry and three-deck seasons run in the tests above)"""
+    name = unique(variant)
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], variant=variant, deal_sets=1,
+                       deals_per_set=2)
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    open_season(load_season(path), store, workdir=tmp_path, check=False)
+    assert run_local(store, name, workers=2, progress=False)["done"] == 2
+    for m in store.matches(name):
+        s = json.loads(m["summary_json"])
+        record = store.record(m["id"])
+        assert len(s["deals"]) == 2 == len(record["result"]["deals"])
+        for d, r in zip(s["deals"], record["result"]["deals"]):
+            assert d["attacker_total"] == r["attacker_total"] and d["after"] == r["levels"]
+            assert d["attackers"] in (0, 1)
+        assert s["net"][0] == sum(d["gain"][0] - d["gain"][1] for d in s["deals"])
+    st = compute(store.season(name), store.matches(name), samples=50)
+    assert st.deals == 4 and st.units == 1
+
+
+def test_the_worker_side_never_loads_grpc():
+    code = ("import sys; import scheduler.tasks, scheduler.execute, scheduler.store; "
+            "print('grpc' in sys.modules)")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env(), capture_output=True,
+                       text=True, timeout=60)
+    assert p.stdout.strip() == "False", p.stderr
