@@ -68,8 +68,6 @@ def _stop(procs) -> None:
 
 
 def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str) -> int:
-    from referee.bots import load_manifest  # noqa: F401  (fail early on a broken checkout)
-
     from .execute import play
     from .league import open_season, run_distributed, run_local
     from .store import Store

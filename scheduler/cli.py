@@ -283,7 +283,6 @@ def cmd_season_run(args) -> int:
     from .league import open_season, run_distributed, run_local
     from .season import SeasonError, load_season
     from .standings import compute, table
-    from .store import Store
     broker = _broker(args)
     try:
         season = load_season(args.file)
