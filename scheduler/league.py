@@ -108,6 +108,9 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
     else:
         for name, h in checked.items():
             store.mark_checked(season.name, name, h)
+        again = store.retry_failed(season.name)
+        if again:
+            print(f"{again} failed match(es) will be tried again", file=out)
     c = store.counts(season.name)
     return c["pending"] + c["running"]
 

@@ -284,6 +284,14 @@ class Store:
             c.execute(bots.delete().where(bots.c.season == name))
             c.execute(seasons.delete().where(seasons.c.name == name))
 
+    def retry_failed(self, season: str) -> int:
+        """Failed matches back to pending with fresh attempts (a new run tries them again)."""
+        with self.engine.begin() as c:
+            got = c.execute(update(matches).where(matches.c.season == season,
+                                                  matches.c.status == "failed")
+                            .values(status="pending", attempts=0, enqueued_at=None))
+        return got.rowcount
+
     def unmark(self, ids: list[str]) -> None:
         """Forget that ``ids`` were enqueued (their messages never reached the broker)."""
         if ids:

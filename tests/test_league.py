@@ -234,6 +234,15 @@ def test_the_store_counts_a_match_once_whoever_finishes_it(tmp_path):
     assert store.record(mid) == {"x": 1}   # the first commit won
     assert store.claim(mid, "c:3", lease_s=60) is None         # done: never again
 
+    other = f"{name}-00001"   # a match whose referee keeps failing
+    for attempt in range(1, 4):
+        assert store.claim(other, "a:1")["attempts"] == attempt
+        status = store.give_back(other, "a:1", "RuntimeError: referee crashed")
+        assert status == ("pending" if attempt < 3 else "failed")
+    assert store.claim(other, "a:1") is None and store.counts(name)["failed"] == 1
+    open_season(load_season(path), store, workdir=tmp_path, check=False)  # a new run
+    assert store.match(other)["status"] == "pending" and store.match(other)["attempts"] == 0
+
 
 # -- bad input --------------------------------------------------------------------------------
 BAD = [
