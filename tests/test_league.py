@@ -104,11 +104,11 @@ def _distributed_season(tmp_path, pg, prefix: str, deals_per_set: int):
 
 
 def test_a_worker_killed_mid_match_loses_nothing_and_counts_nothing_twice(tmp_path, pg):
-    name, store, first, runner = _distributed_season(tmp_path, pg, "kill", 2)
+    name, store, first, runner = _distributed_season(tmp_path, pg, "kill", 16)
     second = None
     try:
         # well inside a match: bots connected, deals under way
-        wait_for(lambda: any(m["status"] == "running" and time.time() - m["started_at"] > 0.7
+        wait_for(lambda: any(m["status"] == "running" and time.time() - m["started_at"] > 0.6
                              for m in store.matches(name)), 60, "a match under way")
         first.kill9()
         orphaned = [m for m in store.matches(name) if m["status"] == "running"]
