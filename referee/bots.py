@@ -58,24 +58,32 @@ class Manifest:
         return h.hexdigest()[:16]
 
 
+def read_toml(path: Path, what: str, fields: set[str], required: tuple[str, ...],
+              error: type[ValueError]) -> dict:
+    """A TOML file's top-level table, with only known fields and every required one; ``error``
+    names the file and the field otherwise."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what} file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: not valid TOML: {e}") from None
+    unknown = set(data) - fields
+    if unknown:
+        raise error(f"{path}: field {sorted(unknown)[0]!r}: unknown; expected one of "
+                    f"{', '.join(sorted(fields))}")
+    for f in required:
+        if f not in data:
+            raise error(f"{path}: missing field {f!r}")
+    return data
+
+
 def load_manifest(path: str | Path) -> Manifest:
     """Read and check a manifest; errors name the file, the field and what was expected."""
     path = Path(path)
     if path.is_dir():
         path = path / "bot.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ManifestError(f"{path}: no such manifest file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ManifestError(f"{path}: not valid TOML: {e}") from None
-    unknown = set(data) - _FIELDS
-    if unknown:
-        raise ManifestError(f"{path}: unknown field(s) {sorted(unknown)}; expected "
-                            f"{sorted(_FIELDS)}")
-    for f in ("name", "version", "command"):
-        if f not in data:
-            raise ManifestError(f"{path}: missing field {f!r}")
+    data = read_toml(path, "manifest", _FIELDS, ("name", "version", "command"), ManifestError)
     if not isinstance(data["name"], str) or not data["name"].strip():
         raise ManifestError(f"{path}: field 'name': expected a non-empty string")
     if not isinstance(data["version"], str):

@@ -31,12 +31,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.bots import Manifest, ManifestError, load_manifest
+from referee.bots import Manifest, ManifestError, load_manifest, read_toml
 from referee.rules.cards import RANK_TEXT
 
 FORMATS = ("round_robin", "double_round_robin", "gauntlet")
@@ -183,19 +182,7 @@ def load_season(path: str | Path) -> Season:
     """Read and check a season file (and every bot manifest it names)."""
     from referee.rules.options import rules_for
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SeasonError(f"{path}: no such season file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SeasonError(f"{path}: not valid TOML: {e}") from None
-    unknown = set(data) - _TOP
-    if unknown:
-        raise SeasonError(f"{path}: field {sorted(unknown)[0]!r}: unknown; expected one of "
-                          f"{', '.join(sorted(_TOP))}")
-    for f in ("name", "variant", "bots"):
-        if f not in data:
-            raise SeasonError(f"{path}: missing field {f!r}")
+    data = read_toml(path, "season", _TOP, ("name", "variant", "bots"), SeasonError)
     name = data["name"]
     _expect(isinstance(name, str) and name.replace("-", "").replace("_", "").isalnum(), path,
             "name", name, "a name of letters, digits, '-' and '_'")
