@@ -72,7 +72,8 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
                               f"changed since season {season.name!r} started (content "
                               f"{prior['content_hash']} -> {h}); results would mix versions: "
                               "give the season a new name")
-        if prior and prior["checked_hash"] == h:
+        if (prior and prior["checked_hash"] == h) or h in checked.values():
+            checked[bot.name] = h  # passed before, or the same bot under another name
             continue
         print(f"bots check {bot.name} ({bot.manifest.label}) ...", file=out, flush=True)
         why = smoke_check(bot, variant=season.variant, options=season.options,
