@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -31,12 +30,16 @@ class MatchFailed(RuntimeError):
     """The referee process ended without a record."""
 
 
+try:  # resolved here, so that the child between fork and exec only makes one call
+    _prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux: the referee outlives a killed worker
+    _prctl = None
+
+
 def _die_with_parent() -> None:
     """In the child before exec: be killed when the process that started us dies."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except OSError:
-        pass
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def max_match_seconds(spec: dict) -> float:
@@ -154,21 +157,17 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     if row is None:
         return "busy"
     spec = json.loads(row["spec_json"])
-    stop = threading.Event()
 
-    def renew_loop() -> None:  # the lease outlives a long match only while we are alive
-        while not stop.wait(lease_s / 4):
-            try:
-                store.renew(match_id, owner, lease_s)
-            except Exception:  # a store hiccup: the next renewal tries again
-                pass
+    def renew() -> None:  # the lease outlives a long match only while we are alive
+        try:
+            store.renew(match_id, owner, lease_s)
+        except Exception:  # a store hiccup: the next renewal tries again
+            pass
 
-    renewer = threading.Thread(target=renew_loop, daemon=True)
-    renewer.start()
     started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-", dir=workroot) as tmp:
-            record = play(spec, Path(tmp))
+            record = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4)
         duration = time.monotonic() - started
         written = store.finish(match_id, row["season"], record["result"], summarize(record),
                                record, duration, owner)
@@ -176,5 +175,3 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     except Exception as e:  # anything: the match goes back for another attempt
         return "retry" if store.give_back(match_id, owner, f"{type(e).__name__}: {e}") \
             == "pending" else "failed"
-    finally:
-        stop.set()
