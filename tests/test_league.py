@@ -453,3 +453,22 @@ def test_the_worker_side_never_loads_grpc():
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env(), capture_output=True,
                        text=True, timeout=60)
     assert p.stdout.strip() == "False", p.stderr
+
+
+def test_a_match_longer_than_its_lease_keeps_it(tmp_path):
+    from scheduler.execute import execute_match
+    name = unique("lease")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=60)
+    db = f"sqlite:///{tmp_path}/s.db"
+    store = Store(db)
+    open_season(load_season(path), store, workdir=tmp_path, check=False)
+    mid = f"{name}-00000"
+    outcome: list = []
+    player = threading.Thread(target=lambda: outcome.append(
+        execute_match(db, mid, lease_s=1.0, owner="player:1")))
+    player.start()
+    time.sleep(2.0)  # twice the lease: without renewals the match would be up for grabs
+    assert store.match(mid)["status"] == "running", "the match should still be in play"
+    assert store.claim(mid, "thief:2", lease_s=1.0) is None
+    player.join(120)
+    assert outcome == ["done"] and store.match(mid)["attempts"] == 1
