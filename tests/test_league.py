@@ -472,3 +472,39 @@ def test_a_match_longer_than_its_lease_keeps_it(tmp_path):
     assert store.claim(mid, "thief:2", lease_s=1.0) is None
     player.join(120)
     assert outcome == ["done"] and store.match(mid)["attempts"] == 1
+
+
+def _row(mid, cluster, seats, net0, forfeit_team=None, strikes=(0, 0, 0, 0)):
+    score = ([0.0, 1.0] if forfeit_team == 0 else [1.0, 0.0]) if forfeit_team is not None else (
+        [1.0, 0.0] if net0 > 0 else [0.0, 1.0] if net0 < 0 else [0.5, 0.5])
+    deal = {"dealer": 0, "attackers": 1, "attacker_total": 80, "before": ["2", "2"],
+            "after": ["2", "2"], "gain": [max(net0, 0), max(-net0, 0)]}
+    summary = {"deals": [deal], "net": [net0, -net0], "score": score,
+               "forfeit_team": forfeit_team, "strikes": list(strikes), "match_points": None}
+    return {"id": mid, "cluster": cluster, "seats_json": json.dumps(seats),
+            "summary_json": json.dumps(summary), "status": "done"}
+
+
+def test_standings_score_duplicate_pairs_by_net_levels_and_forfeits():
+    season = {"name": "s", "config_json": json.dumps({"bots": ["a", "b"], "variant":
+                                                      "two-deck-fry", "duplicate": True})}
+    ab, ba = ["a", "b", "a", "b"], ["b", "a", "b", "a"]
+    rows = [
+        # pair 1: a +3 as team 0, b wins the mirror by 1: a wins the pair on net levels
+        _row("m0", "p1", ab, 3), _row("m1", "p1", ba, 1),
+        # pair 2: a wins the first match, but forfeits the mirror (3 strikes): b wins the pair
+        _row("m2", "p2", ab, 2), _row("m3", "p2", ba, 0, forfeit_team=1, strikes=(0, 3, 0, 0)),
+        # pair 3: equal nets: a draw
+        _row("m4", "p3", ab, 2), _row("m5", "p3", ba, 2),
+        # pair 4: only one match played so far: not rated yet
+        _row("m6", "p4", ab, 5),
+    ]
+    st = compute(season, rows, samples=50)
+    by = {b.name: b for b in st.lines}
+    assert (by["a"].pairs_won, by["a"].pairs_drawn, by["a"].pairs_lost) == (1, 1, 1)
+    assert (by["b"].pairs_won, by["b"].pairs_drawn, by["b"].pairs_lost) == (1, 1, 1)
+    assert st.units == 3 and st.head_to_head["a"]["b"] == [1.5, 3]
+    assert by["a"].forfeits == 1 and by["a"].strikes == 3
+    assert (by["a"].wins, by["a"].draws, by["a"].losses) == (4, 0, 3)  # m0 m2 m4 m6
+    assert by["a"].net_levels == 3 - 1 + 2 + 0 + 2 - 2 + 5
+    assert by["a"].rating == pytest.approx(-by["b"].rating)
