@@ -508,3 +508,21 @@ def test_standings_score_duplicate_pairs_by_net_levels_and_forfeits():
     assert (by["a"].wins, by["a"].draws, by["a"].losses) == (4, 0, 3)  # m0 m2 m4 m6
     assert by["a"].net_levels == 3 - 1 + 2 + 0 + 2 - 2 + 5
     assert by["a"].rating == pytest.approx(-by["b"].rating)
+
+
+def test_a_match_summary_follows_the_dealer_through_the_deal():
+    from scheduler.execute import summarize
+    events = [{"event": "DealStarted", "dealer": 0, "levels": ["2", "2"]},
+              {"event": "DealerSet", "seat": 1},        # an attacker declared and took over
+              {"event": "DealEnded", "attacker_total": 130, "levels": ["4", "2"]}]
+    record = {"games": [{"events": events, "result": {}}], "seats": ["a", "b", "a", "b"],
+              "rules": {"after_ace": "stop"},
+              "result": {"forfeit": None, "strikes": [0, 0, 0, 0]}}
+    s = summarize(record)
+    assert s["deals"][0]["dealer"] == 1 and s["deals"][0]["attackers"] == 0
+    assert s["deals"][0]["gain"] == [2, 0] and s["net"] == [2, -2] and s["score"] == [1.0, 0.0]
+    record["result"]["forfeit"] = {"seat": 0, "team": 0, "reason": "3 strikes"}
+    assert summarize(record)["score"] == [0.0, 1.0]   # a forfeit loses whatever the levels
+    events[2]["levels"] = ["2", "2"]
+    events[0]["levels"] = ["J", "2"]                   # sent back from J: a loss, not a wrap
+    assert summarize(record)["deals"][0]["gain"] == [-9, 0]
