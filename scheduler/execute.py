@@ -99,10 +99,6 @@ def _tail(path: Path, n: int = 2000) -> str:
         return ""
 
 
-def _level_index(text: str) -> int:
-    return RANK_TEXT.index(text)
-
-
 def summarize(record: dict) -> dict:
     """Per deal: dealer, attackers, attackers' points, levels before and after; per team the
     net level gain and the match score (1 win, 0.5 draw, 0 loss; a forfeit loses)."""
@@ -119,8 +115,8 @@ def summarize(record: dict) -> dict:
             elif e["event"] == "DealerSet":
                 dealer = e["seat"]  # declared, overturned or set by the rules mid-deal
             elif e["event"] == "DealEnded" and started is not None:
-                before = [_level_index(x) for x in started["levels"]]
-                after = [_level_index(x) for x in e["levels"]]
+                before = [RANK_TEXT.index(x) for x in started["levels"]]
+                after = [RANK_TEXT.index(x) for x in e["levels"]]
                 # a team sent back (a J/A reset, a demotion) loses levels; a long drop is a
                 # wrap past A (two-deck-fry), a gain
                 gain = [a - b + (13 if wrap and b - a >= 7 else 0) for a, b in zip(after, before)]
@@ -147,7 +143,7 @@ def summarize(record: dict) -> dict:
 
 
 def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_S,
-                  owner: str | None = None, workroot: str | None = None) -> str:
+                  owner: str | None = None) -> str:
     """Claim, play and store one match. Returns "done", "counted" (a duplicate delivery whose
     result was already written), "busy" (another worker holds a live lease or it is finished),
     "retry" or "failed"."""
@@ -166,7 +162,7 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
 
     started = time.monotonic()
     try:
-        with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-", dir=workroot) as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-") as tmp:
             record = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4)
         duration = time.monotonic() - started
         written = store.finish(match_id, row["season"], record["result"], summarize(record),

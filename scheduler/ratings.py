@@ -120,12 +120,7 @@ def bootstrap_intervals(
         for name, rating in _ratings(theta, names).items():
             draws[name].append(rating)
 
-    tail = (1.0 - level) / 2.0
-    result = {}
-    for name in names:
-        values = sorted(draws[name])
-        result[name] = (point[name], _quantile(values, tail), _quantile(values, 1.0 - tail))
-    return result
+    return _percentile_intervals(point, draws, level)
 
 
 def simulated_intervals(
@@ -162,9 +157,18 @@ def simulated_intervals(
             fake.append((a, b, 1.0 if u < win else 0.5 if u < win + draw_rate else 0.0))
         for n, r in bradley_terry(fake, names, prior=prior, tol=1e-4).items():
             draws[n].append(r)
+    return _percentile_intervals(point, draws, level)
+
+
+def _percentile_intervals(point: dict[str, float], draws: dict[str, list[float]],
+                          level: float) -> dict[str, tuple[float, float, float]]:
+    """(point, low, high) per player from its resampled ratings, at the central ``level``."""
     tail = (1.0 - level) / 2.0
-    return {n: (point[n], _quantile(sorted(draws[n]), tail),
-                _quantile(sorted(draws[n]), 1.0 - tail)) for n in names}
+    out = {}
+    for name, values in draws.items():
+        values = sorted(values)
+        out[name] = (point[name], _quantile(values, tail), _quantile(values, 1.0 - tail))
+    return out
 
 
 def rating_intervals(

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,6 @@ class Season:
     time_control: dict[str, int]
     fault_policy: dict[str, int]
     bots: tuple[SeasonBot, ...]
-    raw: dict[str, Any] = field(repr=False, default_factory=dict)
 
     def config(self) -> dict[str, Any]:
         """What defines the season's matches (stored; a resumed season must match it)."""
@@ -250,4 +249,4 @@ def load_season(path: str | Path) -> Season:
                   deal_sets=counts["deal_sets"], deals_per_set=counts["deals_per_set"],
                   seed=str(seed), start_levels=(levels[0], levels[1]), gauntlet=gauntlet,
                   options=options, time_control=time_control, fault_policy=fault_policy,
-                  bots=tuple(bots), raw=data)
+                  bots=tuple(bots))

@@ -16,6 +16,8 @@ import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
+from referee.rules.three_deck import title
+
 from .ratings import rating_intervals
 
 #: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and
@@ -118,7 +120,6 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
                     b.defend_deals += 1
                     b.conceded_points += d["attacker_total"]
             if three_deck and s.get("match_points"):
-                from referee.rules.three_deck import title
                 mp = s["match_points"]
                 b.match_points += mp[t] + mp[t + 2]
                 for seat in (t, t + 2):

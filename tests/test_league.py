@@ -208,7 +208,7 @@ def test_an_interrupted_local_season_continues_where_it_stopped(tmp_path):
     assert 1 <= len(before) < 6
     p = arena("season", "run", str(path), "--db", db, "--workers", "2", "--no-check",
               "--no-progress", cwd=tmp_path, check=True)
-    assert f"({6 - len(before)} to play)" in p.stderr or "to play" in p.stderr
+    assert f"({6 - len(before)} to play)" in p.stderr, p.stderr
     _exactly_once(store, name)
     after = {m["id"]: m for m in store.matches(name)}
     for mid, m in before.items():  # finished matches were not played again
