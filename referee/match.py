@@ -92,19 +92,20 @@ class MatchRunner:
         self.deal_results: list[dict] = []
         self.sent: list[list] = [[], [], [], []]  # every message sent, per seat (for tests)
         self.keep_sent = False
+        self.events_applied = 0  # in the current game: what a message sent now may reflect
 
     # -- sending ---------------------------------------------------------------------------
     def _send(self, seat: int, msg: pb.RefereeMessage) -> None:
-        if self.keep_sent:  # (game, events recorded so far, message): for the tests
+        if self.keep_sent:  # (game, events applied so far, message): for the tests
             game = len(self.games) - 1
-            done = len(self.games[-1].events) if self.games else 0
+            done = self.events_applied if self.games else 0
             self.sent[seat].append((game, done, msg))
         self.hub.links[seat].send(msg)
 
-    def _queue_events(self, events, dicts) -> None:
+    def _queue_events(self, events) -> None:
         pending = self.pending
-        for e, d in zip(events, dicts):
-            message = event_to_pb(e, d)  # once, whoever sees it
+        for e in events:
+            message = event_to_pb(e)  # once, whoever sees it
             if getattr(e, "private_to", None) is None:  # public: every seat
                 for queue in pending:
                     queue.append(message)
@@ -170,52 +171,77 @@ class MatchRunner:
         record = MatchRecord(self.rules.variant, self.spec.options, seed,
                              {"levels": levels, "dealer": dealer, "max_deals": max_deals})
         self.games.append(record)
+        self.events_applied = 0
+        # The last step, recorded and announced once the next request is on its way: the seat
+        # to act waits for nothing but its request (it gets that step's events in it), and the
+        # other seats' notices go out while it thinks.
+        held = None
+        steps = 0  # actions applied in this game, chance included
         while not state.is_terminal:
             if state.turn == CHANCE:
-                seat, action, applied = None, chance_action(state, seed), None
+                if held is not None:
+                    self._settle(record, index, *held)
+                seat, action = None, chance_action(state, seed)
+                state, events = apply(state, action, seat)
             else:
                 seat = state.turn
-                action, applied = await self._decide(state, seat, f"{seed}:{len(record.actions)}",
-                                                     index, len(record.actions))
-            # an answer was applied when it was judged; a default or chance is applied here
-            state, events = applied if applied is not None else apply(state, action, seat)
-            dicts = [e.to_dict() for e in events]  # once, for the record and the wire
-            record.add(seat, action, events, dicts)
-            self._queue_events(events, dicts)
-            reason = None
-            for e in events:
-                if isinstance(e, DealEnded):
-                    self.deal_results.append({"game": index, "deal": e.deal,
-                                              "attacker_total": e.attacker_total,
-                                              "levels": [RANK_TEXT[x] for x in e.levels]})
-                    reason = "deal_end"
-                elif isinstance(e, TrickWon) and reason is None:
-                    reason = "trick"
-                elif isinstance(e, DealStarted) and reason is None:
-                    reason = "deal_start"
-            if reason:
-                self._notice(reason)
-                # let the notices go out (their streams' tasks start sending them) before the
-                # next request is worked out: a seat about to lead is sent its notice first
-                await asyncio.sleep(0)
+                default_seed = f"{seed}:{steps}"  # the hint's sample and a default action
+                msg = self._request(state, seat, default_seed)
+                if held is not None:
+                    self._settle(record, index, *held)
+                action, applied = await self._answer(state, seat, msg, default_seed, index, steps)
+                # an answer was applied when it was judged; a default is applied here
+                state, events = applied if applied is not None else apply(state, action, seat)
+            self._queue_events(events)
+            self.events_applied += len(events)
+            steps += 1
+            held = (seat, action, events)
+        if held is not None:
+            self._settle(record, index, *held)
         record.finish(state)
 
-    async def _decide(self, state, seat: int, default_seed: str, game: int, index: int):
-        link = self.hub.links[seat]
+    def _settle(self, record: MatchRecord, index: int, seat, action, events) -> None:
+        """Record a step and send the notices it calls for (to every seat with events not yet
+        sent: the seat to act next had them in its request)."""
+        dicts = [e.to_dict() for e in events]
+        record.add(seat, action, events, dicts)
+        reason = None
+        for e in events:
+            if isinstance(e, DealEnded):
+                self.deal_results.append({"game": index, "deal": e.deal,
+                                          "attacker_total": e.attacker_total,
+                                          "levels": [RANK_TEXT[x] for x in e.levels]})
+                reason = "deal_end"
+            elif isinstance(e, TrickWon) and reason is None:
+                reason = "trick"
+            elif isinstance(e, DealStarted) and reason is None:
+                reason = "deal_start"
+        if reason:
+            self._notice(reason)
+
+    def _request(self, state, seat: int, default_seed: str) -> pb.RefereeMessage:
+        """Send ``seat`` its decision request: observation, hint, time and the events it has not
+        been sent yet."""
         self.request_id += 1
-        rid = self.request_id
-        allowance = self.tc.per_decision_ms
         msg = pb.RefereeMessage()
         request = msg.request  # filled in place: no copy of the request into the message
-        request.request_id = rid
+        request.request_id = self.request_id
         request.kind = DECISION_TO_PB[state.decision]
         request.observation.MergeFromString(observation_bytes(state, seat))
         request.hint.CopyFrom(legal_hint(state, default_seed))
-        request.time_left_ms = allowance
+        request.time_left_ms = self.tc.per_decision_ms
         request.bank_left_ms = self.bank_ms[seat]
         request.events.extend(self.pending[seat])
         self.pending[seat] = []
         self._send(seat, msg)
+        return msg
+
+    async def _answer(self, state, seat: int, msg, default_seed: str, game: int, index: int):
+        """Wait for ``seat``'s answer to request ``msg`` under the referee's clock; the action
+        to play and, for an accepted answer, what applying it gave."""
+        link = self.hub.links[seat]
+        rid = msg.request.request_id
+        allowance = self.tc.per_decision_ms
         started = time.monotonic()
         limit = (allowance + self.bank_ms[seat]) / 1000
         where = {"game": game, "action": index, "request_id": rid}

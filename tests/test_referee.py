@@ -138,6 +138,40 @@ def test_no_message_carries_a_card_the_seat_may_not_see(variant, tmp_path):
     assert all(link.connections == 1 for link in runner.hub.links)
 
 
+def test_every_event_reaches_each_seat_once_and_a_leader_waits_for_no_notice(tmp_path):
+    """Each seat is sent each event it may see exactly once, in the order of the record. After a
+    trick, the winner (who leads next) is sent its request straight away, carrying the trick's
+    events; the other three seats get a "trick" notice."""
+    spec = MatchSpec(match_id="delivery", variant="two-deck-80", seed="d", max_deals=2)
+    result, record, runner = asyncio.run(run_match_async(
+        spec, [RANDOM, RANDOM, RANDOM, RANDOM], tmp_path, keep_sent=True))
+    assert result["forfeit"] is None
+    tricks = led_at_once = 0
+    for seat in range(4):
+        sent = [(g, m) for g, _, m in runner.sent[seat] if m.WhichOneof("body") in
+                ("request", "notice")]
+        for game in range(len(record["games"])):
+            events = record["games"][game]["events"]
+            expected = [e["event"] for e in events if e["visible_to"] == "all" or
+                        e["visible_to"] == seat or (isinstance(e["visible_to"], list)
+                                                    and seat in e["visible_to"])]
+            got = []
+            for g, m in sent:
+                if g == game:
+                    body = m.request if m.WhichOneof("body") == "request" else m.notice
+                    got.extend(e.kind for e in body.events)
+            assert got == expected, (seat, game)
+        for (_, m), (_, after) in zip(sent, sent[1:]):
+            if m.WhichOneof("body") == "request" and m.request.events and \
+                    m.request.events[-1].kind == "TrickWon":
+                led_at_once += 1
+            if m.WhichOneof("body") == "notice" and m.notice.reason == "trick":
+                tricks += 1
+                won = json.loads(m.notice.events[-1].json)
+                assert won["event"] == "TrickWon" and won["seat"] != seat
+    assert led_at_once > 20 and tricks == 3 * led_at_once
+
+
 def _fault_match(tmp_path, bots, **kw):
     spec = MatchSpec(match_id="faults", variant="two-deck-fry", seed="f", max_deals=1,
                      time_control=kw.pop("tc", QUICK))
