@@ -3,7 +3,9 @@ bidirectional echo of the same message size, measured in the same run.
 
 Both sides of both measurements are separate Python processes on this machine: the echo client
 is a process like a bot, and the referee is measured from its own clock (request sent to answer
-received) with four real bot processes answering from the referee's hint.
+received) with four real bot processes answering from the referee's hint. A third figure, the
+relay, is the referee's message pattern without the referee: one bare grpcio server sending to
+four client processes in turn.
 """
 
 from __future__ import annotations
@@ -42,6 +44,66 @@ async def main():
 
 asyncio.run(main())
 ''' % ECHO_METHOD
+
+
+# A client of the relay below: answers each message the server sends it with the same bytes,
+# as a bot answers each request (grpc's asyncio API, read then write).
+_RELAY_CLIENT = r'''
+import asyncio, sys, grpc
+async def main():
+    async with grpc.aio.insecure_channel(sys.argv[1]) as ch:
+        call = ch.stream_stream("%s")()
+        await call.write(b"hello")
+        while True:
+            msg = await call.read()
+            if msg is grpc.aio.EOF:
+                break
+            await call.write(msg)
+asyncio.run(main())
+''' % ECHO_METHOD
+RELAY_CLIENTS = 4
+
+
+async def relay_round_trips(size: int, count: int) -> list[float]:
+    """The referee's message pattern with no game and no referee: one server sends a message to
+    each of four client processes in turn and waits for it to come back. A bare grpcio program
+    (the handler writes and reads its streams directly), timed from send to reply."""
+    sock = Path(tempfile.mkdtemp(prefix="arena-relay-", dir="/tmp")) / "relay.sock"
+    streams: list = []
+    joined, finished = asyncio.Event(), asyncio.Event()
+
+    async def chat(request_iterator, context):
+        await context.read()  # the client's first message: it is there
+        streams.append(context)
+        if len(streams) == RELAY_CLIENTS:
+            joined.set()
+        await finished.wait()
+
+    handler = grpc.method_handlers_generic_handler("arena.bench.Echo", {
+        "Chat": grpc.stream_stream_rpc_method_handler(chat)})
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    server.add_insecure_port(f"unix:{sock}")
+    await server.start()
+    procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", _RELAY_CLIENT,
+                                                  f"unix://{sock}")
+             for _ in range(RELAY_CLIENTS)]
+    await joined.wait()
+    payload = b"x" * size
+    times = []
+    for i in range(count):
+        context = streams[i % RELAY_CLIENTS]
+        t = time.perf_counter()
+        await context.write(payload)
+        await context.read()
+        times.append((time.perf_counter() - t) * 1000)
+    finished.set()
+    for proc in procs:
+        await proc.wait()
+    await server.stop(0)
+    sock.unlink(missing_ok=True)
+    sock.parent.rmdir()
+    return times
 
 
 async def _echo_server(address: str, ready: asyncio.Event, stop: asyncio.Event) -> None:
@@ -112,8 +174,11 @@ def bench_link(variant: str, deals: int) -> int:
         sizes.append(req.ByteSize())
         s, _ = apply(s, random_action(s, rng), s.turn)
     size = int(statistics.median(sizes))
-    echo = asyncio.run(echo_round_trips(size, max(200, min(decisions, 2000))))
+    count = max(200, min(decisions, 2000))
+    echo = asyncio.run(echo_round_trips(size, count))
+    relay = asyncio.run(relay_round_trips(size, count))
     ref_median, echo_median = statistics.median(rtts), statistics.median(echo)
+    relay_median = statistics.median(relay)
     deal_wall = runner.play_s / max(1, len(result["deals"]))
     per_deal_decisions = decisions / max(1, len(result["deals"]))
     print(f"command      arena bench link --variant {variant} --deals {deals}")
@@ -127,8 +192,18 @@ def bench_link(variant: str, deals: int) -> int:
           f"{ref_median:.3f} ms, mean {statistics.mean(rtts):.3f} ms")
     print(f"ratio        referee / echo round trip (medians) = {ref_median / echo_median:.2f} "
           f"(goal <= 1.5)")
-    budget = per_deal_decisions * echo_median / 1000
+    # a deal's time is a sum over its decisions, so it is set against a sum of round trips:
+    # decisions x the mean echo (the medians above compare one round trip with another)
+    echo_mean, relay_mean = statistics.mean(echo), statistics.mean(relay)
+    budget = per_deal_decisions * echo_mean / 1000
     print(f"deal         {deal_wall:.3f} s per deal of play with four external Python bot processes "
-          f"({per_deal_decisions:.0f} decisions); decisions x echo round trip = {budget:.3f} s; "
+          f"({per_deal_decisions:.0f} decisions); decisions x mean echo round trip = {budget:.3f} s; "
           f"ratio {deal_wall / budget:.2f} (goal <= 1.5); whole match with start-up {wall:.2f} s")
+    print(f"relay        bare grpcio, one server sending to four client processes in turn, each "
+          f"sending it back: {len(relay)} round trips, median {relay_median:.3f} ms, mean "
+          f"{relay_mean:.3f} ms = {relay_median / echo_median:.2f} x echo (the referee's message "
+          f"pattern with no game)")
+    print(f"against it   referee round trip / relay = {ref_median / relay_median:.2f} (medians); "
+          f"deal / (decisions x mean relay) = "
+          f"{deal_wall / (per_deal_decisions * relay_mean / 1000):.2f}")
     return 0

@@ -4,10 +4,14 @@ follows, the cached conversions, and the seat mailboxes."""
 
 import asyncio
 import random
+import re
+import subprocess
+import sys
 import types
 
 import pytest
 
+from conftest import ROOT
 from referee import protocol
 from referee.chance import chance_action
 from referee.randomplay import random_action
@@ -232,3 +236,20 @@ def test_mailbox_order_wakeup_and_timeout():
         box.put_nowait(3)  # a cancelled reader leaves the box usable
         assert box.qsize() == 1 and await box.get(1) == 3 and box.empty()
     asyncio.run(go())
+
+
+def test_the_link_benchmark_reports_every_figure():
+    """`arena bench link` runs end to end (a referee with four bot processes, the echo and the
+    four-client relay) and prints each figure it promises, as positive numbers."""
+    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "bench", "link", "--deals", "1"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    for label in ("command", "machine", "message", "echo", "referee", "ratio", "deal", "relay",
+                  "against it"):
+        assert re.search(rf"^{label} ", text, re.M), (label, text)
+    decisions = int(re.search(r"^referee +(\d+) decisions", text, re.M).group(1))
+    relay = re.search(r"^relay .*: (\d+) round trips, median ([0-9.]+) ms", text, re.M)
+    assert int(relay.group(1)) == max(200, decisions) and float(relay.group(2)) > 0
+    ratios = re.findall(r"ratio ([0-9.]+) \(goal <= 1.5\)|= ([0-9.]+) \(goal <= 1.5\)", text)
+    assert len(ratios) == 2 and all(float(a or b) > 0 for a, b in ratios)
