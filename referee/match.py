@@ -187,9 +187,11 @@ class MatchRunner:
                 seat = state.turn
                 default_seed = f"{seed}:{steps}"  # the hint's sample and a default action
                 msg = self._request(state, seat, default_seed)
+                sent = time.monotonic()  # the seat's clock starts
                 if held is not None:
                     self._settle(record, index, *held)
-                action, applied = await self._answer(state, seat, msg, default_seed, index, steps)
+                action, applied = await self._answer(state, seat, msg, sent, default_seed, index,
+                                                     steps)
                 # an answer was applied when it was judged; a default is applied here
                 state, events = applied if applied is not None else apply(state, action, seat)
             self._queue_events(events)
@@ -236,13 +238,14 @@ class MatchRunner:
         self._send(seat, msg)
         return msg
 
-    async def _answer(self, state, seat: int, msg, default_seed: str, game: int, index: int):
-        """Wait for ``seat``'s answer to request ``msg`` under the referee's clock; the action
-        to play and, for an accepted answer, what applying it gave."""
+    async def _answer(self, state, seat: int, msg, started: float, default_seed: str, game: int,
+                      index: int):
+        """Wait for ``seat``'s answer to request ``msg`` (sent at ``started``) under the
+        referee's clock; the action to play and, for an accepted answer, what applying it
+        gave."""
         link = self.hub.links[seat]
         rid = msg.request.request_id
         allowance = self.tc.per_decision_ms
-        started = time.monotonic()
         limit = (allowance + self.bank_ms[seat]) / 1000
         where = {"game": game, "action": index, "request_id": rid}
         while True:
