@@ -114,16 +114,15 @@ def _read_action(msg: pb.Action):
                              + ", ".join(pb.ActionKind.Name(k) for k in _KIND_OF_ACTION.values()))
 
 
-def event_to_pb(event, d: dict | None = None) -> pb.Event:
-    """The wire form of an event; ``d`` is ``event.to_dict()`` when the caller has it already.
-    Events are values (equal events have equal wire forms), so recent ones are kept: a match
-    repeats most of them (every card dealt, most plays)."""
+def event_to_pb(event) -> pb.Event:
+    """The wire form of an event. Events are values (equal events have equal wire forms), so
+    recent ones are kept: a match repeats most of them (every card dealt, most plays)."""
     try:
         message = _EVENT_CACHE.get(event)
     except TypeError:  # a field that is a list: not kept
-        return _event_message(event.to_dict() if d is None else d)
+        return _event_message(event.to_dict())
     if message is None:
-        message = _event_message(event.to_dict() if d is None else d)
+        message = _event_message(event.to_dict())
         if len(_EVENT_CACHE) >= _CACHE_MAX:
             _EVENT_CACHE.clear()
         _EVENT_CACHE[event] = message
