@@ -19,6 +19,7 @@ import os
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from itertools import islice
 from pathlib import Path
 
 from .execute import MatchFailed, execute_match, play
@@ -141,11 +142,15 @@ def run_local(store: Store, season_name: str, *, workers: int = 2,
                 todo = store.pending_ids(season_name)
                 if not todo:
                     break
-                futures = {pool.submit(execute_match, store.url, mid, lease_s=lease_s)
-                           for mid in todo}
-                busy = 0
-                while futures:
-                    finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+                # no more matches handed to the pool than it plays at once: after Ctrl-C, the
+                # matches being played end and no other starts
+                waiting, playing, busy = iter(todo), set(), 0
+                while True:
+                    for mid in islice(waiting, workers - len(playing)):
+                        playing.add(pool.submit(execute_match, store.url, mid, lease_s=lease_s))
+                    if not playing:
+                        break
+                    finished, playing = wait(playing, return_when=FIRST_COMPLETED)
                     for f in finished:
                         outcome = f.result()
                         if outcome in ("done", "failed", "counted"):
