@@ -64,11 +64,22 @@ asyncio.run(main())
 RELAY_CLIENTS = 4
 
 
+async def _start_server(chat, address: str) -> grpc.aio.Server:
+    """A bare grpcio server whose one method, ``ECHO_METHOD``, is bidirectional and handled by
+    ``chat``, listening on ``address``."""
+    handler = grpc.method_handlers_generic_handler("arena.bench.Echo", {
+        "Chat": grpc.stream_stream_rpc_method_handler(chat)})
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    server.add_insecure_port(address)
+    await server.start()
+    return server
+
+
 async def relay_round_trips(size: int, count: int) -> list[float]:
     """The referee's message pattern with no game and no referee: one server sends a message to
     each of four client processes in turn and waits for it to come back. A bare grpcio program
     (the handler writes and reads its streams directly), timed from send to reply."""
-    sock = Path(tempfile.mkdtemp(prefix="arena-relay-", dir="/tmp")) / "relay.sock"
     streams: list = []
     joined, finished = asyncio.Event(), asyncio.Event()
 
@@ -79,62 +90,41 @@ async def relay_round_trips(size: int, count: int) -> list[float]:
             joined.set()
         await finished.wait()
 
-    handler = grpc.method_handlers_generic_handler("arena.bench.Echo", {
-        "Chat": grpc.stream_stream_rpc_method_handler(chat)})
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((handler,))
-    server.add_insecure_port(f"unix:{sock}")
-    await server.start()
-    procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", _RELAY_CLIENT,
-                                                  f"unix://{sock}")
-             for _ in range(RELAY_CLIENTS)]
-    await joined.wait()
-    payload = b"x" * size
-    times = []
-    for i in range(count):
-        context = streams[i % RELAY_CLIENTS]
-        t = time.perf_counter()
-        await context.write(payload)
-        await context.read()
-        times.append((time.perf_counter() - t) * 1000)
-    finished.set()
-    for proc in procs:
-        await proc.wait()
-    await server.stop(0)
-    sock.unlink(missing_ok=True)
-    sock.parent.rmdir()
+    with tempfile.TemporaryDirectory(prefix="arena-relay-", dir="/tmp") as folder:
+        sock = Path(folder) / "relay.sock"
+        server = await _start_server(chat, f"unix:{sock}")
+        procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", _RELAY_CLIENT,
+                                                      f"unix://{sock}")
+                 for _ in range(RELAY_CLIENTS)]
+        await joined.wait()
+        payload = b"x" * size
+        times = []
+        for i in range(count):
+            context = streams[i % RELAY_CLIENTS]
+            t = time.perf_counter()
+            await context.write(payload)
+            await context.read()
+            times.append((time.perf_counter() - t) * 1000)
+        finished.set()
+        for proc in procs:
+            await proc.wait()
+        await server.stop(0)
     return times
 
 
-async def _echo_server(address: str, ready: asyncio.Event, stop: asyncio.Event) -> None:
+async def echo_round_trips(size: int, count: int) -> list[float]:
     async def chat(request_iterator, context):
         async for msg in request_iterator:
             yield msg
-    handler = grpc.method_handlers_generic_handler("arena.bench.Echo", {
-        "Chat": grpc.stream_stream_rpc_method_handler(chat)})
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((handler,))
-    server.add_insecure_port(address)
-    await server.start()
-    ready.set()
-    await stop.wait()
-    await server.stop(0)
 
-
-async def echo_round_trips(size: int, count: int) -> list[float]:
-    sock = Path(tempfile.mkdtemp(prefix="arena-echo-", dir="/tmp")) / "echo.sock"
-    address = f"unix:{sock}"
-    ready, stop = asyncio.Event(), asyncio.Event()
-    task = asyncio.ensure_future(_echo_server(address, ready, stop))
-    await ready.wait()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", _ECHO_CLIENT, f"unix://{sock}", str(size), str(count),
-        stdout=subprocess.PIPE)
-    out, _ = await proc.communicate()
-    stop.set()
-    await task
-    sock.unlink(missing_ok=True)
-    sock.parent.rmdir()
+    with tempfile.TemporaryDirectory(prefix="arena-echo-", dir="/tmp") as folder:
+        sock = Path(folder) / "echo.sock"
+        server = await _start_server(chat, f"unix:{sock}")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _ECHO_CLIENT, f"unix://{sock}", str(size), str(count),
+            stdout=subprocess.PIPE)
+        out, _ = await proc.communicate()
+        await server.stop(0)
     return [float(x) * 1000 for x in out.split()]
 
 

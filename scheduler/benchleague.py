@@ -73,53 +73,54 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str) -> 
     from .store import Store
     sets = max(1, matches // 2)
     name = f"bench-{uuid.uuid4().hex[:6]}"
-    tmp = Path(tempfile.mkdtemp(prefix="arena-bench-"))
-    season = load_season(_season_file(tmp, name, sets, deals_per_set))
-    plans = season.plan()
-    n = len(plans)
-    walls: dict[str, float] = {}
-    per_match: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as folder:
+        tmp = Path(folder)  # the season file, records and bot logs: gone afterwards
+        season = load_season(_season_file(tmp, name, sets, deals_per_set))
+        plans = season.plan()
+        n = len(plans)
+        walls: dict[str, float] = {}
+        per_match: dict[str, list[float]] = {}
 
-    # 1. direct
-    t = time.perf_counter()
-    direct = []
-    for p in plans:
-        s = time.perf_counter()
-        play(season.match_spec(p), tmp / "direct" / p.match_id)
-        direct.append(time.perf_counter() - s)
-    walls["direct"] = time.perf_counter() - t
-    per_match["direct"] = direct
+        # 1. direct
+        t = time.perf_counter()
+        direct = []
+        for p in plans:
+            s = time.perf_counter()
+            play(season.match_spec(p), tmp / "direct" / p.match_id)
+            direct.append(time.perf_counter() - s)
+        walls["direct"] = time.perf_counter() - t
+        per_match["direct"] = direct
 
-    # 2. local mode, one worker, SQLite
-    local = Store(f"sqlite:///{tmp}/local.db")
-    open_season(season, local, workdir=tmp, check=False)
-    t = time.perf_counter()
-    run_local(local, name, workers=1, progress=False)
-    walls["local"] = time.perf_counter() - t
-    per_match["local"] = [m["duration_s"] for m in local.matches(name)]
+        # 2. local mode, one worker, SQLite
+        local = Store(f"sqlite:///{tmp}/local.db")
+        open_season(season, local, workdir=tmp, check=False)
+        t = time.perf_counter()
+        run_local(local, name, workers=1, progress=False)
+        walls["local"] = time.perf_counter() - t
+        per_match["local"] = [m["duration_s"] for m in local.matches(name)]
 
-    # 3./4. Celery with one and two workers, PostgreSQL; the season (same name, so the same
-    # match ids) is deleted before each run
-    import redis
-    redis.Redis.from_url(broker).flushdb()
-    remote = Store(pg_url)
-    for label, count in (("celery x1", 1), ("celery x2", 2)):
+        # 3./4. Celery with one and two workers, PostgreSQL; the season (same name, so the same
+        # match ids) is deleted before each run
+        import redis
+        redis.Redis.from_url(broker).flushdb()
+        remote = Store(pg_url)
+        for label, count in (("celery x1", 1), ("celery x2", 2)):
+            remote.delete_season(name)
+            open_season(season, remote, workdir=tmp, check=False)
+            procs = _workers(count, pg_url, broker, tmp)
+            try:
+                t = time.perf_counter()
+                run_distributed(remote, name, broker, poll_s=0.05, progress=False)
+                walls[label] = time.perf_counter() - t
+            finally:
+                _stop(procs)
+            rows = sorted(remote.matches(name), key=lambda m: m["started_at"])
+            per_match[label] = [m["duration_s"] for m in rows]
+            if count == 1:  # where the time outside the match goes, from the store's timestamps
+                gaps = [b["started_at"] - a["finished_at"] for a, b in zip(rows, rows[1:])]
+                in_task = [m["finished_at"] - m["started_at"] - m["duration_s"] for m in rows]
+                breakdown = (statistics.mean(gaps), statistics.mean(in_task))
         remote.delete_season(name)
-        open_season(season, remote, workdir=tmp, check=False)
-        procs = _workers(count, pg_url, broker, tmp)
-        try:
-            t = time.perf_counter()
-            run_distributed(remote, name, broker, poll_s=0.05, progress=False)
-            walls[label] = time.perf_counter() - t
-        finally:
-            _stop(procs)
-        rows = sorted(remote.matches(name), key=lambda m: m["started_at"])
-        per_match[label] = [m["duration_s"] for m in rows]
-        if count == 1:  # where the time outside the match goes, from the store's timestamps
-            gaps = [b["started_at"] - a["finished_at"] for a, b in zip(rows, rows[1:])]
-            in_task = [m["finished_at"] - m["started_at"] - m["duration_s"] for m in rows]
-            breakdown = (statistics.mean(gaps), statistics.mean(in_task))
-    remote.delete_season(name)
 
     print(f"command      arena bench league --matches {matches} --deals-per-set {deals_per_set}")
     from .cli import _cpu_model
