@@ -128,6 +128,63 @@ async def echo_round_trips(size: int, count: int) -> list[float]:
     return [float(x) * 1000 for x in out.split()]
 
 
+class _InstantSeat:
+    """A seat with no transport, for measuring the referee's game work alone. Every message
+    the runner sends it is encoded and parsed as grpc would, and a request is answered at once
+    with an action drawn uniformly from its hint (what the ``random`` bot does)."""
+
+    def __init__(self, link, seed: int) -> None:
+        import random
+        self.link, self.rng, self.busy_s = link, random.Random(seed), 0.0
+
+    def put_nowait(self, msg) -> None:
+        from shengji_arena.v1 import referee_pb2 as pb
+        if msg is None:  # the match is over for this seat
+            return
+        t = time.perf_counter()
+        got = pb.RefereeMessage.FromString(msg.SerializeToString())
+        answer = None
+        if got.WhichOneof("body") == "request":
+            request = got.request
+            answer = pb.BotMessage(answer=pb.Answer(request_id=request.request_id,
+                                                    action=self.rng.choice(request.hint.actions)))
+            answer = pb.BotMessage.FromString(answer.SerializeToString())
+        self.busy_s += time.perf_counter() - t
+        if answer is not None:
+            self.link.inbox.put_nowait(answer)
+
+
+def game_work(variant: str, deals: int) -> tuple[int, float, float, float]:
+    """Play a match with four in-process seats (no sockets, no grpc): (decisions, ms per
+    decision of referee work between an answer and the next request, ms per decision of
+    recording and notices after it, ms per decision in the seats)."""
+    from .match import MatchRunner, MatchSpec
+    from .server import SeatHub
+
+    class Runner(MatchRunner):
+        settle_s = 0.0
+
+        def _settle(self, *args) -> None:
+            t = time.perf_counter()
+            super()._settle(*args)
+            self.settle_s += time.perf_counter() - t
+
+    hub = SeatHub()
+    seats = []
+    for link in hub.links:
+        seats.append(_InstantSeat(link, link.seat))
+        link.outbox = seats[-1]
+        link.connected.set()
+    runner = Runner(MatchSpec(match_id="bench-game-work", variant=variant, seed="bench",
+                              max_deals=deals), hub)
+    asyncio.run(runner.run())
+    n = len(runner.timings)
+    seats_s = sum(s.busy_s for s in seats)
+    # the seats' time spent on notices is inside _settle: count it once, as the seats'
+    critical = runner.play_s - runner.settle_s - seats_s
+    return n, critical / n * 1000, runner.settle_s / n * 1000, seats_s / n * 1000
+
+
 def bench_link(variant: str, deals: int) -> int:
     from .bots import load_manifest
     from .local import run_match
@@ -167,6 +224,7 @@ def bench_link(variant: str, deals: int) -> int:
     count = max(200, min(decisions, 2000))
     echo = asyncio.run(echo_round_trips(size, count))
     relay = asyncio.run(relay_round_trips(size, count))
+    work_decisions, critical_ms, after_ms, seat_ms = game_work(variant, deals)
     ref_median, echo_median = statistics.median(rtts), statistics.median(echo)
     relay_median = statistics.median(relay)
     deal_wall = runner.play_s / max(1, len(result["deals"]))
@@ -196,4 +254,16 @@ def bench_link(variant: str, deals: int) -> int:
     print(f"against it   referee round trip / relay = {ref_median / relay_median:.2f} (medians); "
           f"deal / (decisions x mean relay) = "
           f"{deal_wall / (per_deal_decisions * relay_mean / 1000):.2f}")
+    # No referee on this transport and machine crosses faster than the relay, and a deal also
+    # holds the work that must come between an answer and the next request (referee and bot).
+    floor = relay_mean + critical_ms + seat_ms
+    print(f"game work    the same kind of match with four in-process seats (no sockets, no grpc; "
+          f"{work_decisions} decisions): referee {critical_ms:.3f} ms per decision between an "
+          f"answer and the next request (judge, apply, deal the cards, the next observation and hint), "
+          f"{after_ms:.3f} ms recording and notices after it; seats {seat_ms:.3f} ms (parse, "
+          f"choose, encode)")
+    print(f"floor        on this transport and machine: any referee's round trip >= the relay "
+          f"= {relay_median / echo_median:.2f} x echo; with this rules engine, a deal >= "
+          f"decisions x (mean relay + work between answer and request + seat) = "
+          f"{floor / echo_mean:.2f} x decisions x mean echo")
     return 0

@@ -246,10 +246,16 @@ def test_the_link_benchmark_reports_every_figure():
     assert out.returncode == 0, out.stderr
     text = out.stdout
     for label in ("command", "machine", "message", "echo", "referee", "ratio", "deal", "relay",
-                  "against it"):
+                  "against it", "game work", "floor"):
         assert re.search(rf"^{label} ", text, re.M), (label, text)
     decisions = int(re.search(r"^referee +(\d+) decisions", text, re.M).group(1))
     relay = re.search(r"^relay .*: (\d+) round trips, median ([0-9.]+) ms", text, re.M)
     assert int(relay.group(1)) == max(200, decisions) and float(relay.group(2)) > 0
     ratios = re.findall(r"ratio ([0-9.]+) \(goal <= 1.5\)|= ([0-9.]+) \(goal <= 1.5\)", text)
     assert len(ratios) == 2 and all(float(a or b) > 0 for a, b in ratios)
+    work = re.search(r"^game work .*?(\d+) decisions\): referee ([0-9.]+) ms .*?, ([0-9.]+) ms "
+                     r"recording .*seats ([0-9.]+) ms", text, re.M)
+    assert work and int(work.group(1)) > 0 and all(float(work.group(i)) > 0 for i in (2, 3, 4))
+    floor = re.search(r"^floor .*= ([0-9.]+) x echo; .* = ([0-9.]+) x decisions", text, re.M)
+    # the deal's floor adds the game work to the relay, so it lies above the relay's ratio
+    assert floor and float(floor.group(2)) > float(floor.group(1)) > 0, text
