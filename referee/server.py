@@ -18,6 +18,10 @@ from shengji_arena.v1 import referee_pb2 as pb
 from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
 
 MAX_MESSAGE_BYTES = 64 * 1024
+INBOX_LIMIT = 32
+"""Messages from a seat held unread at most. Beyond it the referee stops reading the seat's
+stream until the runner takes one, so gRPC's flow control holds back a seat that floods instead
+of the referee's memory filling up; the runner judges what it takes at the seat's turn."""
 HELLO_TIMEOUT_S = 10.0
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Referee"].full_name
 _DISCONNECT = object()
@@ -28,13 +32,15 @@ TIMED_OUT = object()
 class Mailbox:
     """A first-in first-out queue of messages with one reader at a time: what an
     ``asyncio.Queue`` does here, with less work per message (two go through one for every
-    decision), and a timeout of its own instead of a timeout scope around the wait."""
+    decision), and a timeout of its own instead of a timeout scope around the wait. A writer
+    may wait for the reader to take an item (``wait_taken``), to bound the queue."""
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_items", "_waiter", "_taken")
 
     def __init__(self) -> None:
         self._items: deque = deque()
         self._waiter: asyncio.Future | None = None
+        self._taken: asyncio.Future | None = None  # a writer waiting for an item to be taken
 
     def put_nowait(self, item) -> None:
         self._items.append(item)
@@ -49,11 +55,26 @@ class Mailbox:
         return len(self._items)
 
     def get_nowait(self):
-        return self._items.popleft()  # IndexError when empty
+        item = self._items.popleft()  # IndexError when empty
+        if self._taken is not None:
+            self._took()
+        return item
+
+    def _took(self) -> None:
+        taken, self._taken = self._taken, None
+        if not taken.done():
+            taken.set_result(None)
+
+    async def wait_taken(self) -> None:
+        """Wait until the reader takes an item."""
+        self._taken = asyncio.get_running_loop().create_future()
+        await self._taken
 
     async def get(self, timeout: float | None = None):
         """The next item, waiting for one; ``TIMED_OUT`` once ``timeout`` seconds passed."""
         if self._items:
+            if self._taken is not None:
+                self._took()
             return self._items.popleft()
         loop = asyncio.get_running_loop()
         waiter = self._waiter = loop.create_future()
@@ -65,6 +86,8 @@ class Mailbox:
             if timer is not None:
                 timer.cancel()
         if self._items:
+            if self._taken is not None:
+                self._took()
             return self._items.popleft()
         return TIMED_OUT
 
@@ -168,9 +191,12 @@ class RefereeServicer(pb_grpc.RefereeServicer):
 
     @staticmethod
     async def _read(it, link: SeatLink, outbox: Mailbox) -> None:
+        inbox = link.inbox
         try:
             async for msg in it:
-                link.inbox.put_nowait(msg)
+                inbox.put_nowait(msg)
+                while inbox.qsize() >= INBOX_LIMIT:  # a flood: read on once the runner takes one
+                    await inbox.wait_taken()
         except Exception:  # a broken stream (garbage, reset): the seat is disconnected
             pass
         outbox.put_nowait(_DISCONNECT)

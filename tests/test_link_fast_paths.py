@@ -235,6 +235,17 @@ def test_mailbox_order_wakeup_and_timeout():
             await task
         box.put_nowait(3)  # a cancelled reader leaves the box usable
         assert box.qsize() == 1 and await box.get(1) == 3 and box.empty()
+        for item in (4, 5):
+            box.put_nowait(item)
+        for take in (box.get_nowait, box.get):  # either way of taking wakes a waiting writer
+            writer = asyncio.ensure_future(box.wait_taken())
+            await asyncio.sleep(0)
+            assert not writer.done()
+            got = take()
+            got = await got if asyncio.iscoroutine(got) else got
+            await asyncio.sleep(0)
+            assert writer.done() and got in (4, 5)
+        assert box.empty()
     asyncio.run(go())
 
 

@@ -217,6 +217,45 @@ def test_a_flood_is_struck_and_the_match_still_ends(tmp_path):
     assert result["forfeit"]["seat"] == 3 and result["winner_team"] == 0
 
 
+def test_a_deluge_is_held_back_at_the_inbox_limit_and_struck(tmp_path, monkeypatch):
+    """A seat that streams large stray messages without pause while three slow seats think:
+    the referee holds at most INBOX_LIMIT of them unread (gRPC's flow control holds back the
+    rest, not the referee's memory), strikes the seat out at its turn, and no other seat has a
+    fault."""
+    from referee import local, server
+    hubs = []
+
+    class Hub(server.SeatHub):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            hubs.append(self)
+    monkeypatch.setattr(local, "SeatHub", Hub)
+    most = 0
+
+    async def play():
+        nonlocal most
+
+        async def watch():
+            nonlocal most
+            while True:
+                if hubs:
+                    most = max(most, hubs[0].links[3].inbox.qsize())
+                await asyncio.sleep(0.005)
+        watcher = asyncio.ensure_future(watch())
+        spec = MatchSpec(match_id="deluge", variant="two-deck-fry", seed="f", max_deals=1,
+                         time_control=QUICK)
+        try:
+            return await run_match_async(spec, [faulty("slow")] * 3 + [faulty("deluge")],
+                                         tmp_path)
+        finally:
+            watcher.cancel()
+    result, record, _ = asyncio.run(play())
+    assert result["forfeit"] == {"seat": 3, "team": 1, "reason": "3 strikes"}
+    assert _kinds(record, 3) == ["flood", "flood", "flood"]
+    assert [_kinds(record, seat) for seat in range(3)] == [[], [], []]
+    assert server.INBOX_LIMIT - 1 <= most <= server.INBOX_LIMIT, most
+
+
 def test_a_stolen_token_is_refused(tmp_path, monkeypatch):
     tokens = ["t0-secret", "t1-secret", "t2-secret", "t3-secret"]
     monkeypatch.setenv("ARENA_STOLEN_TOKEN", tokens[0])

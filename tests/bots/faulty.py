@@ -40,33 +40,73 @@ class Crash(Bot):
         return request.hint.actions[0]
 
 
-def flood():
-    """Answers each request correctly, but first sends 25 answers to requests long gone."""
+def _play_stream(name: str, outgoing, on_request, next_message=None) -> None:
+    """Play a seat through grpc's blocking API and a request iterator: the Hello, then each
+    message ``next_message`` gives (by default the next in the queue ``outgoing``; None ends the
+    stream), calling ``on_request`` with each request."""
     import grpc
-    import queue
     from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
-    q = queue.Queue()
-    q.put(pb.BotMessage(hello=pb.Hello(token=os.environ["ARENA_TOKEN"], bot_name="flood")))
+    next_message = next_message or outgoing.get
 
     def gen():
-        while True:
-            m = q.get()
-            if m is None:
-                return
+        yield pb.BotMessage(hello=pb.Hello(token=os.environ["ARENA_TOKEN"], bot_name=name))
+        while (m := next_message()) is not None:
             yield m
     with grpc.insecure_channel(os.environ["ARENA_REFEREE"]) as ch:
         try:
             for msg in pb_grpc.RefereeStub(ch).Play(gen()):
                 if msg.HasField("request"):
-                    for _ in range(25):
-                        q.put(pb.BotMessage(answer=pb.Answer(request_id=0)))
-                    q.put(pb.BotMessage(answer=pb.Answer(request_id=msg.request.request_id,
-                                                         action=msg.request.hint.actions[0])))
+                    on_request(msg.request)
                 if msg.HasField("match_end"):
                     break
         except grpc.RpcError:
             pass
-        q.put(None)
+        outgoing.put(None)
+
+
+def _answer(request) -> pb.BotMessage:
+    return pb.BotMessage(answer=pb.Answer(request_id=request.request_id,
+                                          action=request.hint.actions[0]))
+
+
+def flood():
+    """Answers each request correctly, but first sends 25 answers to requests long gone."""
+    import queue
+    q = queue.Queue()
+
+    def on_request(request):
+        for _ in range(25):
+            q.put(pb.BotMessage(answer=pb.Answer(request_id=0)))
+        q.put(_answer(request))
+    _play_stream("flood", q, on_request)
+
+
+class Slow(Bot):
+    """Plays legally, taking 0.3 s over each decision (well inside its time)."""
+
+    def choose(self, request):
+        time.sleep(0.3)
+        return request.hint.actions[0]
+
+
+def deluge():
+    """Answers each request correctly, and from its first answer on streams large stray
+    messages without pause: as many as the referee will read."""
+    import queue
+    import threading
+    answers = queue.Queue()
+    flooding = threading.Event()
+    stray = pb.BotMessage(hello=pb.Hello(token="stray", bot_name="x" * 60000))
+
+    def next_message():
+        if flooding.is_set() and answers.empty():
+            return stray
+        return answers.get()
+
+    def on_request(request):
+        answers.put(_answer(request))
+        flooding.set()
+    _play_stream("deluge", answers, on_request, next_message)
 
 
 def garbage_bytes():
@@ -93,8 +133,10 @@ if __name__ == "__main__":
         sys.exit(0)
     if mode == "flood":
         sys.exit(flood())
+    if mode == "deluge":
+        sys.exit(deluge())
     if mode == "garbage":
         sys.exit(garbage_bytes())
     if mode == "steal":
         sys.exit(steal())
-    sys.exit(run({"silent": Silent, "illegal": Illegal, "crash": Crash}[mode]()))
+    sys.exit(run({"silent": Silent, "illegal": Illegal, "crash": Crash, "slow": Slow}[mode]()))
