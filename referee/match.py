@@ -38,11 +38,13 @@ class TimeControl:
     max_strikes: int = 3
     reconnect_window_ms: int = 5000
     connect_timeout_ms: int = 15000
+    max_reconnects: int = 10  # in the whole match; one more forfeits
 
     def to_pb(self) -> pb.TimeControl:
         return pb.TimeControl(per_decision_ms=self.per_decision_ms, bank_ms=self.bank_ms,
                               max_strikes=self.max_strikes,
-                              reconnect_window_ms=self.reconnect_window_ms)
+                              reconnect_window_ms=self.reconnect_window_ms,
+                              max_reconnects=self.max_reconnects)
 
 
 @dataclass
@@ -84,6 +86,7 @@ class MatchRunner:
         self.bank_ms = [self.tc.bank_ms] * 4
         self.strikes = [0, 0, 0, 0]
         self.unsolicited = [0, 0, 0, 0]
+        self.reconnects = [0, 0, 0, 0]  # noted so far, per seat
         self.faults: list[dict] = []
         self.timings: list[list] = []
         self.pending: list[list] = [[], [], [], []]  # events not yet sent, per seat
@@ -136,6 +139,7 @@ class MatchRunner:
         try:
             await self._wait_all_connected()
             self.play_started = time.monotonic()
+            self.hub.on_attach = self._rejoined  # from now on, each new stream is welcomed
             for seat in range(4):
                 self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
             if self.spec.deals is not None:
@@ -148,12 +152,18 @@ class MatchRunner:
         result = self._result(forfeit)
         end = pb.MatchEnd(reason="forfeit" if forfeit else "finished",
                           result_json=json.dumps(result))
+        self.hub.on_attach = None
         for seat in range(4):
             self._send(seat, pb.RefereeMessage(match_end=end))
             self.hub.links[seat].close()
         self.elapsed_s = time.monotonic() - started
         self.play_s = time.monotonic() - getattr(self, "play_started", started)
         return result
+
+    def _rejoined(self, seat: int) -> None:
+        """A seat's new stream during the match: it is welcomed again (its pending request, if
+        any, follows from ``_answer``)."""
+        self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
 
     async def _wait_all_connected(self) -> None:
         deadline = self.tc.connect_timeout_ms / 1000
@@ -248,12 +258,16 @@ class MatchRunner:
         allowance = self.tc.per_decision_ms
         limit = (allowance + self.bank_ms[seat]) / 1000
         where = {"game": game, "action": index, "request_id": rid}
+        self._note_reconnects(seat, where)  # any between its turns
+        stream = link.connections  # the stream the request went out on
         while True:
             left = limit - (time.monotonic() - started)
             if not link.connected.is_set():
                 await self._await_reconnect(seat, where)
-                self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
-                self._send(seat, msg)  # the pending request again
+            if link.connections != stream:  # a new stream since: it has not seen the request
+                stream = link.connections
+                self._note_reconnects(seat, where)
+                self._send(seat, msg)  # the pending request again, after the Welcome
                 continue
             if left <= 0:
                 self._spend(seat, started, allowance)
@@ -298,7 +312,19 @@ class MatchRunner:
             self._fault(seat, "disconnect", f"seat {seat} stayed disconnected longer than "
                         f"{self.tc.reconnect_window_ms} ms", where, strike=False)
             raise Forfeit(seat, "disconnected") from None
-        self._fault(seat, "reconnect", f"seat {seat} reconnected", where, strike=False)
+
+    def _note_reconnects(self, seat: int, where: dict) -> None:
+        """Record the seat's reconnections since they were last noted; past ``max_reconnects``
+        in the match its team forfeits."""
+        made = self.hub.links[seat].connections - 1
+        new = made - self.reconnects[seat]
+        if new <= 0:
+            return
+        self.reconnects[seat] = made
+        times = f" {new} times" if new > 1 else ""
+        self._fault(seat, "reconnect", f"seat {seat} reconnected{times}", where, strike=False)
+        if made > self.tc.max_reconnects:
+            raise Forfeit(seat, f"reconnected {made} times (at most {self.tc.max_reconnects})")
 
     def _unsolicited(self, seat: int, where: dict) -> None:
         self.unsolicited[seat] += 1
@@ -351,6 +377,7 @@ class MatchRunner:
             "rules": self.rules.to_dict(), "seats": self.spec.seat_names,
             "time_control": self.tc.__dict__, "games": [g.to_dict() for g in self.games],
             "faults": self.faults, "refused_streams": self.hub.refused,
+            "refused_streams_more": self.hub.refused_more,
             "timings": self.timings, "result": result,
         }
 

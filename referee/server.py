@@ -136,6 +136,10 @@ class SeatLink:
             self.connected.clear()
 
 
+REFUSALS_KEPT = 20
+"""Refused streams described one by one; beyond these they are only counted."""
+
+
 class SeatHub:
     """The four seats of a match and their tokens."""
 
@@ -144,9 +148,17 @@ class SeatHub:
         self.links = [SeatLink(i, t) for i, t in enumerate(tokens)]
         self._by_token = {link.token: link for link in self.links}
         self.refused: list[dict] = []  # streams refused: wrong or reused tokens
+        self.refused_more = 0  # refusals past REFUSALS_KEPT
+        self.on_attach = None  # called with the seat when a stream is bound to it
 
     def find(self, token: str) -> SeatLink | None:
         return self._by_token.get(token)
+
+    def refuse(self, reason: str, bot: str) -> None:
+        if len(self.refused) < REFUSALS_KEPT:
+            self.refused.append({"reason": reason, "bot": bot[:100]})
+        else:
+            self.refused_more += 1
 
 
 class RefereeServicer(pb_grpc.RefereeServicer):
@@ -167,16 +179,18 @@ class RefereeServicer(pb_grpc.RefereeServicer):
                                 "the first message must be a Hello with the seat token")
         link = self.hub.find(first.hello.token)
         if link is None:
-            self.hub.refused.append({"reason": "unknown token", "bot": first.hello.bot_name})
+            self.hub.refuse("unknown token", first.hello.bot_name)
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown seat token")
         if link.closed:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the match is over")
         if link.connected.is_set():
-            self.hub.refused.append({"reason": f"token of seat {link.seat}, already connected",
-                                     "bot": first.hello.bot_name})
+            self.hub.refuse(f"token of seat {link.seat}, already connected",
+                            first.hello.bot_name)
             await context.abort(grpc.StatusCode.ALREADY_EXISTS,
                                 f"seat {link.seat} is already connected")
         outbox = link._attach(first.hello)
+        if self.hub.on_attach is not None:  # the match is under way: a Welcome goes first
+            self.hub.on_attach(link.seat)
         reader = asyncio.ensure_future(self._read(it, link, outbox))
         try:
             while True:

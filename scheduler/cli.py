@@ -180,7 +180,8 @@ def cmd_match(args) -> int:
                      max_deals=None if args.game else args.deals,
                      time_control=TimeControl(per_decision_ms=args.per_decision_ms,
                                               bank_ms=args.bank_ms,
-                                              max_strikes=args.max_strikes),
+                                              max_strikes=args.max_strikes,
+                                              max_reconnects=args.max_reconnects),
                      seat_names=[b.label for b in bots])
     out = Path(args.out) if args.out else Path("records") / f"match-{match_id}.json"
     t = time.perf_counter()
@@ -502,6 +503,8 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--per-decision-ms", type=int, default=2000)
     match.add_argument("--bank-ms", type=int, default=10000)
     match.add_argument("--max-strikes", type=int, default=3)
+    match.add_argument("--max-reconnects", type=int, default=10,
+                       help="new streams a seat may open in the match; one more forfeits")
     match.set_defaults(func=cmd_match)
 
     season = sub.add_parser("season", help="league seasons")

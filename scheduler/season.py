@@ -16,7 +16,8 @@ A season file is TOML::
     throw_penalty = 10
 
     [time_control]                    # per_decision_ms, bank_ms
-    [fault_policy]                    # max_strikes, reconnect_window_ms, connect_timeout_ms
+    [fault_policy]                    # max_strikes, reconnect_window_ms, connect_timeout_ms,
+                                      # max_reconnects
 
     [[bots]]
     manifest = "bots/greedy"          # a bot.toml or its folder, relative to this file
@@ -43,7 +44,11 @@ _TOP = {"name", "variant", "format", "duplicate", "deal_sets", "deals_per_set", 
         "start_levels", "gauntlet", "options", "time_control", "fault_policy", "bots",
         "description"}
 _TIME = {"per_decision_ms": 2000, "bank_ms": 10000}
-_FAULT = {"max_strikes": 3, "reconnect_window_ms": 5000, "connect_timeout_ms": 15000}
+_FAULT = {"max_strikes": 3, "reconnect_window_ms": 5000, "connect_timeout_ms": 15000,
+          "max_reconnects": 10}
+# Fields added after seasons were first stored: a stored configuration holds them only when
+# they differ from these defaults, so that a season stored before them still resumes.
+_ADDED_LATER = {"max_reconnects": 10}
 _BOT = {"manifest", "name"}
 
 
@@ -106,7 +111,9 @@ class Season:
                 "deals_per_set": self.deals_per_set, "seed": self.seed,
                 "start_levels": list(self.start_levels), "gauntlet": self.gauntlet,
                 "options": self.options, "time_control": self.time_control,
-                "fault_policy": self.fault_policy, "bots": [b.name for b in self.bots]}
+                "fault_policy": {k: v for k, v in self.fault_policy.items()
+                                 if _ADDED_LATER.get(k) != v},
+                "bots": [b.name for b in self.bots]}
 
     def config_hash(self) -> str:
         text = json.dumps(self.config(), sort_keys=True, ensure_ascii=False)

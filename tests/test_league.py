@@ -327,6 +327,30 @@ def test_a_changed_season_or_bot_is_not_resumed_into_old_results(tmp_path):
         open_season(load_season(path), store, workdir=tmp_path, check=False)
 
 
+def test_max_reconnects_reaches_the_referee_and_its_default_leaves_stored_seasons_valid(
+        tmp_path):
+    """``fault_policy.max_reconnects`` came after seasons were first stored: left at its default
+    (or written out as it), a season's stored configuration is what it was without the field,
+    so a season stored before still resumes; set otherwise, it is a different season. Every
+    match is told the value either way."""
+    name = unique("reconnects")
+    seasons = []
+    for folder, extra in (("plain", ""), ("stated", "[fault_policy]\nmax_reconnects = 10"),
+                          ("other", "[fault_policy]\nmax_reconnects = 2")):
+        (tmp_path / folder).mkdir()
+        seasons.append(load_season(season_file(tmp_path / folder, name, [GREEDY, RANDOM],
+                                               deal_sets=1, extra=extra)))
+    assert "max_reconnects" not in seasons[0].config()["fault_policy"]
+    assert seasons[0].config_hash() == seasons[1].config_hash() != seasons[2].config_hash()
+    specs = [s.match_spec(s.plan()[0])["time_control"]["max_reconnects"] for s in seasons]
+    assert specs == [10, 10, 2]
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    open_season(seasons[0], store, workdir=tmp_path, check=False)
+    open_season(seasons[1], store, workdir=tmp_path, check=False)  # the same season
+    with pytest.raises(SeasonError, match="different 'fault_policy'"):
+        open_season(seasons[2], store, workdir=tmp_path, check=False)
+
+
 # -- what the standings say -------------------------------------------------------------------
 def test_greedy_ranks_above_random_with_separate_intervals(tmp_path):
     name = unique("strength")

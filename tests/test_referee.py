@@ -273,6 +273,40 @@ def test_a_crash_mid_deal_forfeits_after_the_reconnect_window(tmp_path):
     assert len(record["games"][0]["actions"]) > 20  # it played some decisions first
 
 
+def test_a_seat_that_reconnects_is_welcomed_again_and_plays_on(tmp_path):
+    """A seat drops its stream twice, once holding an unanswered request and once between its
+    turns, and comes back with its token within the window: each new stream starts with a
+    Welcome (the bot exits otherwise), the pending request comes again, and the match goes on
+    with the reconnections recorded and no strike. The other seats take 50 ms a decision, so
+    that the seat's second drop falls between its turns."""
+    result, record, _ = _fault_match(tmp_path, [faulty("slow:0.05")] * 3 + [faulty("rejoin")])
+    log = (tmp_path / "seat3.log").read_text(errors="replace")[-500:]
+    assert result["forfeit"] is None and result["strikes"] == [0, 0, 0, 0], (record["faults"], log)
+    assert _kinds(record, 3) == ["reconnect", "reconnect"]
+    assert len(result["deals"]) == 1
+    _verify_record(record)
+
+
+def test_a_seat_that_keeps_reconnecting_forfeits(tmp_path):
+    """A seat that drops and reopens its stream on every request: its team forfeits once it
+    passes max_reconnects, and the record holds one entry per reconnection, no more."""
+    tc = TimeControl(per_decision_ms=1000, bank_ms=500, max_strikes=3, reconnect_window_ms=1000,
+                     connect_timeout_ms=8000, max_reconnects=4)
+    result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, RANDOM, faulty("flap")], tc=tc)
+    assert result["forfeit"] == {"seat": 3, "team": 1, "reason": "reconnected 5 times (at most 4)"}
+    assert _kinds(record, 3) == ["reconnect"] * 5
+    assert result["strikes"][3] == 0
+
+
+def test_refused_streams_past_the_first_twenty_are_only_counted():
+    from referee.server import REFUSALS_KEPT, SeatHub
+    hub = SeatHub()
+    for i in range(REFUSALS_KEPT + 5):
+        hub.refuse("unknown token", f"bot-{i}" + "x" * 500)
+    assert len(hub.refused) == REFUSALS_KEPT and hub.refused_more == 5
+    assert hub.refused[0] == {"reason": "unknown token", "bot": ("bot-0" + "x" * 500)[:100]}
+
+
 @pytest.fixture
 def standalone_referee():
     """A referee server in its own process (seat tokens "aaaaaaaa" ... "dddddddd"), on TCP."""

@@ -82,10 +82,14 @@ def flood():
 
 
 class Slow(Bot):
-    """Plays legally, taking 0.3 s over each decision (well inside its time)."""
+    """Plays legally, taking ``delay`` seconds over each decision (well inside its time)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
 
     def choose(self, request):
-        time.sleep(0.3)
+        time.sleep(self.delay)
         return request.hint.actions[0]
 
 
@@ -107,6 +111,54 @@ def deluge():
         answers.put(_answer(request))
         flooding.set()
     _play_stream("deluge", answers, on_request, next_message)
+
+
+def rejoining(drop_holding: set, drop_after: set) -> int:
+    """Plays legally over grpc's asyncio API, dropping its stream and opening a new one with the
+    same token: on its requests numbered in ``drop_holding`` before answering, and on those in
+    ``drop_after`` just after answering. A new stream the referee has not yet let go of the old
+    one for is refused (ALREADY_EXISTS) and tried again. Exits 5 if a later stream does not
+    begin with a Welcome."""
+    import asyncio
+
+    import grpc
+    from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
+    hello = pb.BotMessage(hello=pb.Hello(token=os.environ["ARENA_TOKEN"], bot_name="rejoin"))
+
+    async def main() -> int:
+        requests = streams = 0
+        async with grpc.aio.insecure_channel(os.environ["ARENA_REFEREE"]) as ch:
+            while True:
+                call = pb_grpc.RefereeStub(ch).Play()
+                try:
+                    await call.write(hello)
+                    first = await call.read()
+                    if first is grpc.aio.EOF or first.HasField("match_end"):
+                        return 0
+                    streams += 1
+                    if streams > 1 and not first.HasField("welcome"):
+                        return 5
+                    msg = first
+                    while True:
+                        if msg.HasField("match_end"):
+                            return 0
+                        if msg.HasField("request"):
+                            requests += 1
+                            if requests in drop_holding:
+                                break
+                            await call.write(_answer(msg.request))
+                            if requests in drop_after:
+                                await asyncio.sleep(0.02)  # the referee has the answer
+                                break
+                        msg = await call.read()
+                        if msg is grpc.aio.EOF:
+                            return 0
+                    call.cancel()
+                except grpc.aio.AioRpcError as e:
+                    if e.code() != grpc.StatusCode.ALREADY_EXISTS:
+                        return 1
+                    await asyncio.sleep(0.02)
+    return asyncio.run(main())
 
 
 def garbage_bytes():
@@ -135,8 +187,14 @@ if __name__ == "__main__":
         sys.exit(flood())
     if mode == "deluge":
         sys.exit(deluge())
+    if mode == "rejoin":  # twice: holding its 3rd request, and after answering its 6th
+        sys.exit(rejoining({3}, {6}))
+    if mode == "flap":  # on every request, before answering
+        sys.exit(rejoining(set(range(1, 10**6)), set()))
     if mode == "garbage":
         sys.exit(garbage_bytes())
     if mode == "steal":
         sys.exit(steal())
-    sys.exit(run({"silent": Silent, "illegal": Illegal, "crash": Crash, "slow": Slow}[mode]()))
+    if mode.startswith("slow"):  # slow or slow:SECONDS (default 0.3)
+        sys.exit(run(Slow(float(mode.partition(":")[2] or 0.3))))
+    sys.exit(run({"silent": Silent, "illegal": Illegal, "crash": Crash}[mode]()))

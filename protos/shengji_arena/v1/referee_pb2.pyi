@@ -132,16 +132,18 @@ class Welcome(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., variant: _Optional[str] = ..., options_json: _Optional[str] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., protocol: _Optional[str] = ...) -> None: ...
 
 class TimeControl(_message.Message):
-    __slots__ = ("per_decision_ms", "bank_ms", "max_strikes", "reconnect_window_ms")
+    __slots__ = ("per_decision_ms", "bank_ms", "max_strikes", "reconnect_window_ms", "max_reconnects")
     PER_DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
     RECONNECT_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_RECONNECTS_FIELD_NUMBER: _ClassVar[int]
     per_decision_ms: int
     bank_ms: int
     max_strikes: int
     reconnect_window_ms: int
-    def __init__(self, per_decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ..., reconnect_window_ms: _Optional[int] = ...) -> None: ...
+    max_reconnects: int
+    def __init__(self, per_decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ..., reconnect_window_ms: _Optional[int] = ..., max_reconnects: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "kind", "observation", "hint", "time_left_ms", "bank_left_ms", "events")
