@@ -64,32 +64,43 @@ class GreedyBot(Bot):
         ctx = self._ctx(obs)
         hand = list(_cards(obs.hand))
         want = {"two-deck-80": 8, "two-deck-fry": 8}.get(obs.variant, 6)
+        single = obs.variant == "single-deck"
         side = [c for c in hand if ctx.cls[c] != TRUMP]
         by_suit = {}
         for c in side:
             by_suit.setdefault(ctx.cls[c], []).append(c)
-        order = sorted(side, key=lambda c: (POINTS[c] > 0, len(by_suit[ctx.cls[c]]),
-                                            ctx.pos[c]))
-        chosen = []
         left = {s: len(v) for s, v in by_suit.items()}
-        for c in order:
+        chosen = []
+
+        def take(c) -> bool:
+            """Bury ``c`` unless single-deck's rules forbid it (000 3.6: no side suit left
+            void, at most 25 points)."""
+            if single and ctx.cls[c] != TRUMP and left[ctx.cls[c]] == 1:
+                return False
+            if single and sum(POINTS[x] for x in chosen) + POINTS[c] > 25:
+                return False
+            chosen.append(c)
+            if ctx.cls[c] != TRUMP:
+                left[ctx.cls[c]] -= 1
+            return True
+
+        # the weakest side cards without points first, from the shortest suits
+        for c in sorted(side, key=lambda c: (POINTS[c] > 0, len(by_suit[ctx.cls[c]]),
+                                             ctx.pos[c])):
             if len(chosen) == want:
                 break
-            if obs.variant == "single-deck" and left[ctx.cls[c]] == 1:
-                continue  # 000 3.6.1: never void a side suit
-            if obs.variant == "single-deck" and sum(POINTS[x] for x in chosen) + POINTS[c] > 25:
-                continue
-            chosen.append(c)
-            left[ctx.cls[c]] -= 1
-        rest = sorted((c for c in hand if c not in chosen or hand.count(c) > chosen.count(c)),
-                      key=lambda c: (POINTS[c] > 0, c >= 52, ctx.cls[c] == TRUMP, ctx.pos[c]))
+            take(c)
+        # then whatever costs least: cards without points, side cards before trumps
+        rest = sorted(hand, key=lambda c: (POINTS[c] > 0, c >= 52, ctx.cls[c] == TRUMP,
+                                           ctx.pos[c]))
         for c in rest:
             if len(chosen) == want:
                 break
             if hand.count(c) > chosen.count(c):
-                chosen.append(c)
-        action = pb.Action(kind=pb.ACTION_KIND_BURY, cards=[str(Card(c)) for c in chosen])
-        return action
+                take(c)
+        if len(chosen) < want:  # no burial of ours keeps the rules: the referee's hint does
+            return request.hint.actions[0]
+        return pb.Action(kind=pb.ACTION_KIND_BURY, cards=[str(Card(c)) for c in chosen])
 
     def on_lead(self, request):
         obs = request.observation
