@@ -157,6 +157,18 @@ def cmd_replay(args) -> int:
     return 0
 
 
+def cmd_soak(args) -> int:
+    from referee.bots import ManifestError
+    from referee.soak import DEFAULT_BOTS, VARIANTS, soak
+    try:
+        return soak(args.variant or list(VARIANTS), args.matches, args.deals,
+                    args.bots or list(DEFAULT_BOTS), args.seed,
+                    Path(args.keep) if args.keep else None)
+    except (ManifestError, ValueError) as e:
+        print(f"arena soak: {e}", file=sys.stderr)
+        return 2
+
+
 def cmd_match(args) -> int:
     from referee.bots import ManifestError, bot_argument
     from referee.local import new_match_id, run_match
@@ -483,6 +495,18 @@ def build_parser() -> argparse.ArgumentParser:
     lg.add_argument("--broker", default="redis://127.0.0.1:6379/8")
     lg.set_defaults(func=lambda a: __import__("scheduler.benchleague", fromlist=["x"])
                     .bench_league(a.matches, a.deals_per_set, a.pg, a.broker))
+
+    soak = sub.add_parser("soak", help="many matches between sample bots, every record "
+                          "verified; any fault is a bug (a command, not a test)")
+    soak.add_argument("--variant", action="append", choices=sorted(ENGINE_GOALS),
+                      help="a variant to play (repeat for more; default: all four)")
+    soak.add_argument("--matches", type=int, default=10, help="matches per variant")
+    soak.add_argument("--deals", type=int, default=4, help="deals per match")
+    soak.add_argument("--seed", default="soak")
+    soak.add_argument("--keep", help="a folder for the records of matches with problems")
+    soak.add_argument("bots", nargs="*", help="bot manifests or folders, rotated through the "
+                      "seats (default: Python random, Node.js, Python greedy, C++)")
+    soak.set_defaults(func=cmd_soak)
 
     rep = sub.add_parser("replay", help="replay a match record without bots")
     rep.add_argument("record", help="a record file, or a match id in the store (--db)")

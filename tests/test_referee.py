@@ -375,3 +375,17 @@ def test_a_generic_client_sees_the_services_and_serving_health(standalone_refere
     health = client.request("grpc.health.v1.Health", "Check", {"service": ""})
     assert "shengji_arena.v1.Referee" in services and "grpc.health.v1.Health" in services
     assert health["status"] == "SERVING"
+
+
+def test_the_soak_reports_a_bot_charged_with_faults_and_passes_clean_bots(tmp_path):
+    import io
+    from referee.soak import soak
+    out = io.StringIO()
+    clean = soak(["single-deck"], 1, 1, [str(PY / "random")], "t", out=out)
+    assert clean == 0 and "1 matches" in out.getvalue() and "0 problem(s)" in out.getvalue()
+    out = io.StringIO()
+    illegal = f"{sys.executable} {FAULTY} illegal"
+    rc = soak(["single-deck"], 1, 1, [str(PY / "random"), illegal], "t", keep=tmp_path, out=out)
+    text = out.getvalue()
+    assert rc == 1 and "illegal: " in text and "seat 1 (" in text, text
+    assert (tmp_path / "soak-single-deck-0.json").exists()
