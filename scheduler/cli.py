@@ -197,7 +197,11 @@ def cmd_match(args) -> int:
                      seat_names=[b.label for b in bots])
     out = Path(args.out) if args.out else Path("records") / f"match-{match_id}.json"
     t = time.perf_counter()
-    result, record, runner = run_match(spec, bots, out.parent / f"logs-{match_id}")
+    try:
+        result, record, runner = run_match(spec, bots, out.parent / f"logs-{match_id}")
+    except ManifestError as e:  # a bot that cannot be started
+        print(f"arena match: {e}", file=sys.stderr)
+        return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, ensure_ascii=False))
     print(f"match {match_id}: {args.variant}, {len(result['deals'])} deals in "

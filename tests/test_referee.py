@@ -389,3 +389,14 @@ def test_the_soak_reports_a_bot_charged_with_faults_and_passes_clean_bots(tmp_pa
     text = out.getvalue()
     assert rc == 1 and "illegal: " in text and "seat 1 (" in text, text
     assert (tmp_path / "soak-single-deck-0.json").exists()
+
+
+def test_arena_match_names_a_bot_that_cannot_start(tmp_path):
+    import subprocess
+    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "match", str(PY / "random"),
+                          str(tmp_path / "no-such-bot"), str(PY / "random"), str(PY / "random"),
+                          "--out", str(tmp_path / "m.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out
+    assert "no-such-bot" in out.stderr and "cannot start" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "m.json").exists()
