@@ -110,11 +110,22 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown cpu"
 
 
+def _existing_store(url: str, why: str):
+    """The store at ``url``, for reading: a SQLite file that is not there is named (``why``
+    says what was looked for), not created empty."""
+    from .store import Store
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):]
+        if path and path != ":memory:" and not os.path.exists(path):
+            raise SystemExit(f"{why}; there is no store at {path} (a season run creates it; "
+                             "name another with --db or $ARENA_DB)")
+    return Store(url)
+
+
 def cmd_replay(args) -> int:
     from referee.rules.record import MatchRecord, verify
     if args.db or not os.path.exists(args.record):
-        from .store import Store
-        store = Store(_db(args))
+        store = _existing_store(_db(args), f"arena replay: {args.record}: no such file")
         data = store.record(args.record)
         if data is None:
             raise SystemExit(f"arena replay: {args.record}: no such file, and no match record "
@@ -356,8 +367,7 @@ def cmd_worker(args) -> int:
 
 
 def _season_row(args):
-    from .store import Store
-    store = Store(_db(args))
+    store = _existing_store(_db(args), f"arena: no season {args.season!r}")
     row = store.season(args.season)
     if row is None:
         known = ", ".join(store.season_names()) or "none"

@@ -552,3 +552,10 @@ def test_a_match_summary_follows_the_dealer_through_the_deal():
     events[2]["levels"] = ["2", "2"]
     events[0]["levels"] = ["J", "2"]                   # sent back from J: a loss, not a wrap
     assert summarize(record)["deals"][0]["gain"] == [-9, 0]
+
+
+def test_reading_a_store_that_is_not_there_names_it_and_creates_nothing(tmp_path):
+    for args in (("standings", "nosuch"), ("matches", "nosuch"), ("replay", "nosuch-00000")):
+        out = arena(*args, cwd=tmp_path, check=False)
+        assert out.returncode == 1 and "there is no store at arena.db" in out.stderr, out.stderr
+    assert list(tmp_path.iterdir()) == []
