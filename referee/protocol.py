@@ -81,9 +81,10 @@ def action_from_pb(msg: pb.Action):
     action = _ACTION_CACHE.get(key)
     if action is None:
         action = _read_action(msg)
-        if len(_ACTION_CACHE) >= _CACHE_MAX:
-            _ACTION_CACHE.clear()
-        _ACTION_CACHE[key] = action
+        if len(key) <= _ACTION_KEY_MAX:  # a padded message is read, never kept
+            if len(_ACTION_CACHE) >= _CACHE_MAX:
+                _ACTION_CACHE.clear()
+            _ACTION_CACHE[key] = action
     return action
 
 
@@ -389,6 +390,7 @@ def _two_deck_play_hint(state: State, kind) -> pb.LegalHint | None:
 
 _HINT_ACTIONS_TAG = bytes([(2 << 3) | 2])  # LegalHint.actions: field 2, length-delimited
 _CACHE_MAX = 20_000  # entries per cache below (a few MB at most); a full cache starts again
+_ACTION_KEY_MAX = 256  # bytes: a real action is far shorter (a message may be up to 64 KiB)
 _HINT_ENTRY_CACHE: dict = {}
 _PLAY_ENTRY_CACHE: dict = {}  # a play's cards as the engine lists them -> its entry
 _EVENT_CACHE: dict = {}

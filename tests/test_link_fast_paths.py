@@ -270,3 +270,18 @@ def test_the_link_benchmark_reports_every_figure():
     floor = re.search(r"^floor .*= ([0-9.]+) x echo; .* = ([0-9.]+) x decisions", text, re.M)
     # the deal's floor adds the game work to the relay, so it lies above the relay's ratio
     assert floor and float(floor.group(2)) > float(floor.group(1)) > 0, text
+
+
+def test_a_padded_action_reads_as_itself_and_is_never_kept():
+    """An answer may carry unknown fields (protobuf keeps them): it reads as the action it
+    holds, but its bytes do not go into the action cache, which a bot could otherwise fill
+    with 64 KiB keys one legal answer at a time."""
+    from referee.rules.cards import Card
+    from shengji_arena.v1 import referee_pb2 as pb
+    plain = protocol.action_to_pb(Play((Card.parse("AS"), Card.parse("AS"))))
+    unknown = b"\x9a\x06" + b"\xe8\x07" + b"x" * 1000  # field 99, 1000 bytes
+    padded = pb.Action.FromString(plain.SerializeToString() + unknown)
+    assert len(padded.SerializeToString()) > 1000  # the unknown field is kept
+    protocol._ACTION_CACHE.clear()
+    assert protocol.action_from_pb(padded) == protocol.action_from_pb(plain)
+    assert list(protocol._ACTION_CACHE) == [plain.SerializeToString()]
