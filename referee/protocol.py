@@ -63,9 +63,19 @@ def action_to_pb(action) -> pb.Action:
     return out
 
 
+def _quoted(text: str, most: int = 12) -> str:
+    """``text`` as an error message quotes it: a bot's long text is cut, with its length."""
+    if len(text) <= most:
+        return repr(text)
+    return f"{text[:most]!r}... ({len(text)} characters)"
+
+
 def _parse_cards(texts, field: str) -> tuple[int, ...]:
     out = []
     for i, t in enumerate(texts):
+        if len(t) > 8:  # no card is written with more than three characters
+            raise InvalidActionError(f"Action.{field}[{i}]: malformed card {_quoted(t)}: expected "
+                                     "a card such as 10H, QS or BJ")
         try:
             out.append(Card.parse(t))
         except InvalidActionError as e:
@@ -97,7 +107,7 @@ def _read_action(msg: pb.Action):
         suit = None
         if msg.suit:
             if msg.suit.upper() not in SUITS:
-                raise InvalidActionError(f"Action.suit {msg.suit!r}: expected S, H, D or C")
+                raise InvalidActionError(f"Action.suit {_quoted(msg.suit)}: expected S, H, D or C")
             suit = SUITS.index(msg.suit.upper())
         return Declare(cards, suit)
     simple = {pb.ACTION_KIND_REDEAL: Redeal, pb.ACTION_KIND_UPRISING: Uprising,

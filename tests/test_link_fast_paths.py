@@ -285,3 +285,15 @@ def test_a_padded_action_reads_as_itself_and_is_never_kept():
     protocol._ACTION_CACHE.clear()
     assert protocol.action_from_pb(padded) == protocol.action_from_pb(plain)
     assert list(protocol._ACTION_CACHE) == [plain.SerializeToString()]
+
+
+def test_a_long_text_from_a_bot_is_cut_in_the_error_that_names_it():
+    from shengji_arena.v1 import referee_pb2 as pb
+    for action, field in ((pb.Action(kind=pb.ACTION_KIND_PLAY, cards=["AS", "Z" * 5000]),
+                           "Action.cards[1]"),
+                          (pb.Action(kind=pb.ACTION_KIND_DECLARE, suit="Q" * 5000),
+                           "Action.suit")):
+        with pytest.raises(InvalidActionError) as e:
+            protocol.action_from_pb(action)
+        assert str(e.value).startswith(field) and "(5000 characters)" in str(e.value)
+        assert len(str(e.value)) < 120
