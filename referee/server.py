@@ -17,6 +17,8 @@ from grpc_reflection.v1alpha import reflection
 from shengji_arena.v1 import referee_pb2 as pb
 from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
 
+from .protocol import PROTOCOL
+
 MAX_MESSAGE_BYTES = 64 * 1024
 INBOX_LIMIT = 32
 """Messages from a seat held unread at most. Beyond it the referee stops reading the seat's
@@ -177,6 +179,11 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         if not first.HasField("hello"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "the first message must be a Hello with the seat token")
+        spoken = first.hello.protocol
+        if spoken and spoken != PROTOCOL:  # none given: taken as this referee's own
+            self.hub.refuse(f"protocol {spoken[:40]!r}", first.hello.bot_name)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"this referee speaks {PROTOCOL}, not {spoken[:40]!r}")
         link = self.hub.find(first.hello.token)
         if link is None:
             self.hub.refuse("unknown token", first.hello.bot_name)

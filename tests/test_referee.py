@@ -400,3 +400,28 @@ def test_arena_match_names_a_bot_that_cannot_start(tmp_path):
     assert out.returncode == 2, out
     assert "no-such-bot" in out.stderr and "cannot start" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr and not (tmp_path / "m.json").exists()
+
+
+def test_a_bot_speaking_another_protocol_version_is_refused(standalone_referee):
+    """A Hello naming another protocol version is refused with FAILED_PRECONDITION, saying which
+    one the referee speaks; the seat's token stays free for a bot that speaks it."""
+    from shengji_arena.v1 import referee_pb2 as pb
+    from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
+
+    def hello(protocol):
+        with grpc.insecure_channel(standalone_referee) as ch:
+            stream = pb_grpc.RefereeStub(ch).Play(
+                iter([pb.BotMessage(hello=pb.Hello(token="b" * 8, protocol=protocol))]),
+                timeout=10)
+            try:
+                next(stream)
+                return "accepted"
+            except StopIteration:
+                return "accepted"
+            except grpc.RpcError as e:
+                return e.code(), e.details()
+
+    code, details = hello("shengji-arena/2")
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "shengji-arena/1" in details and "shengji-arena/2" in details
+    assert hello("shengji-arena/1") == "accepted"
