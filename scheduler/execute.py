@@ -47,9 +47,12 @@ def max_match_seconds(spec: dict) -> float:
     tc = spec.get("time_control", {})
     per = tc.get("per_decision_ms", 2000) / 1000
     deals = len(spec.get("deals") or []) or spec.get("max_deals") or 30
-    # every seat may spend its whole bank; a deal has at most a few hundred decisions
+    # every seat may spend its whole bank, and wait out the reconnect window on each of its
+    # allowed reconnections and the one that forfeits; a deal has at most a few hundred
+    # decisions
+    away = (tc.get("max_reconnects", 10) + 1) * tc.get("reconnect_window_ms", 5000) / 1000
     return (tc.get("connect_timeout_ms", 15000) / 1000 + 4 * tc.get("bank_ms", 10000) / 1000
-            + deals * 400 * per + 60)
+            + 4 * away + deals * 400 * per + 60)
 
 
 def play(spec: dict, workdir: Path, heartbeat=None, every_s: float = 5.0) -> dict:
