@@ -19,6 +19,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ PROTOCOLS = ("grpc", "stdio")
 _FIELDS = {"name", "version", "command", "protocol", "description"}
 ROOT = Path(__file__).resolve().parent.parent
 BRIDGE = ROOT / "sample_bots" / "stdio" / "bridge.py"
+LOG_LIMIT = 8 * 1024 * 1024
+"""Bytes of a bot's output (stdout and stderr) kept in its seat's log for one match."""
 
 
 class ManifestError(ValueError):
@@ -132,12 +135,33 @@ def launch(manifest: Manifest, *, address: str, seat: int, token: str, match_id:
         command[0] = sys.executable  # the project's interpreter, with its packages
     if manifest.protocol == "stdio":
         command = [sys.executable, str(BRIDGE), "--", *command]
-    log = open(log_path, "wb")
     try:
-        return subprocess.Popen(command, cwd=manifest.folder, env=env, stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(command, cwd=manifest.folder, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     except OSError as e:
+        Path(log_path).write_bytes(b"")
         raise ManifestError(f"{manifest.path or manifest.command[0]}: field 'command': cannot "
                             f"start {command[0]!r}: {e.strerror}") from None
-    finally:
-        log.close()
+    pump = threading.Thread(target=_keep_log, args=(proc.stdout, Path(log_path), LOG_LIMIT),
+                            name=f"seat{seat}-log", daemon=True)
+    pump.start()
+    proc.log_pump = pump  # type: ignore[attr-defined]  (join it once the bot has exited)
+    return proc
+
+
+def _keep_log(pipe, path: Path, limit: int) -> None:
+    """Copy a bot's output into ``path`` up to ``limit`` bytes; count the rest and say so at
+    the end, so that no bot can fill the disk with its prints."""
+    dropped = 0
+    with pipe, open(path, "wb", buffering=0) as log:
+        kept = 0
+        while chunk := pipe.read1(65536):
+            room = limit - kept
+            if room > 0:
+                log.write(chunk[:room])
+                kept += min(room, len(chunk))
+            dropped += max(0, len(chunk) - max(room, 0))
+        if dropped:
+            log.write(f"\n[arena: {dropped} more bytes of this bot's output were dropped; a "
+                      f"seat's log keeps {limit} bytes a match]\n".encode())

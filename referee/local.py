@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import tempfile
 import uuid
@@ -50,8 +51,12 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest], workdir: Path,
             try:
                 p.wait(timeout=3)
             except Exception:
-                p.send_signal(signal.SIGKILL)
+                try:  # the bot's whole process group: what it started goes too
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 p.wait()
+            p.log_pump.join(timeout=2)  # its log is complete once the pipe closes
         for f in sock_dir.glob("*"):
             f.unlink(missing_ok=True)
         sock_dir.rmdir()

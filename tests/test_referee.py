@@ -425,3 +425,18 @@ def test_a_bot_speaking_another_protocol_version_is_refused(standalone_referee):
     assert code == grpc.StatusCode.FAILED_PRECONDITION
     assert "shengji-arena/1" in details and "shengji-arena/2" in details
     assert hello("shengji-arena/1") == "accepted"
+
+
+def test_a_chatty_bot_cannot_fill_the_disk_with_its_log(tmp_path, monkeypatch):
+    """A bot that prints a megabyte of debugging output: its seat's log keeps LOG_LIMIT bytes and
+    says how much more was dropped, and the match is played as usual."""
+    from referee import bots
+    monkeypatch.setattr(bots, "LOG_LIMIT", 100_000)
+    result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, faulty("chatty"), RANDOM])
+    assert result["forfeit"] is None and record["faults"] == []
+    log = (tmp_path / "seat2.log").read_bytes()
+    assert log.startswith(b"debug debug") and 100_000 < len(log) < 100_300
+    dropped = int(log.rsplit(b"[arena: ", 1)[1].split(b" ")[0])
+    assert dropped == 8000 * len("debug " * 20 + "\n") - 100_000
+    assert b"a seat's log keeps 100000 bytes" in log
+    assert (tmp_path / "seat0.log").stat().st_size < 10_000  # a quiet bot's log is untouched

@@ -195,6 +195,10 @@ if __name__ == "__main__":
         sys.exit(garbage_bytes())
     if mode == "steal":
         sys.exit(steal())
+    if mode == "chatty":  # a megabyte of debugging output first, then legal play
+        sys.stderr.write(("debug " * 20 + "\n") * 8000)
+        sys.stderr.flush()
+        sys.exit(run(Bot()))
     if mode.startswith("slow"):  # slow or slow:SECONDS (default 0.3)
         sys.exit(run(Slow(float(mode.partition(":")[2] or 0.3))))
     sys.exit(run({"silent": Silent, "illegal": Illegal, "crash": Crash}[mode]()))
