@@ -324,7 +324,8 @@ class MatchRunner:
         times = f" {new} times" if new > 1 else ""
         self._fault(seat, "reconnect", f"seat {seat} reconnected{times}", where, strike=False)
         if made > self.tc.max_reconnects:
-            raise Forfeit(seat, f"reconnected {made} times (at most {self.tc.max_reconnects})")
+            raise Forfeit(seat, f"reconnected {made} time{'s' if made > 1 else ''} (at most "
+                                f"{self.tc.max_reconnects})")
 
     def _unsolicited(self, seat: int, where: dict) -> None:
         self.unsolicited[seat] += 1

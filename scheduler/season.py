@@ -49,6 +49,7 @@ _FAULT = {"max_strikes": 3, "reconnect_window_ms": 5000, "connect_timeout_ms": 1
 # Fields added after seasons were first stored: a stored configuration holds them only when
 # they differ from these defaults, so that a season stored before them still resumes.
 _ADDED_LATER = {"max_reconnects": 10}
+_MAY_BE_ZERO = {"max_reconnects"}  # 0: a seat whose stream drops does not come back
 _BOT = {"manifest", "name"}
 
 
@@ -178,8 +179,10 @@ def _table(data: dict, key: str, defaults: dict[str, int], path: Path) -> dict[s
                           f"of {', '.join(sorted(defaults))}")
     out = dict(defaults)
     for k, v in got.items():
-        _expect(isinstance(v, int) and not isinstance(v, bool) and v > 0, path, f"{key}.{k}",
-                v, "a positive integer (milliseconds or a count)")
+        least = 0 if k in _MAY_BE_ZERO else 1
+        _expect(isinstance(v, int) and not isinstance(v, bool) and v >= least, path,
+                f"{key}.{k}", v, "a positive integer (milliseconds or a count)" if least else
+                "a count, 0 or more")
         out[k] = v
     return out
 

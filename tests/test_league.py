@@ -254,6 +254,8 @@ BAD = [
     ("[options]\nthrow_pently = 10", "options", "unknown option 'throw_pently'"),
     ("[options]\nthrow_penalty = -5", "options", "expected an integer >= 0"),
     ("[time_control]\nper_decision = 100", "time_control.per_decision", "per_decision_ms"),
+    ("[fault_policy]\nmax_reconnects = -1", "fault_policy.max_reconnects", "a count, 0 or more"),
+    ("[fault_policy]\nmax_strikes = 0", "fault_policy.max_strikes", "a positive integer"),
 ]
 
 
@@ -336,14 +338,14 @@ def test_max_reconnects_reaches_the_referee_and_its_default_leaves_stored_season
     name = unique("reconnects")
     seasons = []
     for folder, extra in (("plain", ""), ("stated", "[fault_policy]\nmax_reconnects = 10"),
-                          ("other", "[fault_policy]\nmax_reconnects = 2")):
+                          ("other", "[fault_policy]\nmax_reconnects = 0")):
         (tmp_path / folder).mkdir()
         seasons.append(load_season(season_file(tmp_path / folder, name, [GREEDY, RANDOM],
                                                deal_sets=1, extra=extra)))
     assert "max_reconnects" not in seasons[0].config()["fault_policy"]
     assert seasons[0].config_hash() == seasons[1].config_hash() != seasons[2].config_hash()
     specs = [s.match_spec(s.plan()[0])["time_control"]["max_reconnects"] for s in seasons]
-    assert specs == [10, 10, 2]
+    assert specs == [10, 10, 0]  # 0: a seat may not come back at all
     store = Store(f"sqlite:///{tmp_path}/s.db")
     open_season(seasons[0], store, workdir=tmp_path, check=False)
     open_season(seasons[1], store, workdir=tmp_path, check=False)  # the same season
