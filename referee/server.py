@@ -57,15 +57,16 @@ class Mailbox:
         return len(self._items)
 
     def get_nowait(self):
-        item = self._items.popleft()  # IndexError when empty
-        if self._taken is not None:
-            self._took()
-        return item
+        return self._take()  # IndexError when empty
 
-    def _took(self) -> None:
-        taken, self._taken = self._taken, None
-        if not taken.done():
-            taken.set_result(None)
+    def _take(self):
+        item = self._items.popleft()
+        taken = self._taken
+        if taken is not None:  # a writer waits for room
+            self._taken = None
+            if not taken.done():
+                taken.set_result(None)
+        return item
 
     async def wait_taken(self) -> None:
         """Wait until the reader takes an item."""
@@ -75,9 +76,7 @@ class Mailbox:
     async def get(self, timeout: float | None = None):
         """The next item, waiting for one; ``TIMED_OUT`` once ``timeout`` seconds passed."""
         if self._items:
-            if self._taken is not None:
-                self._took()
-            return self._items.popleft()
+            return self._take()
         loop = asyncio.get_running_loop()
         waiter = self._waiter = loop.create_future()
         timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
@@ -88,9 +87,7 @@ class Mailbox:
             if timer is not None:
                 timer.cancel()
         if self._items:
-            if self._taken is not None:
-                self._took()
-            return self._items.popleft()
+            return self._take()
         return TIMED_OUT
 
 

@@ -236,7 +236,7 @@ def cmd_match(args) -> int:
 def cmd_demo(args) -> int:
     """A small season of the four Python sample bots on this machine (SQLite, local
     processes), its standings, and a check that every match record replays."""
-    from referee.rules.record import MatchRecord, verify
+    from referee.rules.record import verify_match
     from .store import Store
     root = Path(__file__).resolve().parent.parent
     out = Path(args.out)
@@ -253,12 +253,7 @@ def cmd_demo(args) -> int:
         return code
     store = Store(db)
     rows = store.matches("demo")
-    bad = []
-    for row in rows:
-        record = store.record(row["id"])
-        for i, game in enumerate(record["games"]):
-            if verify(MatchRecord.from_dict(game, f"{row['id']} game {i}")):
-                bad.append(row["id"])
+    bad = [row["id"] for row in rows if verify_match(store.record(row["id"]), row["id"])]
     print(f"\n{len(rows) - len(bad)} of {len(rows)} match records replay and verify; for "
           f"example:\n  arena replay {rows[0]['id']} --db {db} --verify\n"
           f"  arena replay {rows[0]['id']} --db {db} --seat 0\n"
