@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 import grpc
+from shengji_arena.v1 import referee_pb2 as pb
 
 ECHO_METHOD = "/arena.bench.Echo/Chat"
 
@@ -134,11 +136,9 @@ class _InstantSeat:
     with an action drawn uniformly from its hint (what the ``random`` bot does)."""
 
     def __init__(self, link, seed: int) -> None:
-        import random
         self.link, self.rng, self.busy_s = link, random.Random(seed), 0.0
 
     def put_nowait(self, msg) -> None:
-        from shengji_arena.v1 import referee_pb2 as pb
         if msg is None:  # the match is over for this seat
             return
         t = time.perf_counter()
@@ -194,8 +194,6 @@ def bench_link(variant: str, deals: int) -> int:
     from .rules.options import rules_for
     from .rules.state import CHANCE, apply, new_game
     from .chance import chance_action
-    from shengji_arena.v1 import referee_pb2 as pb
-    import random
 
     root = Path(__file__).resolve().parent.parent
     bot = load_manifest(root / "sample_bots" / "python" / "random")
