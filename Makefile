@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench clean redis postgres protos check-protos bots soak
+.PHONY: demo test install bench clean redis postgres protos check-protos bots soak mutate
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -71,6 +71,10 @@ test: $(STAMP) redis postgres check-protos bots
 
 bench: $(STAMP)
 	for v in two-deck-80 two-deck-fry single-deck three-deck; do $(BIN)/arena bench engine --variant $$v; done
+
+# Break each rule once on a copy of the project: a vector or a rules test must fail (not a test).
+mutate: $(STAMP)
+	$(BIN)/arena rules mutate
 
 # Many matches between the sample bots of every language, each record verified (not a test).
 soak: $(STAMP) bots

@@ -11,9 +11,11 @@ from typing import Any
 
 from .rules import combos
 from .rules.cards import RANK_TEXT, SUITS, TEXT, parse_cards, parse_rank, parse_suit
-from .rules.declare import AFTER_BURIAL, DEALING, Declaration, Situation, _shape, judge_declaration
+from .rules.declare import (AFTER_BURIAL, DEALING, Declaration, Situation, _shape,
+                            declaring_level, judge_declaration)
 from .rules.options import rules_for
 from .rules.scoring import settle_deal
+from .rules.state import bury_error
 from .rules.trump import TRUMP, trump_context
 
 
@@ -51,11 +53,13 @@ _FIELDS = {
                 "shown_before", "levels", "dealer_team_can_declare", "kitty_opened",
                 "overturned", "uprising", "new_dealer"},
     "bury": {"hand", "bury"},
-    "tribute": {"previous", "giver_three_bj", "giver_partner_three_bj"},
+    "tribute": {"previous", "giver_three_bj", "giver_partner_three_bj", "giver_hand"},
+    "tribute_return": {"hand", "count", "cards"},
 }
 _DEAL_FIELDS = {"dealer", "levels", "attacker_points", "kitty", "last_trick", "penalties",
-                "restore_level", "kitty_jokers", "dry_pot", "tribute"}
+                "restore_level", "two_exempt", "kitty_jokers", "dry_pot", "tribute"}
 _EXPECT_RESULT = {"attacker_total", "levels", "next_dealer", "game_over", "restore_level",
+                  "two_exempt",
                   "winner", "match_points"}
 
 
@@ -197,14 +201,13 @@ def _throw(rules, ctx, case, expect):
     fmt = combos.lead_format(lead, ctx)
     if fmt.kind == combos.INVALID:
         raise CaseError(f"the lead {_text(lead)} is not one suit")
-    beat = combos.beatable_units(fmt, others, ctx) if len(fmt.units) > 1 else []
+    judged = combos.judge_throw(fmt, others, ctx, rules.throw_penalty)
     diffs = []
-    ok = not beat
+    ok = judged.forced is None
     if ok != expect.get("ok"):
         diffs.append(f"ok {ok}, expected {expect.get('ok')}")
-    if beat:
-        forced = combos.forced_unit(beat)
-        penalty = rules.throw_penalty * sum(len(u.cards) for u in beat)
+    if not ok:
+        forced, penalty = judged.forced, judged.penalty
         if "forced" in expect and Counter(forced.cards) != Counter(_cards(expect["forced"], "forced")):
             diffs.append(f"forced {_text(forced.cards)}, expected {expect['forced']}")
         if "penalty" in expect and penalty != expect["penalty"]:
@@ -243,6 +246,25 @@ def _deal_result(rules, ctx, case, expect):
     if unknown:
         raise CaseError(f"unknown penalties field(s) {sorted(unknown)}")
     restore = deal.get("restore_level")
+    exempt = _exempt_teams(deal, "deal.two_exempt", dt)
+    if restore is not None:
+        if restore not in ("J", "A"):
+            raise CaseError(f"deal.restore_level {restore!r}: expected 'J' or 'A'")
+        reset_to = "2" if restore == "J" else "J"
+        if lv["dealer_team"] != reset_to:
+            raise CaseError(f"deal.restore_level {restore!r} contradicts deal.levels: a dealer "
+                            f"team reset from {restore} sits at {reset_to}, not "
+                            f"{lv['dealer_team']}")
+        if restore == "J" and "two_exempt" in deal and dt not in exempt:
+            raise CaseError("deal.two_exempt contradicts deal.restore_level 'J': the dealer team "
+                            "the J reset restarted at 2 is exempt")
+        if restore == "J":
+            exempt = exempt | {dt}
+    for team in exempt:
+        if levels[team] != 0:
+            role = "dealer_team" if team == dt else "attackers"
+            raise CaseError(f"deal.two_exempt names {role!r}, which is at "
+                            f"{RANK_TEXT[levels[team]]}: only a team sitting at 2 is exempt")
     kitty = _cards(deal["kitty"], "kitty")
     if len(kitty) != rules.kitty_size:
         raise CaseError(f"kitty has {len(kitty)} cards, expected {rules.kitty_size}")
@@ -255,7 +277,7 @@ def _deal_result(rules, ctx, case, expect):
         last_winning_rank=None if wc is None or wc >= 52 else wc % 13,
         penalties=(pen.get("dealer_team", 0), pen.get("attackers", 0)),
         restore_level=None if restore is None else parse_rank(restore),
-        two_exempt=dt if restore == "J" else None)
+        two_exempt=frozenset(exempt))
     got = {
         "attacker_total": out.attacker_total,
         "levels": {"dealer_team": RANK_TEXT[out.levels[dt]],
@@ -265,9 +287,36 @@ def _deal_result(rules, ctx, case, expect):
         "restore_level": None if out.restore_level is None else RANK_TEXT[out.restore_level],
         "winner": (None if out.winner_team is None else
                    "dealer_team" if out.winner_team == dt else "attackers"),
+        "two_exempt": _exempt_text(out.two_exempt, dt),
     }
+    if "two_exempt" in expect:
+        expect = dict(expect, two_exempt=_exempt_text(
+            _exempt_teams(expect, "expect.two_exempt", dt), dt))
+    if "winner" in expect and expect["winner"] is not None and expect.get("game_over") is False:
+        raise CaseError("expect.winner contradicts expect.game_over false")
     diffs = [f"{k} {got[k]!r}, expected {v!r}" for k, v in expect.items() if got[k] != v]
     return "; ".join(diffs) or None
+
+
+_ROLES = ("dealer_team", "attackers")
+
+
+def _exempt_teams(obj: dict, field: str, dt: int) -> frozenset[int]:
+    """Teams named by role in ``two_exempt`` (a role, a list of roles, or null)."""
+    value = obj.get("two_exempt")
+    if value is None:
+        return frozenset()
+    roles = value if isinstance(value, list) else [value]
+    for r in roles:
+        if r not in _ROLES:
+            raise CaseError(f"{field} {value!r}: expected 'dealer_team', 'attackers', a list "
+                            "of them, or null")
+    return frozenset(dt if r == "dealer_team" else 1 - dt for r in roles)
+
+
+def _exempt_text(teams: frozenset[int], dt: int):
+    roles = [r for r, t in zip(_ROLES, (dt, 1 - dt)) if t in teams]
+    return None if not roles else roles[0] if len(roles) == 1 else roles
 
 
 def _declare(rules, ctx, case, expect):
@@ -281,28 +330,33 @@ def _declare(rules, ctx, case, expect):
     _two_deck_only(case, "uprising", "new_dealer")
     seat = case["seat"]
     dealer = case.get("dealer")
-    level = ctx.level
-    if case.get("levels"):
-        # an attacker's own declaration (004 later deals) uses its team's level; every other
-        # declaration and overturn uses the level of the deal, the dealer team's
-        lv = case["levels"]
-        attacker = dealer is not None and seat % 2 != dealer % 2
-        mine = not (attacker and case.get("current") is None)
-        level = parse_rank(lv["dealer_team"] if mine else lv["attackers"])
-    current = None
     cur = case.get("current")
+    if case.get("overturned") and not cur:
+        raise CaseError("'overturned' true contradicts 'current' null: an overturn leaves a "
+                        "declaration standing")
+    if case.get("kitty_opened") and cur:
+        raise CaseError("'kitty_opened' true contradicts 'current': the kitty is opened only "
+                        "when nobody declared")
+    first = bool(case.get("first_deal", False))
+    deal_level = own_level = ctx.level
+    if case.get("levels"):
+        lv = case["levels"]
+        deal_level = parse_rank(lv["dealer_team"])
+        attacker = dealer is not None and seat % 2 != dealer % 2
+        own_level = parse_rank(lv["attackers"]) if attacker else deal_level
+    current = None
     if cur:
         unknown = set(cur) - {"seat", "cards", "suit"}
         if unknown:
             raise CaseError(f"unknown current field(s) {sorted(unknown)}")
         cur_cards = _cards(cur["cards"], "current.cards")
-        shape = _shape(cur_cards, ctx.level, rules)
+        shape = _shape(cur_cards, deal_level, rules)
         if shape is None:
             raise CaseError(f"current {_text(cur_cards)} is not a declaration of {rules.variant}")
         current = Declaration(cur["seat"], cur_cards, shape[0], shape[1], False)
+    level = declaring_level(rules, deal_level, own_level, seat, dealer, current, first)
     shown = frozenset(c for c in _cards(case.get("shown_before") or [], "shown_before"))
-    sit = Situation(rules=rules, level=level, phase=phase,
-                    first_deal=bool(case.get("first_deal", False)), dealer=dealer,
+    sit = Situation(rules=rules, level=level, phase=phase, first_deal=first, dealer=dealer,
                     current=current, shown=shown, kitty_opened=bool(case.get("kitty_opened")),
                     dealer_team_can_declare=case.get("dealer_team_can_declare", True))
     cards = _cards(case["cards"], "cards")
@@ -322,9 +376,12 @@ def _bury(rules, ctx, case, expect):
         raise CaseError(f"expect: {expect!r}, expected 'legal' or 'illegal'")
     hand = _cards(case["hand"], "hand")
     bury = _cards(case["bury"], "bury")
-    ok = len(bury) == rules.kitty_size and not (Counter(bury) - Counter(hand))
-    got = "legal" if ok else "illegal"
-    return None if got == expect else f"got {got}, expected {expect}"
+    reason = ("the burial is not part of the hand" if Counter(bury) - Counter(hand)
+              else bury_error(rules, bury))
+    got = "legal" if reason is None else "illegal"
+    if got != expect:
+        return f"got {got}" + (f" ({reason})" if reason else "") + f", expected {expect}"
+    return None
 
 
 def _tribute(rules, ctx, case, expect):

@@ -80,9 +80,7 @@ def _sd_format(rules, ctx, case, expect):
     if "suit" in expect and kind not in (sd.INVALID, sd.DUN) and _class_text(c) != expect["suit"]:
         diffs.append(f"suit {_class_text(c)!r}, expected {expect['suit']!r}")
     if "units" in expect:
-        units = [[k] for k in sorted(cards, key=ctx.key.__getitem__, reverse=True)]
-        if kind == sd.DUN:
-            units = [list(cards)]
+        units = sd.lead_units(cards, ctx)
         if [Counter(u) for u in units] != [Counter(_cards(u, "units")) for u in expect["units"]]:
             diffs.append(f"units {[_text(u) for u in units]}, expected {expect['units']}")
     if "dun" in expect:
@@ -122,16 +120,16 @@ def _sd_throw(rules, ctx, case, expect):
     if kind == sd.INVALID:
         raise CaseError(f"the lead {_text(lead)} is not one suit")
     others = [_counts(_cards(h, "others")) for h in case["others"]]
-    fails = kind == sd.THROW and sd.throw_fails(lead, c, others, ctx)
+    forced, penalty = (sd.judge_throw(lead, c, others, ctx) if kind == sd.THROW
+                       else (None, 0))
     diffs = []
-    if (not fails) != expect.get("ok"):
-        diffs.append(f"ok {not fails}, expected {expect.get('ok')}")
-    if fails:
-        low = min(lead, key=ctx.key.__getitem__)
-        if "forced" in expect and Counter([low]) != Counter(_cards(expect["forced"], "forced")):
-            diffs.append(f"forced {_text([low])}, expected {expect['forced']}")
-        if "penalty" in expect and expect["penalty"] != 0:
-            diffs.append(f"penalty 0, expected {expect['penalty']}")
+    if (forced is None) != expect.get("ok"):
+        diffs.append(f"ok {forced is None}, expected {expect.get('ok')}")
+    if forced is not None:
+        if "forced" in expect and Counter(forced) != Counter(_cards(expect["forced"], "forced")):
+            diffs.append(f"forced {_text(forced)}, expected {expect['forced']}")
+        if "penalty" in expect and expect["penalty"] != penalty:
+            diffs.append(f"penalty {penalty}, expected {expect['penalty']}")
     return "; ".join(diffs) or None
 
 
@@ -166,11 +164,12 @@ def _sd_deal_result(rules, ctx, case, expect):
     kitty = _cards(deal["kitty"], "kitty")
     wc = deal["last_trick"].get("winning_card")
     card = parse_cards([wc])[0] if wc else None
-    new, nxt, over, win, _, _ = sd.settle(
+    out = sd.settle(
         rules, dealer=dealer, levels=levels, attacker_points=deal["attacker_points"],
         kitty_points=sum(POINTS[k] for k in kitty), attackers_won_last=dug,
         last_winning_card=card, trump=ctx.suit)
-    got = {"attacker_total": deal["attacker_points"],
+    new, nxt, over, win = out.levels, out.next_dealer, out.game_over, out.winner_team
+    got = {"attacker_total": out.attacker_total,
            "levels": {"dealer_team": RANK_TEXT[new[dt]], "attackers": RANK_TEXT[new[1 - dt]]},
            "next_dealer": nxt, "game_over": over,
            "winner": None if win is None else ("dealer_team" if win == dt else "attackers")}
@@ -184,43 +183,31 @@ def _sd_declare(rules, ctx, case, expect):
     seat = case["seat"]
     cards = _cards(case["cards"], "cards")
     first = bool(case.get("first_deal", False))
-    uprising = bool(case.get("uprising", False))
     dealer = case.get("dealer")
-    reason = None
-    ranks = {ctx.level}
-    lv = None
-    if uprising:
+    uprising_levels = None
+    if case.get("uprising"):
+        # there is no dealer in the uprising redeal: 'dealer' (if given) is the one before it,
+        # which names the teams of 'levels'
         if not case.get("levels"):
             raise CaseError("an uprising case needs 'levels'")
-        lv = case["levels"]
-        # in the uprising redeal there is no dealer: 'levels' are by team of seat 0 / seat 1
-        # when no dealer is given; with a dealer, by dealer_team / attackers
-        team_of = _team_levels(lv, dealer)
-        ranks = {team_of[0], team_of[1]}
+        uprising_levels = _team_levels(case["levels"], dealer)
+    elif case.get("levels") and dealer is not None and \
+            parse_rank(case["levels"]["dealer_team"]) != ctx.level:
+        raise CaseError("levels.dealer_team contradicts context.level: the level played is the "
+                        "dealer team's")
     phase = case.get("phase", "dealing")
     if phase not in ("dealing", "after_burial"):
         raise CaseError(f"phase {phase!r}: expected 'dealing' or 'after_burial'")
-    if phase != "dealing":
-        reason = "a reveal happens while the cards are dealt (3.2)"
-    elif case.get("current"):
-        reason = "only the first reveal counts (3.2.2)"
-    elif len(cards) != 1 or cards[0] >= 52 or cards[0] % 13 not in ranks:
-        reason = "a reveal is one level card"
-    if reason is not None:
-        return _verdict(False, reason, expect)
-    got = _verdict(True, None, expect)
-    if got:
+    reason = sd.reveal_error(cards, ctx.level, bool(case.get("current")), phase == "dealing",
+                             uprising_levels)
+    got = _verdict(reason is None, reason, expect)
+    if got or reason is not None:
         return got
     if "trump" in case and SUITS[cards[0] // 13] != case["trump"]:
         return f"trump {SUITS[cards[0] // 13]!r}, expected {case['trump']!r}"
     if "new_dealer" in case:
-        if uprising:
-            own = team_of[seat % 2]
-            nd = seat if cards[0] % 13 == own else (seat + 1) % 4
-        elif first:
-            nd = seat
-        else:
-            nd = dealer
+        nd = sd.reveal_dealer(seat, cards[0], None if first or uprising_levels else dealer,
+                              uprising_levels)
         if nd != case["new_dealer"]:
             return f"new dealer {nd}, expected {case['new_dealer']}"
     return None
@@ -247,34 +234,29 @@ def _sd_bury(rules, ctx, case, expect):
     if Counter(bury) - Counter(hand):
         return _verdict(False, "the burial is not part of the hand", expect)
     counts = _counts(hand)
-    held = tuple(c for c in range(4) if c != ctx.suit and any(counts[k] for k in ctx.members[c]))
-    reason = sd.bury_error(rules, counts, bury, ctx, held)
+    reason = sd.bury_error(rules, counts, bury, ctx, sd.side_suits_held(counts, ctx))
     return _verdict(reason is None, reason, expect)
+
+
+_PRE_KITTY_STEPS = {"uprising": "uprising", "handover": "handover", "transfer": "transfer",
+                    "hard_dun": "dun_reveal"}
 
 
 def _sd_pre_kitty(rules, ctx, case, expect):
     _legal(expect)
     action = case["action"]
+    if action not in _PRE_KITTY_STEPS:
+        raise CaseError(f"action {action!r}: expected uprising, handover, transfer or hard_dun")
+    if action != "hard_dun" and "cards" in case:
+        raise CaseError("'cards' are the four cards of a hard_dun reveal")
     seat, dealer = case["seat"], case["dealer"]
     hand = _counts(_cards(case["hand"], "hand"))
-    trumps = [k for k in ctx.members[TRUMP] if hand[k]]
-    if action == "uprising":
-        if seat % 2 == dealer % 2:
-            ok = not trumps
-        else:
-            ok = not any(hand[k] and POINTS[k] for k in range(54))
-    elif action == "handover":
-        ok = seat == dealer and len(trumps) <= 3
-    elif action == "transfer":
-        ok = len(trumps) == 1
-    elif action == "hard_dun":
-        cards = _cards(case.get("cards") or [], "cards")
-        r = sd.dun_rank(cards)
-        ok = (seat == dealer and r is not None and r != ctx.level
-              and not (Counter(cards) - Counter(k for k in range(54) for _ in range(hand[k]))))
-    else:
-        raise CaseError(f"action {action!r}: expected uprising, handover, transfer or hard_dun")
-    return _verdict(ok, None, expect)
+    ok = sd.pre_kitty_eligible(_PRE_KITTY_STEPS[action], seat, dealer, hand, ctx)
+    reason = None
+    if ok and action == "hard_dun":
+        reason = sd.dun_reveal_error(_cards(case.get("cards") or [], "cards"), hand, ctx.level)
+        ok = reason is None
+    return _verdict(ok, reason, expect)
 
 
 def _sd_kitty_flip(rules, ctx, case, expect):
@@ -395,29 +377,44 @@ def _td_bury(rules, ctx, case, expect):
     _legal(expect)
     hand = _cards(case["hand"], "hand")
     bury = _cards(case["bury"], "bury")
-    ok, reason = True, None
-    if len(bury) != rules.kitty_size or Counter(bury) - Counter(hand):
-        ok, reason = False, f"bury {rules.kitty_size} cards of the hand"
-    elif td.LITTLE_JOKER in bury and hand.count(BIG_JOKER) > bury.count(BIG_JOKER):
-        ok, reason = False, "big jokers first"
-    return _verdict(ok, reason, expect)
+    reason = ("the burial is not part of the hand" if Counter(bury) - Counter(hand)
+              else td.bury_error(rules, _counts(hand), bury))
+    return _verdict(reason is None, reason, expect)
 
 
 def _td_tribute(rules, ctx, case, expect):
     if not isinstance(expect, dict):
         raise CaseError("expect: expected an object")
-    _check_keys(expect, {"count", "direction"})
+    _check_keys(expect, {"count", "direction", "cards"})
     prev = case["previous"]
     if set(prev) - {"attacker_total", "kitty"}:
         raise CaseError("previous: expected attacker_total and kitty")
-    count = td.tribute_count(prev["attacker_total"], td.joker_units(_cards(prev["kitty"], "kitty")))
-    direction = "to_dealer"
-    if count <= 0 or case.get("giver_partner_three_bj"):
-        direction = "none"
-    elif case.get("giver_three_bj"):
-        direction = "to_giver"
-    got = {"count": count if direction != "none" else 0, "direction": direction}
+    hand = case.get("giver_hand")
+    if ("cards" in expect) != (hand is not None):
+        raise CaseError("expect.cards and giver_hand go together: the cards given are read off "
+                        "the giver's hand")
+    count, direction = td.tribute_plan(
+        prev["attacker_total"], td.joker_units(_cards(prev["kitty"], "kitty")),
+        bool(case.get("giver_three_bj")), bool(case.get("giver_partner_three_bj")))
+    got = {"count": count, "direction": direction}
+    if hand is not None:
+        counts = _counts(_cards(hand, "giver_hand"))
+        if case.get("giver_three_bj") != (counts[BIG_JOKER] >= 3):
+            raise CaseError("giver_three_bj contradicts giver_hand")
+        given = td.tribute_cards(counts, count, ctx)
+        want = Counter(_cards(expect["cards"], "expect.cards"))
+        got["cards"] = expect["cards"] if Counter(given) == want else _text(given)
     return _diff(expect, got)
+
+
+def _td_tribute_return(rules, ctx, case, expect):
+    _legal(expect)
+    hand = _cards(case["hand"], "hand")
+    cards = _cards(case["cards"], "cards")
+    if Counter(cards) - Counter(hand):
+        raise CaseError(f"cards {_text(cards)} are not part of hand {_text(hand)}")
+    reason = td.return_error(_counts(hand), cards, case["count"], ctx)
+    return _verdict(reason is None, reason, expect)
 
 
 def _td_first_dealer(rules, ctx, case, expect):
@@ -453,7 +450,8 @@ def _td_title(rules, ctx, case, expect):
 THREE_DECK_KINDS = {
     "format": _td_format, "follow": _td_follow, "winner": _td_winner,
     "deal_result": _td_deal_result, "declare": _td_declare, "bury": _td_bury,
-    "tribute": _td_tribute, "first_dealer": _td_first_dealer, "dry_pot": _td_dry_pot,
+    "tribute": _td_tribute, "tribute_return": _td_tribute_return,
+    "first_dealer": _td_first_dealer, "dry_pot": _td_dry_pot,
     "joker_bury": _td_joker_bury, "title": _td_title,
 }
 

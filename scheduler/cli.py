@@ -41,6 +41,32 @@ def cmd_rules_check(args) -> int:
     return 1 if failed else 0
 
 
+def cmd_rules_mutate(args) -> int:
+    import platform
+    import time
+    from referee import mutation
+    chosen = [m for m in mutation.MUTATIONS if not args.only or args.only in m.rule]
+    if not chosen:
+        raise SystemExit(f"arena: no mutation's rule contains {args.only!r}")
+    print(f"command      arena rules mutate{' --only ' + repr(args.only) if args.only else ''}")
+    print(f"machine      {platform.machine()}, python {platform.python_version()}")
+    print(f"mutations    {len(chosen)}, each alone on a copy of the project: the rules vectors, "
+          "then the fast rules tests if every vector still passes")
+    start = time.perf_counter()
+    try:
+        results = mutation.run(chosen, progress=lambda line: print(line, flush=True))
+    except mutation.NotGreen as e:
+        raise SystemExit(f"arena: rules mutate: {e}")
+    missed = [r for r in results if not r.caught_by or r.caught_by.startswith("STALE")]
+    by_vectors = sum(1 for r in results if "vector case" in r.caught_by)
+    print(f"caught       {len(results) - len(missed)} of {len(results)} ({by_vectors} by vectors, "
+          f"{len(results) - len(missed) - by_vectors} only by tests) in "
+          f"{time.perf_counter() - start:.0f} s")
+    for r in missed:
+        print(f"MISSED       {r.mutation.rule} ({r.mutation.path}): {r.caught_by or 'nothing failed'}")
+    return 1 if missed else 0
+
+
 def cmd_bench_engine(args) -> int:
     import statistics
 
@@ -481,6 +507,11 @@ def build_parser() -> argparse.ArgumentParser:
     check = rsub.add_parser("check", help="run rules conformance vector files")
     check.add_argument("files", nargs="+")
     check.set_defaults(func=cmd_rules_check)
+    mutate = rsub.add_parser("mutate", help="break each rule once (one-line mutations on a copy "
+                             "of the project) and check that a vector or a test fails")
+    mutate.add_argument("--only", default="", metavar="TEXT",
+                        help="only the mutations whose rule name contains TEXT")
+    mutate.set_defaults(func=cmd_rules_mutate)
 
     bench = sub.add_parser("bench", help="benchmarks (commands, not tests)")
     bsub = bench.add_subparsers(dest="bench_command", required=True)

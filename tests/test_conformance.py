@@ -95,3 +95,55 @@ def test_a_kind_of_another_variant_fails(tmp_path):
 def test_missing_file_is_a_clear_error(tmp_path):
     out = _arena("rules", "check", str(tmp_path / "nope.json"))
     assert out.returncode != 0 and "no such file" in out.stderr
+
+
+def _check_one(tmp_path, case, variant, context=None):
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps({"variant": variant,
+                                "context": context or {"level": "2", "trump": "S"},
+                                "cases": [case]}))
+    return _arena("rules", "check", str(path))
+
+
+def _exempt_case(**deal_changes):
+    deal = {"dealer": 0, "levels": {"dealer_team": "7", "attackers": "2"},
+            "attacker_points": 120, "kitty": ["3C", "4C", "6D", "7D", "8H", "9H", "3S", "4S"],
+            "last_trick": {"winner_team": "dealer_team", "cards": ["AS"], "winning_card": "AS"},
+            "two_exempt": "attackers"}
+    deal.update(deal_changes)
+    return {"id": "e", "kind": "deal_result", "deal": deal,
+            "expect": {"levels": {"dealer_team": "7", "attackers": "4"}, "two_exempt": None}}
+
+
+def test_two_exempt_is_judged(tmp_path):
+    """An exempt team at 2 that takes over with 120 goes up 2 and leaves the exemption; the
+    same deal without the exemption stays at 2 (must-play) and deducts the dealer team."""
+    ok = _check_one(tmp_path, _exempt_case(), "two-deck-80")
+    assert ok.returncode == 0, ok.stdout
+    case = _exempt_case()
+    del case["deal"]["two_exempt"]
+    held = _check_one(tmp_path, case, "two-deck-80")
+    assert held.returncode == 1 and "levels" in held.stdout, held.stdout
+
+
+@pytest.mark.parametrize("case, variant, words", [
+    (_exempt_case(two_exempt="dealer_team"), "two-deck-80", "which is at 7"),
+    (_exempt_case(levels={"dealer_team": "2", "attackers": "2"}, restore_level="J",
+                  two_exempt="attackers"), "two-deck-80", "contradicts deal.restore_level"),
+    (_exempt_case(restore_level="J"), "two-deck-80", "contradicts deal.levels"),
+    ({"id": "o", "kind": "declare", "first_deal": False, "dealer": 0, "phase": "after_burial",
+      "current": None, "overturned": True, "seat": 1, "cards": ["2S", "2S", "LJ"],
+      "expect": "legal"}, "two-deck-fry", "'overturned' true contradicts 'current' null"),
+    ({"id": "k", "kind": "declare", "first_deal": False, "dealer": 0, "phase": "dealing",
+      "current": {"seat": 1, "cards": ["2H"]}, "kitty_opened": True, "seat": 2,
+      "cards": ["2S", "2S"], "expect": "illegal"}, "two-deck-80", "'kitty_opened' true"),
+    ({"id": "g", "kind": "tribute", "previous": {"attacker_total": 60, "kitty": []},
+      "giver_hand": ["BJ", "BJ", "BJ", "3C"], "giver_three_bj": False,
+      "giver_partner_three_bj": False, "expect": {"count": 2, "direction": "to_dealer",
+                                                  "cards": ["BJ", "BJ"]}},
+     "three-deck", "giver_three_bj contradicts giver_hand"),
+])
+def test_contradicting_fields_fail_the_case(tmp_path, case, variant, words):
+    context = {"level": "3", "trump": "S"} if variant == "three-deck" else None
+    out = _check_one(tmp_path, case, variant, context)
+    assert out.returncode == 1 and words in out.stdout, out.stdout

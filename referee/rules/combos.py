@@ -10,6 +10,7 @@ a throw. Everything is decided by the tables of a ``TrumpContext``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .cards import TEXT
 from .trump import TRUMP, TrumpContext
@@ -153,30 +154,88 @@ def lead_format(cards, ctx: TrumpContext) -> Format:
 
 # --- following -------------------------------------------------------------------------------
 
-def _profile(counts: dict[int, int], ctx: TrumpContext, tractor_lengths, pairs_led: int):
-    """How much of a lead's structure these cards can match: (tractor pairs matched by tractors
-    of the led lengths, further pairs matched). Longer led tractors are matched first, each from
-    the shortest run that holds it."""
-    if pairs_led == 0:
-        return (0, 0)
-    per_pos: dict[int, int] = {}
+def _pair_vector(counts: dict[int, int], ctx: TrumpContext) -> list[int]:
+    """Pairs held at each strength position (a position holds several kinds on the off-suit
+    level rung, so it may hold several pairs)."""
+    vec = [0] * 20
     pos = ctx.pos
     for k, n in counts.items():
         if n >= 2:
-            p = pos[k]
-            per_pos[p] = per_pos.get(p, 0) + n // 2
-    matched = 0
-    for length in tractor_lengths:
-        fit = None
-        for low, high in _runs([p for p, n in per_pos.items() if n]):
-            if high - low + 1 >= length and (fit is None or high - low < fit[1] - fit[0]):
-                fit = (low, high)
-        if fit is not None:
-            for p in range(fit[0], fit[0] + length):
-                per_pos[p] -= 1
-            matched += length
-    rest = sum(per_pos.values())
-    return (matched, min(pairs_led - matched, rest))
+            vec[pos[k]] += n // 2
+    return vec
+
+
+def _shape_key(vec) -> tuple[int, ...]:
+    """The pair vector with only what matters for tractor lengths: zeros at the ends dropped and
+    each gap shortened to one zero (so that equal shapes share one cache entry)."""
+    out: list[int] = []
+    for n in vec:
+        if n or (out and out[-1]):
+            out.append(n)
+    while out and not out[-1]:
+        out.pop()
+    return tuple(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def _placed(shape: tuple[int, ...], room: tuple[int, ...]) -> tuple[int, ...]:
+    """The longest-first best list of tractor lengths that these pairs (``shape``: pairs per
+    position) can place into the led tractors (``room``: pairs still free in each, largest
+    first, all >= 2). Each placed tractor takes one pair at each of its consecutive positions
+    and goes inside one led tractor with room for it. Exact: the first length is the longest
+    that fits anywhere, and every placement of it is tried for the rest."""
+    longest = run = 0
+    for n in shape:
+        run = run + 1 if n else 0
+        if run > longest:
+            longest = run
+    t = min(longest, room[0])
+    if t < 2:
+        return ()
+    best: tuple[int, ...] = ()
+    seen_rooms = set()
+    for r in room:
+        if r < t or r in seen_rooms:
+            continue
+        seen_rooms.add(r)
+        rest_room = list(room)
+        rest_room.remove(r)
+        if r - t >= 2:
+            rest_room.append(r - t)
+        rest_room.sort(reverse=True)
+        rest_room = tuple(rest_room)
+        for start in range(len(shape) - t + 1):
+            if all(shape[start:start + t]):
+                rest = list(shape)
+                for p in range(start, start + t):
+                    rest[p] -= 1
+                got = (t,) + (_placed(_shape_key(rest), rest_room) if rest_room else ())
+                if got > best:
+                    best = got
+                    if best == room:  # each led tractor matched whole: nothing beats it
+                        return best
+    return best
+
+
+def structure_match(counts: dict[int, int], ctx: TrumpContext, tractor_lengths: tuple[int, ...],
+                    pairs_led: int) -> tuple[tuple[int, ...], int]:
+    """How much of a lead's structure these cards (one suit class, kind -> count) hold, as the
+    best the cards allow: (the lengths of the tractors placed into the lead's tractors, longest
+    first; the pairs matched, at most the lead's pairs). Measures compare as tuples: a longer
+    first tractor wins (3 before 2 + 2 before 2), then more pairs."""
+    if pairs_led == 0:
+        return ((), 0)
+    vec = _pair_vector(counts, ctx)
+    pairs = min(pairs_led, sum(vec))
+    room = tuple(t for t in tractor_lengths if t >= 2)
+    if not room:
+        return ((), pairs)
+    return (_placed(_shape_key(vec), room), pairs)
+
+
+def full_structure(fmt: "Format") -> tuple[tuple[int, ...], int]:
+    """The measure of a lead's own cards against itself: all of its structure."""
+    return (fmt.tractor_lengths, fmt.pairs)
 
 
 def follow_error(fmt: Format, hand: list[int], play, ctx: TrumpContext) -> str | None:
@@ -207,17 +266,24 @@ def follow_error(fmt: Format, hand: list[int], play, ctx: TrumpContext) -> str |
         return None
     held_counts = {k: hand[k] for k in members if hand[k]}
     lengths = fmt.tractor_lengths
-    want = _profile(held_counts, ctx, lengths, fmt.pairs)
-    got = _profile(_counts(play), ctx, lengths, fmt.pairs)
+    want = structure_match(held_counts, ctx, lengths, fmt.pairs)
+    got = structure_match(_counts(play), ctx, lengths, fmt.pairs)
     if got == want:
         return None
-    pairs_held = [k for k in members if hand[k] >= 2]
-    if got[0] < want[0]:
-        return (f"must follow the tractor with a tractor of {name}: you hold pairs "
-                f"{', '.join(TEXT[k] + ' ' + TEXT[k] for k in pairs_held)}")
-    need = want[0] + want[1]
-    return (f"must follow with {need} pair{'s' if need != 1 else ''} of {name}: you hold "
-            f"{', '.join(TEXT[k] + ' ' + TEXT[k] for k in pairs_held)}")
+    pairs_held = ", ".join(TEXT[k] + " " + TEXT[k] for k in members if hand[k] >= 2)
+    return (f"must follow with {_owed_text(want)} of {name} (the longest tractors you hold "
+            f"first, then pairs); this play has {_owed_text(got)}; you hold pairs {pairs_held}")
+
+
+def _owed_text(measure: tuple[tuple[int, ...], int]) -> str:
+    """``a tractor of 3 pairs and 1 more pair`` for a structure measure."""
+    tractors, pairs = measure
+    parts = [f"a tractor of {t} pairs" for t in tractors]
+    loose = pairs - sum(tractors)
+    if loose > 0:
+        more = " more" if tractors else ""
+        parts.append(f"{loose}{more} pair{'s' if loose != 1 else ''}")
+    return " and ".join(parts) or "no pair"
 
 
 def _held_text(hand: list[int], members) -> str:
@@ -226,19 +292,27 @@ def _held_text(hand: list[int], members) -> str:
 
 # --- trick winner ----------------------------------------------------------------------------
 
-def _best_top(counts: dict[int, int], ctx: TrumpContext, pairs: int) -> int:
-    """Strength of the strongest unit with at least ``pairs`` pairs in these cards (-1: none)."""
+def _ruff_top(counts: dict[int, int], ctx: TrumpContext, fmt: Format) -> int:
+    """Strength of a ruff of a throw: its strongest unit of the shape of the throw's largest
+    unit (its longest tractor, else a pair, else a single), taken from a split of the ruff
+    that has the throw's whole structure (the ruff is known to have it)."""
     pos = ctx.pos
-    if pairs == 0:
+    largest = fmt.largest.pairs
+    if largest == 0:
         return max(pos[k] for k in counts)
-    positions = {pos[k] for k, n in counts.items() if n >= 2}
-    if pairs == 1:
-        return max(positions, default=-1)
-    best = -1
-    for low, high in _runs(positions):
-        if high - low + 1 >= pairs and high > best:
-            best = high
-    return best
+    vec = _pair_vector(counts, ctx)
+    if largest == 1:
+        return max(p for p, n in enumerate(vec) if n)
+    rest_room = fmt.tractor_lengths[1:]
+    for top in range(len(vec) - 1, largest - 2, -1):
+        low = top - largest + 1
+        if all(vec[low:top + 1]):
+            rest = list(vec)
+            for p in range(low, top + 1):
+                rest[p] -= 1
+            if not rest_room or _placed(_shape_key(rest), rest_room) == rest_room:
+                return top
+    return -1
 
 
 def lead_key(fmt: Format) -> tuple[int, int]:
@@ -250,7 +324,8 @@ def play_key(fmt: Format, play, ctx: TrumpContext):
     """Strength of a following play, or ``None`` when it cannot win the trick (a discard 贴, a
     wrong shape, or a follow of a throw in its own suit). A trump play beats the led suit only
     when it has the led structure (杀 / 毙牌: a pair by a pair, a tractor by a tractor, a throw
-    by the same units); two such plays compare by their largest unit."""
+    by all of its units); two ruffs of a throw compare by their strongest unit of the shape of
+    the throw's largest unit."""
     cls = ctx.cls
     first = play[0]
     c = cls[first]
@@ -273,10 +348,9 @@ def play_key(fmt: Format, play, ctx: TrumpContext):
         return (1 if c == TRUMP else 0, units[0].top)
     if c == fmt.cls:
         return None  # a throw that stood cannot be beaten in its own suit
-    lengths = fmt.tractor_lengths
-    if _profile(counts, ctx, lengths, fmt.pairs) != (sum(lengths), fmt.pairs - sum(lengths)):
+    if structure_match(counts, ctx, fmt.tractor_lengths, fmt.pairs) != full_structure(fmt):
         return None
-    return (1, _best_top(counts, ctx, fmt.largest.pairs))
+    return (1, _ruff_top(counts, ctx, fmt))
 
 
 def trick_winner(plays, ctx: TrumpContext) -> int:
@@ -331,6 +405,30 @@ def beatable_units(fmt: Format, others: list[list[int]], ctx: TrumpContext) -> l
         if beaten:
             out.append(u)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class ThrowJudgement:
+    """A throw's fate (甩牌): ``forced`` is None when it stands; else the unit played instead,
+    with ``beatable`` the units another seat could beat and ``penalty`` the points charged."""
+
+    forced: Unit | None
+    beatable: tuple[Unit, ...]
+    penalty: int
+
+
+def judge_throw(fmt: Format, others: list[list[int]], ctx: TrumpContext,
+                penalty_per_card: int) -> ThrowJudgement:
+    """Does this throw stand against the other hands (counts)? When a unit can be beaten, the
+    thrower plays the forced unit and is charged ``penalty_per_card`` for every card in the
+    units that could be beaten (003 section 8 每錯一張罰10分)."""
+    if len(fmt.units) < 2:
+        return ThrowJudgement(None, (), 0)
+    beat = beatable_units(fmt, others, ctx)
+    if not beat:
+        return ThrowJudgement(None, (), 0)
+    return ThrowJudgement(forced_unit(beat), tuple(beat),
+                          penalty_per_card * sum(len(u.cards) for u in beat))
 
 
 def forced_unit(beatable: list[Unit]) -> Unit:

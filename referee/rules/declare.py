@@ -44,6 +44,17 @@ class Situation:
     dealer_team_can_declare: bool = True
 
 
+def declaring_level(rules: RuleSet, deal_level: int, own_level: int, seat: int,
+                    dealer: int | None, current: "Declaration | None", first_deal: bool) -> int:
+    """The level rank a seat declares with: the deal's (the dealer team's), except that on a
+    later 004 deal an attacker declaring with nothing standing (allowed only when neither
+    dealer-team seat can, 报主 2) declares with its own team's level rank and becomes dealer."""
+    if (rules.attacker_declare != "never" and not first_deal and dealer is not None
+            and current is None and seat % 2 != dealer % 2):
+        return own_level
+    return deal_level
+
+
 def _joker_for(suit: int) -> int:
     """004: the big joker goes with the red suits, the little joker with the black."""
     return BIG_JOKER if suit in (1, 2) else LITTLE_JOKER

@@ -168,9 +168,9 @@ def iter_follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
         owed = [(k, k) for k in sorted(suit) if suit[k] >= 2]
         return iter(owed) if owed else _multiset_combinations(suit, 2)
     lengths = fmt.tractor_lengths
-    want = combos._profile(suit, ctx, lengths, pairs)
+    want = combos.structure_match(suit, ctx, lengths, pairs)
     return (cards for cards in _multiset_combinations(suit, n)
-            if combos._profile(combos._counts(cards), ctx, lengths, pairs) == want)
+            if combos.structure_match(combos._counts(cards), ctx, lengths, pairs) == want)
 
 
 def _hand_counts(hand) -> dict[int, int]:
@@ -237,7 +237,7 @@ def _other_family(s: State, kind, seat: int) -> Iterator[Action]:
             if single:
                 if sd.bury_error(s.rules, hand, cards, ctx, s.side_suits_held) is None:
                     yield Bury(cards)
-            elif not (LITTLE_JOKER in cards and hand[BIG_JOKER] > cards.count(BIG_JOKER)):
+            elif td.bury_error(s.rules, hand, cards) is None:
                 yield Bury(cards)
     elif kind == DecisionKind.JOKER_BURY:
         yield Pass()

@@ -21,8 +21,8 @@ class DealOutcome:
 
     ``levels`` are both teams' levels after the deal, indexed by team; ``dealer_team`` is the
     team that deals next; ``restore_level`` is set when the J/A reset happened (the level the
-    dealer team may get back next deal); ``two_exempt`` names a team for which 2 is not a
-    must-play rank (restarted at 2 by the J reset)."""
+    dealer team may get back next deal); ``two_exempt`` holds the teams for which 2 is not a
+    must-play rank: restarted at 2 by the J reset and still at 2 (003 section 12 此时2非必打)."""
 
     attacker_total: int
     kitty_bonus: int
@@ -31,7 +31,7 @@ class DealOutcome:
     game_over: bool
     winner_team: int | None
     restore_level: int | None
-    two_exempt: int | None
+    two_exempt: frozenset[int]
     dealer_team_gain: int
     attacker_gain: int
 
@@ -88,12 +88,15 @@ def _drop(level: int, by: int) -> int:
 def settle_deal(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacker_points: int,
                 kitty_points: int, attackers_won_last: bool, last_lead_pairs: int,
                 last_winning_rank: int | None, penalties: tuple[int, int] = (0, 0),
-                restore_level: int | None = None, two_exempt: int | None = None) -> DealOutcome:
+                restore_level: int | None = None,
+                two_exempt: frozenset[int] = frozenset()) -> DealOutcome:
     """Score a finished two-deck deal.
 
     ``penalties`` are failed-throw penalty points charged to throws of (dealer team, attackers);
     ``last_winning_rank`` is the rank of the decisive card of the last trick's winning play (for
-    the J/A reset); ``restore_level`` is pending from a J/A reset on the previous deal."""
+    the J/A reset); ``restore_level`` is pending from a J/A reset on the previous deal;
+    ``two_exempt`` are the teams the J reset restarted at 2 that still sit there: the exemption
+    lasts, on either side, until the team leaves 2."""
     dt = dealer % 2
     at = 1 - dt
     bonus = kitty_points * kitty_multiplier(rules, last_lead_pairs) if attackers_won_last else 0
@@ -106,28 +109,33 @@ def settle_deal(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacke
     if (rules.ja_reset and attackers_won_last and dl in (JACK, ACE)
             and last_winning_rank == dl):
         new[dt] = TWO if dl == JACK else JACK
+        exempt = _still_at_two(two_exempt, new) | ({dt} if dl == JACK else set())
         return DealOutcome(total, bonus, (new[0], new[1]), partner, False, None, dl,
-                           dt if dl == JACK else None, 0, 0)
+                           frozenset(exempt), 0, 0)
     # 落实政策: the deal after a reset, attackers under 40 -> back to the level it was reset from.
     if restore_level is not None and total < 40:
         new[dt] = restore_level
-        return DealOutcome(total, bonus, (new[0], new[1]), partner, False, None, None, None,
-                           0, 0)
+        return DealOutcome(total, bonus, (new[0], new[1]), partner, False, None, None,
+                           _still_at_two(two_exempt, new), 0, 0)
     take_over, gain = table_gain(rules, total)
     if take_over:
-        lvl, short, won = _climb(rules, levels[at], gain, False, two_exempt == at)
+        lvl, short, won = _climb(rules, levels[at], gain, False, at in two_exempt)
         new[at] = lvl
         if short:
             new[dt] = _drop(new[dt], short)
-        keep_exempt = two_exempt if two_exempt == at and lvl == TWO else None
         return DealOutcome(total, bonus, (new[0], new[1]), next_seat, won,
-                           at if won else None, None, keep_exempt, 0, lvl - levels[at])
-    lvl, short, won = _climb(rules, dl, gain, True, two_exempt == dt)
+                           at if won else None, None, _still_at_two(two_exempt, new), 0,
+                           lvl - levels[at])
+    lvl, short, won = _climb(rules, dl, gain, True, dt in two_exempt)
     new[dt] = lvl
     if short:
         new[at] = _drop(new[at], short)
     # The dealer team held (and, but for a 003 hold under 80 by less than 20, went up): the
     # dealer's partner deals next.
-    keep_exempt = two_exempt if two_exempt == dt and lvl == TWO else None
     return DealOutcome(total, bonus, (new[0], new[1]), partner, won, dt if won else None, None,
-                       keep_exempt, gain, 0)
+                       _still_at_two(two_exempt, new), gain, 0)
+
+
+def _still_at_two(exempt: frozenset[int], levels: list[int]) -> frozenset[int]:
+    """The exempt teams that have not left 2."""
+    return frozenset(t for t in exempt if levels[t] == TWO)

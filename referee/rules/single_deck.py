@@ -8,6 +8,8 @@ The deal flow shares the state, actions and events of ``state``; only the rules 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from . import state as st
 from .actions import (Bury, Declare, DecisionKind, HandOver, Pass, Play, Return, RevealDun,
                       Shuffle, Transfer, Uprising)
@@ -160,12 +162,41 @@ def throw_fails(cards, lead_cls: int, others: list[list[int]], ctx: TrumpContext
     return any(hand[k] and pos[k] > low for hand in others for k in ctx.members[lead_cls])
 
 
+def judge_throw(cards, lead_cls: int, others: list[list[int]],
+                ctx: TrumpContext) -> tuple[tuple[int, ...] | None, int]:
+    """(the forced play, the penalty) of a throw: ``(None, 0)`` when it stands; when it fails
+    the thrower plays its lowest thrown card as a single, with no penalty (4.2.2.2)."""
+    if not throw_fails(cards, lead_cls, others, ctx):
+        return None, 0
+    return (min(cards, key=ctx.key.__getitem__),), 0
+
+
+def lead_units(cards, ctx: TrumpContext) -> list[tuple[int, ...]]:
+    """The units of a lead, strongest first: a dun is one unit, a throw is singles."""
+    if dun_rank(cards) is not None:
+        return [tuple(cards)]
+    return [(k,) for k in sorted(cards, key=ctx.key.__getitem__, reverse=True)]
+
+
 # -- scoring (5.1, 6.5, 6.6) ------------------------------------------------------------------
+
+class Outcome(NamedTuple):
+    """What a finished single-deck deal does (5.1, 6.5, 6.6)."""
+
+    attacker_total: int
+    levels: tuple[int, int]
+    next_dealer: int
+    game_over: bool
+    winner_team: int | None
+    dealer_team_gain: int
+    attacker_gain: int
+
 
 def settle(rules, *, dealer: int, levels: tuple[int, int], attacker_points: int,
            kitty_points: int, attackers_won_last: bool, last_winning_card: int | None,
-           trump: int | None):
-    """(levels after, next dealer, game over, winner team, dealer-team gain, attacker gain)."""
+           trump: int | None) -> Outcome:
+    """The deal's result; the attackers' total is their trick points (kitty points never count,
+    whoever wins the last trick: 5.1)."""
     dt = dealer % 2
     at = 1 - dt
     p, k = attacker_points, attackers_won_last
@@ -198,14 +229,53 @@ def settle(rules, *, dealer: int, levels: tuple[int, int], attacker_points: int,
         c = last_winning_card
         if c % 13 == dl and (rules.demotion_card == "any_level" or c // 13 == trump):
             new[dt] = TWO if dl == JACK else SIX
-    return (new[0], new[1]), nxt, winner is not None, winner, (
-        0 if take else new[dt] - levels[dt]), (new[at] - levels[at] if take else 0)
+    return Outcome(p, (new[0], new[1]), nxt, winner is not None, winner,
+                   0 if take else new[dt] - levels[dt], new[at] - levels[at] if take else 0)
 
 
 # -- the deal ---------------------------------------------------------------------------------
 
 def _ctx(s) -> TrumpContext:
     return trump_context(s.level, s.trump)
+
+
+def reveal_ranks(level: int, uprising_levels: tuple[int, int] | None) -> set[int]:
+    """The ranks a reveal may show: the level rank; in the redeal after an uprising, either
+    team's level rank (6.1.2)."""
+    return {level} if uprising_levels is None else set(uprising_levels)
+
+
+def reveal_error(cards, level: int, standing: bool, dealing: bool = True,
+                 uprising_levels: tuple[int, int] | None = None) -> str | None:
+    """Why these cards are no reveal (亮主) now, or None: one level card (3.2), while the cards
+    are dealt, and only the first reveal counts (3.2.2)."""
+    if not dealing:
+        return "a reveal happens while the cards are dealt (3.2)"
+    if standing:
+        return "only the first reveal counts (3.2.2)"
+    if len(cards) != 1 or cards[0] >= 52 or cards[0] % 13 not in reveal_ranks(level,
+                                                                            uprising_levels):
+        want = ("a card of either team's level rank" if uprising_levels is not None
+                else f"one level card ({RANK_TEXT[level]})")
+        return f"a reveal (亮主) is {want}, not {' '.join(TEXT[c] for c in cards)}"
+    return None
+
+
+def reveal_dealer(seat: int, card: int, dealer: int | None,
+                  uprising_levels: tuple[int, int] | None) -> int:
+    """The dealer after a reveal: a known dealer stays; else the revealer deals (3.2.3), except
+    that in an uprising redeal with different levels a card of the opponents' level rank makes
+    the opponents dealer (6.1.2.1); with equal levels a reveal is the revealer's own."""
+    if dealer is not None:
+        return dealer
+    if uprising_levels is not None and uprising_levels[0] != uprising_levels[1] \
+            and card % 13 == uprising_levels[1 - seat % 2]:
+        return (seat + 1) % 4
+    return seat
+
+
+def _uprising_levels(s) -> tuple[int, int] | None:
+    return (s.levels[0], s.levels[1]) if s.uprising else None
 
 
 def _may_reveal(s, seat: int) -> list[int]:
@@ -216,9 +286,7 @@ def _may_reveal(s, seat: int) -> list[int]:
     lv = s.level
     if not s.uprising and not (hand[lv] or hand[13 + lv] or hand[26 + lv] or hand[39 + lv]):
         return []
-    ranks = {s.level}
-    if s.uprising:
-        ranks = {s.levels[0], s.levels[1]}
+    ranks = reveal_ranks(s.level, _uprising_levels(s))
     return [r + 13 * su for r in ranks for su in range(4) if hand[r + 13 * su]]
 
 
@@ -276,20 +344,43 @@ def _trumps(s, seat: int) -> list[int]:
     return [k for k in s.ctx.members[TRUMP] if hand[k]]
 
 
-def _eligible(s, step: str, seat: int) -> bool:
-    hand = s.hands[seat]
+def pre_kitty_eligible(step: str, seat: int, dealer: int, hand: list[int], ctx: TrumpContext,
+                       hard_duns=frozenset()) -> bool:
+    """May ``seat`` take this pre-kitty action: uprising (起义 6.1: a dealer-team seat with no
+    trump, an attacker with no point card), handover (打不起 6.2: the dealer with 3 or fewer
+    trumps), transfer (渡 6.3: exactly one trump), dun_reveal (4.2.3.2: the dealer holding a dun
+    of its original cards, not the level rank, not shown yet)?"""
+    trumps = sum(hand[k] for k in ctx.members[TRUMP])
     if step == "uprising":
-        if seat % 2 == s.dealer % 2:
-            return not _trumps(s, seat)
+        if seat % 2 == dealer % 2:
+            return trumps == 0
         return not any(hand[k] and POINTS[k] for k in range(KINDS))
     if step == "handover":
-        return seat == s.dealer and len(_trumps(s, seat)) <= 3
+        return seat == dealer and trumps <= 3
     if step == "transfer":
-        return len(_trumps(s, seat)) == 1
+        return trumps == 1
     if step == "dun_reveal":
-        return seat == s.dealer and any(r != s.level and r not in s.hard_duns
-                                        for r in held_duns(hand))
-    return False
+        return seat == dealer and any(r != ctx.level and r not in hard_duns
+                                      for r in held_duns(hand))
+    raise ValueError(f"unknown pre-kitty step {step!r}")
+
+
+def dun_reveal_error(cards, hand: list[int], level: int, hard_duns=frozenset()) -> str | None:
+    """Why the dealer may not show these cards as a hard dun (4.2.3.2), or None."""
+    r = dun_rank(cards)
+    if r is None or r == level or r in hard_duns or not all(hand[k] for k in cards):
+        return ("show the four cards of one rank (a dun of your original 12, not yet shown, "
+                "not the level rank)")
+    return None
+
+
+def side_suits_held(hand: list[int], ctx: TrumpContext) -> tuple[int, ...]:
+    """The side suits the dealer holds cards of, with the kitty taken up (3.6.1 keeps them)."""
+    return tuple(c for c in range(4) if c != ctx.suit and any(hand[k] for k in ctx.members[c]))
+
+
+def _eligible(s, step: str, seat: int) -> bool:
+    return pre_kitty_eligible(step, seat, s.dealer, s.hands[seat], s.ctx, s.hard_duns)
 
 
 _STEPS = ("uprising", "handover", "transfer", "dun_reveal")
@@ -318,8 +409,7 @@ def _next_pre_kitty(s, ev: list) -> bool:
     hand = st._own_hand(s, s.dealer)
     for k in s.kitty:
         hand[k] += 1
-    s.side_suits_held = tuple(c for c in range(4) if c != s.trump
-                              and any(hand[k] for k in s.ctx.members[c]))
+    s.side_suits_held = side_suits_held(hand, s.ctx)
     ev.append(KittyTakenPublic(s.dealer))
     s.kitty = ()
     s.kitty_owner = s.dealer
@@ -368,13 +458,11 @@ def _do_shuffle(s, a: Shuffle, seat, dry):
 def _do_declare(s, a: Declare, seat, dry):
     cards = tuple(a.cards)
     st._require_held(s, seat, cards, "reveal")
-    if s.decl is not None:
-        raise IllegalActionError("only the first reveal counts (3.2.2): the trump is already "
-                                 f"{TEXT[s.decl.cards[0]][-1]}")
-    if len(cards) != 1 or cards[0] not in _may_reveal(s, seat):
-        want = "a card of either team's level rank" if s.uprising else \
-            f"one level card ({RANK_TEXT[s.level]})"
-        raise IllegalActionError(f"a reveal (亮主) is {want}, not {' '.join(TEXT[c] for c in cards)}")
+    reason = reveal_error(cards, s.level, s.decl is not None, True, _uprising_levels(s))
+    if reason:
+        if s.decl is not None:
+            reason += f": the trump is already {TEXT[s.decl.cards[0]][-1]}"
+        raise IllegalActionError(reason)
     if dry:
         return None
     n = s.copy()
@@ -383,11 +471,9 @@ def _do_declare(s, a: Declare, seat, dry):
     ev: list = []
     card = cards[0]
     if n.dealer is None:
-        if n.uprising and card % 13 != n.levels[seat % 2]:
-            # 6.1.2.1: the opponents' level rank makes the opponents dealer
-            st._set_dealer(n, (seat + 1) % 4, "revealed the opponents' level", ev)
-        else:
-            st._set_dealer(n, seat, "first to reveal", ev)
+        dealer = reveal_dealer(seat, card, None, _uprising_levels(n))
+        st._set_dealer(n, dealer, "first to reveal" if dealer == seat
+                       else "revealed the opponents' level", ev)
     n.trump = card // 13
     n.decl = Declaration(seat, cards, 1, card // 13, False)
     n.declarations = n.declarations + (n.decl,)
@@ -470,14 +556,13 @@ def _do_return(s, a: Return, seat, dry):
 def _do_reveal_dun(s, a: RevealDun, seat, dry):
     cards = tuple(a.cards)
     st._require_held(s, seat, cards, "reveal")
-    r = dun_rank(cards)
-    if r is None or r == s.level or r in s.hard_duns:
-        raise IllegalActionError("show the four cards of one rank (a dun of your original 12, "
-                                 "not yet shown, not the level rank)")
+    reason = dun_reveal_error(cards, s.hands[seat], s.level, s.hard_duns)
+    if reason:
+        raise IllegalActionError(reason)
     if dry:
         return None
     n = s.copy()
-    n.hard_duns = n.hard_duns | {r}
+    n.hard_duns = n.hard_duns | {dun_rank(cards)}
     ev: list = [PreKittyAction(seat, "hard_dun", cards)]
     _advance(n, ev)
     return n, tuple(ev)
@@ -528,10 +613,10 @@ def _do_play(s, a: Play, seat, dry):
         ev: list = []
         if kind == THROW:
             others = [n.hands[(seat + i) % 4] for i in (1, 2, 3)]
-            if throw_fails(cards, c, others, ctx):
-                low = min(cards, key=ctx.key.__getitem__)
-                ev.append(ThrowFailed(seat, cards, (low,), 0))
-                cards, kind = (low,), SINGLE
+            forced, penalty = judge_throw(cards, c, others, ctx)
+            if forced is not None:
+                ev.append(ThrowFailed(seat, cards, forced, penalty))
+                cards, kind = forced, SINGLE
         st._remove(n, seat, cards)
         n.trick = ((seat, cards),)
         n.trick_fmt = (kind, c, cards)
@@ -575,12 +660,13 @@ def _winning_card(n) -> int:
 
 def _end_deal(n, winner: int, ev: list) -> None:
     dt = n.dealer % 2
-    levels, nxt, over, win, _, _ = settle(
+    out = settle(
         n.rules, dealer=n.dealer, levels=n.levels, attacker_points=n.attacker_points,
         kitty_points=sum(POINTS[k] for k in n.kitty), attackers_won_last=winner % 2 != dt,
         last_winning_card=_winning_card(n), trump=n.trump)
+    levels, nxt, over, win = out.levels, out.next_dealer, out.game_over, out.winner_team
     ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, 0, (0, 0),
-                        n.attacker_points, levels, nxt, None))
+                        out.attacker_total, levels, nxt, None))
     n.levels, n.dealer = levels, nxt
     n.deal_no += 1
     if over or (n.max_deals is not None and n.deal_no >= n.max_deals):

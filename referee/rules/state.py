@@ -17,7 +17,7 @@ from .actions import (Action, Bury, BuryJokers, Declare, DecisionKind, DrawKitty
                       Pass, Play, Redeal, Return, RevealDun, Shuffle, Transfer, Uprising)
 from .cards import KINDS, POINTS, RANK_TEXT, TEXT
 from .declare import (AFTER_BURIAL, DEALING, Situation, declaration_options,
-                      judge_declaration)
+                      declaring_level, judge_declaration)
 from .errors import IllegalActionError, InvalidActionError
 from .events import (Buried, BuriedPublic, CardDealt, CardsPassed, CardsPassedPublic, DealEnded, DealerSet, DealStarted, Declared,
                      GameEnded, KittyCardDrawn, KittyOpened, KittyTaken, KittyTakenPublic, Passed,
@@ -131,7 +131,7 @@ def new_game(rules: RuleSet, *, levels: tuple[str, str] | None = None, dealer: i
     s.dealer = dealer
     s.deal_no = 0
     s.restore_level = None
-    s.two_exempt = None
+    s.two_exempt = frozenset()
     s.winner_team = None
     s.max_deals = max_deals
     s.last_deal = None
@@ -197,11 +197,9 @@ def _reset_deal(s: State, redeals: int = 0) -> None:
 def situation(s: State, seat: int) -> Situation:
     """The facts a declaration by ``seat`` is judged on now."""
     rules = s.rules
-    level = s.level
-    can = True
-    if s.round_kind == "attackers":
-        level = s.levels[seat % 2]
-        can = False
+    level = declaring_level(rules, s.level, s.levels[seat % 2], seat, s.dealer, s.decl,
+                            s.first_deal)
+    can = s.round_kind != "attackers"
     return Situation(
         rules=rules, level=level,
         phase=AFTER_BURIAL if s.phase in (P_ROUND,) and s.round_kind == "after_burial"
@@ -686,11 +684,19 @@ def _do_redeal(s: State, a: Redeal, seat, dry):
     return n, tuple(ev)
 
 
+def bury_error(rules: RuleSet, cards) -> str | None:
+    """Why this is no burial (two decks: any cards of the hand, as many as the kitty)."""
+    if len(cards) != rules.kitty_size:
+        return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
+    return None
+
+
 def _do_bury(s: State, a: Bury, seat, dry):
     rules = s.rules
     cards = tuple(a.cards)
-    if len(cards) != rules.kitty_size:
-        raise IllegalActionError(f"must bury exactly {rules.kitty_size} cards, not {len(cards)}")
+    reason = bury_error(rules, cards)
+    if reason:
+        raise IllegalActionError(reason)
     _require_held(s, seat, cards, "bury")
     if dry:
         return None
@@ -752,20 +758,19 @@ def _remove(n: State, seat: int, cards) -> None:
 
 def _lead(s: State, seat: int, cards, fmt):
     n = s.copy()
+    a_cards = cards
     ev: list = []
     ctx = n.ctx
     if fmt.kind == combos.THROW:
         others = [n.hands[(seat + i) % 4] for i in (1, 2, 3)]
-        beat = combos.beatable_units(fmt, others, ctx)
-        if beat:
-            forced = combos.forced_unit(beat)
-            penalty = n.rules.throw_penalty * sum(len(u.cards) for u in beat)
+        judged = combos.judge_throw(fmt, others, ctx, n.rules.throw_penalty)
+        if judged.forced is not None:
             team = 0 if seat % 2 == n.dealer % 2 else 1
             pen = list(n.penalties)
-            pen[team] += penalty
+            pen[team] += judged.penalty
             n.penalties = tuple(pen)
-            ev.append(ThrowFailed(seat, tuple(cards), forced.cards, penalty))
-            cards = forced.cards
+            cards = judged.forced.cards
+            ev.append(ThrowFailed(seat, tuple(a_cards), cards, judged.penalty))
             fmt = combos.lead_format(cards, ctx)
     _remove(n, seat, cards)
     n.trick = ((seat, tuple(cards)),)

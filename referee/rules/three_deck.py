@@ -150,13 +150,12 @@ def judge_declaration(first_deal: bool, grabbed: bool, current: Declaration | No
         return (f"{shown} is not a declaration: expected 1-3 identical {RANK_TEXT[level]} "
                 "cards of one suit, or three LJ / three BJ naming a suit"), None
     strength, named = shape
-    if current is not None:
-        if strength <= current.strength:
-            return (f"{shown} does not beat the standing "
-                    f"{' '.join(TEXT[c] for c in current.cards)} (1 < 2 < 3 level cards < "
-                    "three LJ < three BJ)"), None
-        if seat == current.seat and named != current.suit:
-            return "you may strengthen your own declaration only in its suit (加固)", None
+    # 001 有人亮牌後自己和其他人都可以反: anyone, the declarer included, overturns with a strictly
+    # stronger showing, in any suit
+    if current is not None and strength <= current.strength:
+        return (f"{shown} does not beat the standing "
+                f"{' '.join(TEXT[c] for c in current.cards)} (1 < 2 < 3 level cards < "
+                "three LJ < three BJ)"), None
     return None, Declaration(seat, tuple(cards), strength, named, current is not None)
 
 
@@ -208,9 +207,38 @@ def first_dealer(kitty, first_seat: int, mode: str) -> tuple[int, int]:
 
 
 def is_dry_pot(kitty, ctx: TrumpContext) -> bool:
-    """001 干锅: a public kitty all trumps (permanent trumps included) or all side cards."""
-    trumps = sum(1 for k in kitty if ctx.cls[k] == TRUMP)
-    return trumps == 0 or trumps == len(kitty)
+    """干锅: a public kitty of trumps only, or one without a trump-suit card and without a level
+    card (side cards, with or without jokers and 2s: 001 全是副牌（含常主）, 002 没有主花色牌)."""
+    cls = ctx.cls
+    if all(cls[k] == TRUMP for k in kitty):
+        return True
+    level, suit = ctx.level, ctx.suit
+    return not any(k < 52 and (k % 13 == level or (k // 13 == suit and k % 13 != 0))
+                   for k in kitty)
+
+
+TO_DEALER, TO_GIVER, NO_TRIBUTE = "to_dealer", "to_giver", "none"
+
+
+def tribute_plan(previous_total: int, joker_units: int, giver_three_bj: bool,
+                 giver_partner_three_bj: bool) -> tuple[int, str]:
+    """(cards, direction) of the tribute before a deal (001 section 10): the giver (the new
+    dealer's previous seat) holding three big jokers reverses it (the dealer gives), its partner
+    holding them cancels it."""
+    count = tribute_count(previous_total, joker_units)
+    if count <= 0 or giver_partner_three_bj:
+        return 0, NO_TRIBUTE
+    return count, TO_GIVER if giver_three_bj else TO_DEALER
+
+
+def tribute_cards(hand: list[int], count: int, ctx: TrumpContext) -> tuple[int, ...]:
+    """The giver's ``count`` highest cards: trumps first by strength, then side cards by rank
+    whatever their suit; equal strength (off-suit level cards, off-suit 2s, side cards of one
+    rank) in suit order S, H, D, C."""
+    cls, pos = ctx.cls, ctx.pos
+    order = sorted((k for k in range(KINDS) for _ in range(hand[k])),
+                   key=lambda k: (cls[k] != TRUMP, -pos[k], k))
+    return tuple(order[:count])
 
 
 def tribute_count(previous_total: int, joker_units: int) -> int:
@@ -228,8 +256,11 @@ def joker_units(kitty) -> int:
 
 
 def _take_key(k: int, ctx: TrumpContext) -> tuple[int, int]:
-    """Lowest face rank first; on a tie side cards before trumps (002 底牌 3)."""
-    return (k % 13, 1 if ctx.cls[k] == TRUMP else 0)
+    """The take-back order, lowest first: 3 < 4 < ... < A < 2 < level card (001 section 7's
+    點數大小 read from the bottom); on a tie side cards before trumps."""
+    r = k % 13
+    value = 13 if r == ctx.level else 12 if r == 0 else r - 1
+    return (value, 1 if ctx.cls[k] == TRUMP else 0)
 
 
 def take_candidates(kitty, ctx: TrumpContext) -> list[int]:
@@ -432,20 +463,18 @@ def _before_kitty(s, ev: list) -> bool:
 
 def _start_tribute(s, ev: list) -> bool:
     total, units = s.prev_result
-    count = tribute_count(total, units)
     giver, dealer = (s.dealer + 3) % 4, s.dealer
-    if count <= 0:
+    partner = (giver + 2) % 4
+    count, direction = tribute_plan(total, units, s.hands[giver][BIG_JOKER] >= 3,
+                                    s.hands[partner][BIG_JOKER] >= 3)
+    if direction == NO_TRIBUTE:
+        if tribute_count(total, units) > 0:
+            ev.append(PreKittyAction(partner, "tribute_cancelled", ()))
         return False
-    if s.hands[(giver + 2) % 4][BIG_JOKER] >= 3:
-        ev.append(PreKittyAction((giver + 2) % 4, "tribute_cancelled", ()))
-        return False
-    if s.hands[giver][BIG_JOKER] >= 3:
+    if direction == TO_GIVER:
         giver, dealer = dealer, giver  # reversed: the dealer gives
         ev.append(PreKittyAction(dealer, "tribute_reversed", ()))
-    hand = s.hands[giver]
-    order = sorted((k for k in range(KINDS) for _ in range(hand[k])),
-                   key=s.ctx.key.__getitem__, reverse=True)
-    st.pass_cards(s, giver, dealer, order[:count], "tribute", ev)
+    st.pass_cards(s, giver, dealer, tribute_cards(s.hands[giver], count, s.ctx), "tribute", ev)
     mp = list(s.deal_match_points)
     mp[giver] -= count
     mp[dealer] += count
@@ -555,15 +584,25 @@ def _do_return(s, a: Return, seat, dry):
     return n, tuple(ev)
 
 
+def bury_error(rules, hand: list[int], cards) -> str | None:
+    """Why the dealer may not bury these cards: six of them, and a big joker goes before any
+    little joker (001 section 4)."""
+    if len(cards) != rules.kitty_size:
+        return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
+    if LITTLE_JOKER in cards and hand[BIG_JOKER] > sum(1 for k in cards if k == BIG_JOKER):
+        return "big jokers are buried first: bury your BJ before any LJ"
+    return None
+
+
 def _do_bury(s, a: Bury, seat, dry):
     cards = tuple(a.cards)
-    if len(cards) != s.rules.kitty_size:
-        raise IllegalActionError(f"must bury exactly {s.rules.kitty_size} cards, not {len(cards)}")
-    st._require_held(s, seat, cards, "bury")
+    if len(cards) == s.rules.kitty_size:
+        st._require_held(s, seat, cards, "bury")
+    reason = bury_error(s.rules, s.hands[seat], cards)
+    if reason:
+        raise IllegalActionError(reason)
     lj = sum(1 for k in cards if k == LITTLE_JOKER)
     bj = sum(1 for k in cards if k == BIG_JOKER)
-    if lj and s.hands[seat][BIG_JOKER] > bj:
-        raise IllegalActionError("big jokers are buried first: bury your BJ before any LJ")
     if dry:
         return None
     n = s.copy()
