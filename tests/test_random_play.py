@@ -1,13 +1,15 @@
 """Random legal play: at least 2,000 complete deals per variant, with invariants checked after
 every action."""
 
+import random
 from collections import Counter
 
 import pytest
 
 from referee.rules import rules_for
 from referee.rules.actions import DecisionKind, Play
-from referee.rules.cards import KINDS, POINTS
+from referee.rules.cards import KINDS, POINTS, format_cards
+from referee.rules.combos import lead_format
 from referee.rules.events import DealEnded, Declared, GameEnded, ThrowFailed
 from referee.rules.legal import legal_actions
 from referee.rules.events import CardsPassed, PreKittyAction, Played
@@ -16,6 +18,56 @@ from referee.selfplay import play, random_policies
 
 DEALS = 2000
 VARIANTS = ["two-deck-80", "two-deck-fry", "single-deck", "three-deck"]
+# two-deck: the share of leads that throw every pair of a suit with a top single or two, and
+# of leads by a seat holding a tractor that throw its weakest tractor with a single or two, so
+# that failed throws with pairs and tractors among the beatable units are frequent (the random
+# players' own throws are mostly singles)
+PAIR_THROW_RATE = 0.08
+TRACTOR_THROW_RATE = 0.5
+
+
+def _with_pair_throws(policies, seed):
+    rng = random.Random(f"pair-throws:{seed}")
+
+    def policy(s, base):
+        if s.decision != DecisionKind.LEAD:
+            return base(s)
+        hand, ctx = s.hands[s.turn], s.ctx
+        pos, cls = ctx.pos, ctx.cls
+        pairs = {(cls[k], pos[k]): k for k in range(KINDS) if hand[k] >= 2}
+        low = min((key for key in pairs if (key[0], key[1] + 1) in pairs), default=None)
+        cards = None
+        if low is not None and rng.random() < TRACTOR_THROW_RATE:
+            a, b = pairs[low], pairs[(low[0], low[1] + 1)]
+            c, cards = low[0], [a, a, b, b]
+        elif pairs and rng.random() < PAIR_THROW_RATE:
+            c = rng.choice(sorted({c for c, _ in pairs}))
+            cards = [k for k in ctx.members[c] for _ in range(2) if hand[k] >= 2]
+        if cards is not None:
+            singles = [k for k in ctx.members[c] if hand[k] == 1]  # strongest first
+            cards += singles[:rng.choice((1, 1, 2))]
+            if lead_format(cards, ctx).kind == "throw":
+                return Play(tuple(cards))
+        return base(s)
+
+    return [lambda s, base=base: policy(s, base) for base in policies]
+
+
+def _beats(unit, hand, ctx, cls) -> bool:
+    """Whether ``hand`` (counts) holds a unit of class ``cls`` of the same shape as ``unit`` and
+    stronger: a higher single, a higher pair, or as many pairs at consecutive positions with a
+    higher top."""
+    pos = ctx.pos
+    top = max(pos[k] for k in unit.cards)
+    held = [k for k in range(KINDS) if hand[k] and ctx.cls[k] == cls]
+    if unit.pairs == 0:
+        return any(pos[k] > top for k in held)
+    pair_pos = {pos[k] for k in held if hand[k] >= 2}
+    return any(all(t - i in pair_pos for i in range(unit.pairs)) for t in pair_pos if t > top)
+
+
+def _text(cards, ctx):
+    return format_cards(sorted(cards, key=ctx.key.__getitem__, reverse=True))
 
 
 def _located_cards(s):
@@ -44,6 +96,8 @@ class Checker:
         self.deals = 0
         self.full = Counter({k: rules.decks for k in range(KINDS)})
         self.total_points = 100 * rules.decks
+        # failed-throw penalties of the deal in play: (dealer team's throws, attackers' throws)
+        self.penalties = [0, 0]
 
     def __call__(self, before, seat, action, after, events):
         rules = self.rules
@@ -63,7 +117,9 @@ class Checker:
             if isinstance(e, Declared):
                 self.events["overturn" if e.overturn else "declaration"] += 1
             if isinstance(e, ThrowFailed):
-                assert e.penalty == rules.throw_penalty * (e.penalty // max(1, rules.throw_penalty))
+                self._throw_failed(before, seat, e, events)
+            if isinstance(e, DealEnded):
+                self._deal_total(e)
             if isinstance(e, PreKittyAction):
                 self.events[e.action] += 1
             if isinstance(e, CardsPassed):
@@ -78,6 +134,8 @@ class Checker:
                     action.cards, before.ctx).kind == "throw"):
                 failed = any(isinstance(e, ThrowFailed) for e in events)
                 self.events["throw_failed" if failed else "throw_stood"] += 1
+                if rules.family == "two_deck" and not failed:
+                    self._throw_stood(before, seat, action.cards)
         s = after
         if s.phase in (P_SHUFFLE, P_OVER):
             ended = [e for e in events if isinstance(e, DealEnded)]
@@ -118,6 +176,82 @@ class Checker:
         assert s.attacker_points == sum(s.points_by_seat[i] for i in range(4)
                                         if s.dealer is not None and i % 2 != s.dealer % 2)
 
+    def _beatable(self, before, seat, cards):
+        """The units of a two-deck throw that another seat could beat, worked out here from the
+        other three hands before the lead."""
+        ctx = before.ctx
+        fmt = lead_format(cards, ctx)
+        others = [before.hands[(seat + i) % 4] for i in (1, 2, 3)]
+        return fmt, [u for u in fmt.units if any(_beats(u, h, ctx, fmt.cls) for h in others)]
+
+    def _throw_stood(self, before, seat, cards):
+        fmt, beaten = self._beatable(before, seat, cards)
+        assert not beaten, (
+            f"{before.ctx.describe()}: the throw {_text(cards, before.ctx)} by seat {seat} stood, "
+            f"but another seat can beat {' / '.join(u.text() for u in beaten)}")
+
+    def _throw_failed(self, before, seat, e, events):
+        rules = self.rules
+        ctx = before.ctx
+        assert e.seat == seat and before.decision == DecisionKind.LEAD
+        played = [x for x in events if isinstance(x, Played)]
+        assert len(played) == 1 and played[0].lead and tuple(played[0].cards) == tuple(e.forced)
+        where = f"{ctx.describe()}: seat {seat} threw {_text(e.attempted, ctx)}"
+        if rules.family == "single_deck":
+            # 000 4.2.2.2: the lowest thrown card, no penalty; it failed because another seat
+            # holds a stronger card of the suit than the lowest thrown one
+            low = min(e.attempted, key=ctx.key.__getitem__)
+            assert e.penalty == 0, where
+            assert tuple(e.forced) == (low,), (where, _text(e.forced, ctx))
+            c = ctx.cls[low]
+            assert any(h[k] and ctx.cls[k] == c and ctx.pos[k] > ctx.pos[low]
+                       for i in (1, 2, 3) for h in [before.hands[(seat + i) % 4]]
+                       for k in range(KINDS)), where
+            return
+        assert rules.family == "two_deck", (rules.family, e)
+        fmt, beaten = self._beatable(before, seat, e.attempted)
+        hands = " | ".join(f"seat {(seat + i) % 4}: "
+                           + _text([k for k in range(KINDS)
+                                    for _ in range(before.hands[(seat + i) % 4][k])
+                                    if ctx.cls[k] == fmt.cls], ctx) for i in (1, 2, 3))
+        where += (f" (units {' / '.join(u.text() for u in fmt.units)}); the others hold "
+                  f"{hands}")
+        assert fmt.kind == "throw" and beaten, f"{where}: no unit can be beaten, yet it failed"
+        want = rules.throw_penalty * sum(len(u.cards) for u in beaten)
+        assert e.penalty == want, (
+            f"{where}: penalty {e.penalty}, expected {want} for "
+            f"{' / '.join(u.text() for u in beaten)}")
+        pos = ctx.pos
+        weakest = min((max(pos[k] for k in u.cards), len(u.cards)) for u in beaten)
+        allowed = [sorted(u.cards) for u in beaten
+                   if (max(pos[k] for k in u.cards), len(u.cards)) == weakest]
+        if sum(1 for u in beaten if max(pos[k] for k in u.cards) == weakest[0]) > 1:
+            self.events["throw_forced_top_tie"] += 1
+        assert sorted(e.forced) in allowed, (
+            f"{where}: forced {_text(e.forced, ctx)}, expected one of "
+            f"{[_text(u, ctx) for u in allowed]}")
+        team = 0 if seat % 2 == before.dealer % 2 else 1
+        self.penalties[team] += e.penalty
+        self.events["throw_penalty_dealer_team" if team == 0 else "throw_penalty_attackers"] += 1
+        if len(beaten) > 1:
+            self.events["throw_failed_several_beatable"] += 1
+        for u in beaten:
+            self.events["beatable_" + ("single", "pair", "tractor")[min(u.pairs, 2)]] += 1
+
+    def _deal_total(self, ended):
+        """The attackers' total: points taken, the kitty bonus, and the deal's failed-throw
+        penalties (a dealer-team throw adds to it, an attacker's throw takes from it)."""
+        pen, self.penalties = self.penalties, [0, 0]
+        if self.rules.family != "two_deck":
+            return
+        assert tuple(ended.penalties) == tuple(pen), (ended, pen)
+        want = max(0, ended.attacker_points + ended.kitty_bonus + pen[0] - pen[1])
+        assert ended.attacker_total == want, (ended, pen, want)
+        if pen != [0, 0]:
+            self.events["deal_with_throw_penalty"] += 1
+            if want == 0:
+                self.events["deal_total_floored"] += 1
+
     def _deal_end(self, before, ended, s, events):
         self.deals += 1
         rules = self.rules
@@ -149,6 +283,8 @@ def test_random_deals_keep_invariants(variant):
         seed = f"invariants:{variant}:{game}"
         # every third game the players rarely declare: kitty openings, draws and redeals
         policies = random_policies(seed, 0.02 if game % 3 == 2 else None)
+        if rules.family == "two_deck":
+            policies = _with_pair_throws(policies, seed)
         state, _, n = play(rules, seed, policies, max_deals=40, on_action=checker)
         # every deal ends: a deal never needs more than a few hundred decisions
         assert n <= 400 * max(1, state.deal_no)
@@ -178,6 +314,9 @@ def test_random_deals_keep_invariants(variant):
         return
     assert ev["declaration"] > 0 and ev["overturn"] > 0
     assert ev["throw_failed"] > 0 and ev["throw_stood"] > 0
+    assert ev["throw_penalty_dealer_team"] > 0 and ev["throw_penalty_attackers"] > 0
+    assert ev["throw_failed_several_beatable"] > 0 and ev["deal_with_throw_penalty"] > 0
+    assert ev["beatable_pair"] > 0 and ev["beatable_tractor"] > 0
     if variant == "two-deck-fry":
         assert kinds[DecisionKind.REDEAL] > 0 and ev["RedealDemanded"] > 0
         assert ev["KittyCardDrawn"] > 0
