@@ -17,9 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from .bots import Manifest
-from .local import run_match
-from .match import DealSpec, MatchSpec, TimeControl
+from referee.seats.bots import Manifest
+from referee.match.local import run_match
+from referee.match.runner import DealSpec, MatchSpec, TimeControl
 
 
 def spec_from_dict(data: dict) -> tuple[MatchSpec, list[Manifest]]:

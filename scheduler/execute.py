@@ -20,7 +20,7 @@ from pathlib import Path
 
 from referee.rules.cards import RANK_TEXT
 
-from .store import DEFAULT_LEASE_S, Store, worker_name
+from scheduler.store import DEFAULT_LEASE_S, Store, worker_name
 
 ROOT = Path(__file__).resolve().parent.parent
 _PR_SET_PDEATHSIG = 1

@@ -22,9 +22,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from itertools import islice
 from pathlib import Path
 
-from .execute import MatchFailed, execute_match, play
-from .season import Season, SeasonError
-from .store import DEFAULT_LEASE_S, Store, plan_rows
+from scheduler.execute import MatchFailed, execute_match, play
+from scheduler.season import Season, SeasonError
+from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE_PARTNER = ROOT / "sample_bots" / "python" / "random"
@@ -40,8 +40,8 @@ def smoke_check(bot, *, variant: str, options: dict, time_control: dict, deal: d
                 workdir: Path) -> str | None:
     """``bots check``: one short match, the bot on seats 0 and 2 against the random sample bot,
     under the given rules. Returns None when the bot played it without a fault, else why not."""
-    from referee.bots import load_manifest
-    from .season import SeasonBot
+    from referee.seats.bots import load_manifest
+    from scheduler.season import SeasonBot
     partner = SeasonBot("smoke-random", load_manifest(SMOKE_PARTNER))
     spec = {"match_id": f"check-{bot.name}", "variant": variant, "options": options,
             "deals": [deal], "time_control": time_control,
@@ -170,7 +170,7 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
     """Enqueue the season's matches as Celery tasks and reconcile until every one is done."""
     from kombu.exceptions import OperationalError as OSError_
 
-    from .tasks import make_app
+    from scheduler.tasks import make_app
     app = make_app(broker)
     broker_down = False
     counts = store.counts(season_name)
@@ -227,7 +227,7 @@ def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
     ``max_pairs``). Pairs are counted in order, so stopping is a sequential test."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from .execute import summarize
+    from scheduler.execute import summarize
     time_control = time_control or {}
     tally = {"W": 0, "D": 0, "L": 0}
     decision = None

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.bots import Manifest, ManifestError, load_manifest, read_toml
+from referee.seats.bots import Manifest, ManifestError, load_manifest, read_toml
 from referee.rules.cards import RANK_TEXT
 
 FORMATS = ("round_robin", "double_round_robin", "gauntlet")
@@ -189,7 +189,7 @@ def _table(data: dict, key: str, defaults: dict[str, int], path: Path) -> dict[s
 
 def load_season(path: str | Path) -> Season:
     """Read and check a season file (and every bot manifest it names)."""
-    from referee.rules.options import rules_for
+    from referee.rules.variants import rules_for
     path = Path(path)
     data = read_toml(path, "season", _TOP, ("name", "variant", "bots"), SeasonError)
     name = data["name"]

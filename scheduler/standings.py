@@ -16,9 +16,9 @@ import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
-from referee.rules.three_deck import title
+from referee.rules.families.three_deck.rules import title
 
-from .ratings import rating_intervals
+from scheduler.ratings import rating_intervals
 
 #: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and
 #: keeps a one-sided record finite (3-0 between two bots is not yet evidence at 95%)

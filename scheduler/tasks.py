@@ -54,8 +54,8 @@ def _warm_up(**_kw) -> None:
     task, so the first match does not pay for it."""
     db = os.environ.get("ARENA_DB")
     if db:
-        from .execute import execute_match  # noqa: F401
-        from .store import Store
+        from scheduler.execute import execute_match  # noqa: F401
+        from scheduler.store import Store
         try:
             Store(db).counts("")
         except Exception as e:  # the task reports it properly; a worker should still start
@@ -65,7 +65,7 @@ def _warm_up(**_kw) -> None:
 @app.task(name="arena.play_match")
 def play_match(match_id: str) -> str:
     """Play and store match ``match_id`` unless it is done or leased elsewhere."""
-    from .execute import execute_match
+    from scheduler.execute import execute_match
     if "grpc" in sys.modules:  # gRPC must never run inside a forked worker
         raise RuntimeError("grpc was imported in a Celery worker process")
     db = os.environ.get("ARENA_DB")

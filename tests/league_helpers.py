@@ -48,7 +48,7 @@ def env() -> dict[str, str]:
 def arena(*args: str, cwd: Path | None = None, timeout: float = 300,
           check: bool = False) -> subprocess.CompletedProcess:
     """Run the arena command line in its own process."""
-    p = subprocess.run([sys.executable, "-m", "scheduler.cli", *args], cwd=cwd or ROOT,
+    p = subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd or ROOT,
                        env=env(), capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
         raise AssertionError(f"arena {' '.join(args)}: exit {p.returncode}\n{p.stdout}\n"
@@ -64,7 +64,7 @@ class Worker:
         self.log_path = log
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "scheduler.cli", "worker", "--db", db, "--broker", broker,
+            [sys.executable, "-m", "cli", "worker", "--db", db, "--broker", broker,
              "--concurrency", str(concurrency), "--lease", str(lease), "--loglevel", "info",
              "--hostname", f"{uuid.uuid4().hex[:6]}@test"],
             cwd=ROOT, env=env(), stdout=self.log, stderr=subprocess.STDOUT,

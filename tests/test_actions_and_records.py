@@ -8,15 +8,15 @@ import sys
 import pytest
 
 from conftest import ROOT
-from referee.chance import chance_action
-from referee.randomplay import random_action
+from referee.play.chance import chance_action
+from referee.play.random_play import random_action
 from referee.rules import (Bury, IllegalActionError, InvalidActionError, Play,
                            Card, apply, check, is_legal, legal_actions, new_game, observe,
                            parse_action, rules_for)
 from referee.rules.actions import DecisionKind
 from referee.rules.record import MatchRecord, replay, verify
 from referee.rules.state import CHANCE, State
-from referee.selfplay import play
+from referee.play.selfplay import play
 
 import random
 
@@ -157,7 +157,7 @@ def test_record_replays_every_event_and_the_result(variant, tmp_path):
     # the CLI agrees
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data))
-    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "replay", str(path), "--verify"],
+    out = subprocess.run([sys.executable, "-m", "cli", "replay", str(path), "--verify"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("verified:")
     # a tampered record does not verify
@@ -165,11 +165,11 @@ def test_record_replays_every_event_and_the_result(variant, tmp_path):
     bad["events"][5]["card"] = "BJ" if bad["events"][5].get("card") != "BJ" else "LJ"
     assert verify(MatchRecord.from_dict(bad))
     path.write_text(json.dumps(bad))
-    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "replay", str(path), "--verify"],
+    out = subprocess.run([sys.executable, "-m", "cli", "replay", str(path), "--verify"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1 and "DIFFERS" in out.stdout
     # a seat's view shows its own dealt cards and nobody else's
-    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "replay", str(path.with_name("r.json")), "--seat", "2"],
+    out = subprocess.run([sys.executable, "-m", "cli", "replay", str(path.with_name("r.json")), "--seat", "2"],
                          cwd=ROOT, capture_output=True, text=True)
     dealt = [json.loads(x) for x in out.stdout.splitlines() if '"CardDealt"' in x]
     assert dealt and all(d["seat"] == 2 for d in dealt)
@@ -210,6 +210,6 @@ def test_three_deck_result_carries_match_points_and_titles():
     assert len(result["titles"]) == 4 and all(isinstance(t, str) for t in result["titles"])
     # partners score alike and the deal's points balance (tribute aside, which also balances)
     assert sum(state.match_points) == 0
-    from referee.rules.three_deck import title
+    from referee.rules.families.three_deck.rules import title
     assert result["titles"] == [title(p) for p in state.match_points]
     assert title(0) == "赤脚" and title(-5) == "赤脚" and title(144) == "轿车" and title(10**6) == "神"

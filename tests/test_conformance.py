@@ -15,7 +15,7 @@ OWN_FILES = [ROOT / "tests" / "vectors" / f"{v}.json" for v in VARIANTS]
 
 
 def _arena(*args):
-    return subprocess.run([sys.executable, "-m", "scheduler.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT,
                           capture_output=True, text=True)
 
 

@@ -7,12 +7,13 @@ import random
 import pytest
 
 from conftest import ROOT
-from referee.chance import chance_action
-from referee.protocol import DECISION_TO_PB, action_from_pb, legal_hint, observation_to_pb
-from referee.randomplay import random_action
+from referee.play.chance import chance_action
+from referee.wire.protocol import DECISION_TO_PB, action_from_pb, legal_hint, observation_to_pb
+from referee.play.random_play import random_action
 from referee.rules.actions import DecisionKind
-from referee.rules.options import rules_for
-from referee.rules.state import CHANCE, apply, new_game
+from referee.rules.variants import rules_for
+from referee.rules.state import CHANCE, new_game
+from referee.rules.engine import apply
 from shengji_arena.v1 import referee_pb2 as pb
 
 

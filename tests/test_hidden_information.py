@@ -8,10 +8,11 @@ import pytest
 
 from referee.rules import DecisionKind, observe, rules_for
 from referee.rules.cards import KINDS
-from referee.chance import chance_action
-from referee.randomplay import random_action
-from referee.rules.state import CHANCE, P_BURY, P_DEALING, P_PLAY, apply, new_game
-from referee.selfplay import play, random_policies
+from referee.play.chance import chance_action
+from referee.play.random_play import random_action
+from referee.rules.state import CHANCE, P_BURY, P_DEALING, P_PLAY, new_game
+from referee.rules.engine import apply
+from referee.play.selfplay import play, random_policies
 
 SAMPLES_PER_GAME = 60
 

@@ -193,7 +193,7 @@ def test_an_interrupted_local_season_continues_where_it_stopped(tmp_path):
     name = unique("resume")
     path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=3, deals_per_set=1)
     db = f"sqlite:///{tmp_path}/season.db"
-    proc = subprocess.Popen([sys.executable, "-m", "scheduler.cli", "season", "run", str(path),
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "season", "run", str(path),
                              "--db", db, "--workers", "1", "--no-check", "--no-progress"],
                             cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)

@@ -13,19 +13,21 @@ import types
 import pytest
 
 from conftest import ROOT
-from referee import protocol
-from referee.chance import chance_action
-from referee.randomplay import random_action
-from referee.rules import combos
+from referee.wire import protocol
+from referee.play.chance import chance_action
+from referee.play.random_play import random_action
+from referee.rules.families.two_deck import combos
 from referee.rules.actions import DecisionKind, Play
 from referee.rules.errors import InvalidActionError
-from referee.rules.legal import (_multiset_combinations, iter_follows, lead_units,
-                                 legal_actions, legal_follows)
+from referee.rules.families.two_deck.legal import iter_follows, lead_units, legal_follows
+from referee.rules.legal import legal_actions
+from referee.rules.multisets import multiset_combinations as _multiset_combinations
 from referee.rules.observe import observe
-from referee.rules.options import rules_for
-from referee.rules.state import CHANCE, apply, new_game
+from referee.rules.variants import rules_for
+from referee.rules.state import CHANCE, new_game
+from referee.rules.engine import apply
 from referee.rules.trump import trump_context
-from referee.server import TIMED_OUT, Mailbox
+from referee.server.hub import TIMED_OUT, Mailbox
 from shengji_arena.v1 import referee_pb2 as pb
 
 VARIANTS = ["two-deck-fry", "two-deck-80", "single-deck", "three-deck"]
@@ -252,7 +254,7 @@ def test_mailbox_order_wakeup_and_timeout():
 def test_the_link_benchmark_reports_every_figure():
     """`arena bench link` runs end to end (a referee with four bot processes, the echo and the
     four-client relay) and prints each figure it promises, as positive numbers."""
-    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "bench", "link", "--deals", "1"],
+    out = subprocess.run([sys.executable, "-m", "cli", "bench", "link", "--deals", "1"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     text = out.stdout

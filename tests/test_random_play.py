@@ -9,12 +9,13 @@ import pytest
 from referee.rules import rules_for
 from referee.rules.actions import DecisionKind, Play
 from referee.rules.cards import KINDS, POINTS, format_cards
-from referee.rules.combos import lead_format
+from referee.rules.families.two_deck.combos import lead_format
 from referee.rules.events import DealEnded, Declared, GameEnded, ThrowFailed
 from referee.rules.legal import legal_actions
 from referee.rules.events import CardsPassed, PreKittyAction, Played
-from referee.rules.state import P_BURY, P_DEALING, P_OVER, P_PLAY, P_SHUFFLE, is_legal
-from referee.selfplay import play, random_policies
+from referee.rules.state import P_BURY, P_DEALING, P_OVER, P_PLAY, P_SHUFFLE
+from referee.rules.engine import is_legal
+from referee.play.selfplay import play, random_policies
 
 DEALS = 2000
 VARIANTS = ["two-deck-80", "two-deck-fry", "single-deck", "three-deck"]
@@ -129,7 +130,7 @@ class Checker:
                 self.events["dun_led"] += 1
         if isinstance(action, Play) and before.decision == DecisionKind.LEAD and len(
                 {before.ctx.cls[k] for k in action.cards}) == 1 and rules.family != "three_deck":
-            from referee.rules.combos import lead_format
+            from referee.rules.families.two_deck.combos import lead_format
             if len(action.cards) > 1 and (rules.family == "single_deck" or lead_format(
                     action.cards, before.ctx).kind == "throw"):
                 failed = any(isinstance(e, ThrowFailed) for e in events)

@@ -9,9 +9,9 @@ import grpc
 import pytest
 
 from conftest import ROOT
-from referee.bots import Manifest, load_manifest
-from referee.local import run_match, run_match_async
-from referee.match import MatchSpec, TimeControl
+from referee.seats.bots import Manifest, load_manifest
+from referee.match.local import run_match, run_match_async
+from referee.match.runner import MatchSpec, TimeControl
 from referee.rules.cards import Card
 from referee.rules.record import MatchRecord, verify
 
@@ -62,7 +62,7 @@ def test_python_node_and_cpp_bots_play_a_match(variant, tmp_path):
 
 
 def test_deal_list_mode_plays_each_deal_from_its_seed(tmp_path):
-    from referee.match import DealSpec
+    from referee.match.runner import DealSpec
     deals = [DealSpec("a", ("5", "3"), 1), DealSpec("b", ("2", "2"), 0)]
     spec = MatchSpec(match_id="dl", variant="two-deck-fry", deals=deals)
     result, record, _ = run_match(spec, [GREEDY, RANDOM, GREEDY, RANDOM], tmp_path)
@@ -110,7 +110,7 @@ def test_no_message_carries_a_card_the_seat_may_not_see(variant, tmp_path):
     """Every card named in every message the referee sends a seat is one that seat had been
     shown by then (its own cards dealt, public reveals, plays, a kitty it buried). 240 deals in
     all, over the four variants."""
-    from referee.match import DealSpec
+    from referee.match.runner import DealSpec
     start = "3" if variant == "three-deck" else "2"
     deals = [DealSpec(f"h{i}", (start, start), i % 4) for i in range(HIDDEN_DEALS[variant])]
     spec = MatchSpec(match_id="hidden", variant=variant, deals=deals)
@@ -222,7 +222,8 @@ def test_a_deluge_is_held_back_at_the_inbox_limit_and_struck(tmp_path, monkeypat
     the referee holds at most INBOX_LIMIT of them unread (gRPC's flow control holds back the
     rest, not the referee's memory), strikes the seat out at its turn, and no other seat has a
     fault."""
-    from referee import local, server
+    from referee.match import local
+    from referee.server import hub as server
     hubs = []
 
     class Hub(server.SeatHub):
@@ -299,7 +300,7 @@ def test_a_seat_that_keeps_reconnecting_forfeits(tmp_path):
 
 
 def test_refused_streams_past_the_first_twenty_are_only_counted():
-    from referee.server import REFUSALS_KEPT, SeatHub
+    from referee.server.hub import REFUSALS_KEPT, SeatHub
     hub = SeatHub()
     for i in range(REFUSALS_KEPT + 5):
         hub.refuse("unknown token", f"bot-{i}" + "x" * 500)
@@ -379,7 +380,7 @@ def test_a_generic_client_sees_the_services_and_serving_health(standalone_refere
 
 def test_the_soak_reports_a_bot_charged_with_faults_and_passes_clean_bots(tmp_path):
     import io
-    from referee.soak import soak
+    from tools.soak import soak
     out = io.StringIO()
     clean = soak(["single-deck"], 1, 1, [str(PY / "random")], "t", out=out)
     assert clean == 0 and "1 matches" in out.getvalue() and "0 problem(s)" in out.getvalue()
@@ -393,7 +394,7 @@ def test_the_soak_reports_a_bot_charged_with_faults_and_passes_clean_bots(tmp_pa
 
 def test_arena_match_names_a_bot_that_cannot_start(tmp_path):
     import subprocess
-    out = subprocess.run([sys.executable, "-m", "scheduler.cli", "match", str(PY / "random"),
+    out = subprocess.run([sys.executable, "-m", "cli", "match", str(PY / "random"),
                           str(tmp_path / "no-such-bot"), str(PY / "random"), str(PY / "random"),
                           "--out", str(tmp_path / "m.json")],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -430,7 +431,7 @@ def test_a_bot_speaking_another_protocol_version_is_refused(standalone_referee):
 def test_a_chatty_bot_cannot_fill_the_disk_with_its_log(tmp_path, monkeypatch):
     """A bot that prints a megabyte of debugging output: its seat's log keeps LOG_LIMIT bytes and
     says how much more was dropped, and the match is played as usual."""
-    from referee import bots
+    from referee.seats import bots
     monkeypatch.setattr(bots, "LOG_LIMIT", 100_000)
     result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, faulty("chatty"), RANDOM])
     assert result["forfeit"] is None and record["faults"] == []

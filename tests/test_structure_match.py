@@ -22,7 +22,7 @@ from itertools import product
 import pytest
 
 from referee.rules.cards import format_cards, parse_cards
-from referee.rules.combos import follow_error, lead_format, play_key, structure_match, \
+from referee.rules.families.two_deck.combos import follow_error, lead_format, play_key, structure_match, \
     trick_winner
 from referee.rules.trump import TRUMP, trump_context
 

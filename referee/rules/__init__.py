@@ -10,15 +10,19 @@ from .actions import (Action, Bury, DecisionKind, Declare, DrawKittyCard, Pass, 
                       Shuffle, parse_action)
 from .cards import CARDS, Card, format_cards, full_deck, parse_cards
 from .errors import IllegalActionError, InvalidActionError
+from .engine import apply, apply_all, check, is_legal
+from .families import families, family_of, presets
+from .family import Family
 from .legal import LegalActions, legal_actions
 from .observe import Observation, observe
-from .options import PRESETS, RuleSet, rules_for
-from .state import CHANCE, NOBODY, State, apply, check, is_legal, new_game
+from .options import RuleSet
+from .state import CHANCE, NOBODY, State, new_game
+from .variants import rules_for, variant_ids
 
 __all__ = [
     "Action", "Bury", "DecisionKind", "Declare", "DrawKittyCard", "Pass", "Play", "Redeal",
     "Shuffle", "parse_action", "CARDS", "Card", "format_cards", "full_deck", "parse_cards",
     "IllegalActionError", "InvalidActionError", "LegalActions", "legal_actions", "Observation",
-    "observe", "PRESETS", "RuleSet", "rules_for", "CHANCE", "NOBODY", "State", "apply", "check",
-    "is_legal", "new_game",
+    "observe", "RuleSet", "rules_for", "variant_ids", "presets", "families", "family_of",
+    "Family", "CHANCE", "NOBODY", "State", "apply", "apply_all", "check", "is_legal", "new_game",
 ]

@@ -1,4 +1,5 @@
-"""Variants as data: a frozen rule set of named options, and one preset per variant id.
+"""Variants as data: a frozen rule set of named options (each family's package holds the preset
+of each of its variant ids; ``variants.rules_for`` looks them up).
 
 Every option is documented in ``docs/rules/README.md`` and in each variant's rules. A rule set is validated when
 it is built; an unknown option or a value out of range raises ``ValueError`` naming the option and
@@ -19,7 +20,8 @@ class RuleSet:
     """The complete, frozen rules of one variant with its options applied."""
 
     variant: str
-    # Which game this is: "two_deck" (003, 004), "single_deck" (000) or "three_deck" (001, 002).
+    # Which game family this is (a name in the family registry): "two_deck" (003, 004),
+    # "single_deck" (000) or "three_deck" (001, 002).
     family: str = "two_deck"
     decks: int = 2
     hand_size: int = 25
@@ -78,9 +80,8 @@ class RuleSet:
     tribute: bool = True
 
     def __post_init__(self) -> None:
-        _choice(self, "family", ("two_deck", "single_deck", "three_deck"))
-        decks = {"two_deck": 2, "single_deck": 1, "three_deck": 3}[self.family]
-        _check(self.decks == decks, "decks", self.decks, f"{decks} for this game")
+        _check(isinstance(self.decks, int) and self.decks >= 1, "decks", self.decks,
+               "a number of decks >= 1 (the family's)")
         _check(self.hand_size * 4 + self.kitty_size == 54 * self.decks, "hand_size",
                self.hand_size, f"4 hands plus the kitty to use all {54 * self.decks} cards")
         _check(self.start_level in RANKS, "start_level", self.start_level, f"one of {RANKS}")
@@ -148,82 +149,3 @@ def _check(ok: bool, name: str, value: Any, expected: str) -> None:
 def _choice(rules: RuleSet, name: str, allowed: tuple[str, ...]) -> None:
     value = getattr(rules, name)
     _check(value in allowed, name, value, "one of " + ", ".join(repr(a) for a in allowed))
-
-
-PRESETS: dict[str, RuleSet] = {
-    "two-deck-80": RuleSet(
-        variant="two-deck-80",
-        must_play=("2", "J", "A"),
-        level_table="per_20",
-        kitty_multiplier="doubling",
-        after_ace="win",
-        ja_reset=True,
-        declaration="level_single",
-        overturn="level_pairs",
-        first_receiver="flip",
-        no_declaration="open_kitty",
-    ),
-    "two-deck-fry": RuleSet(
-        variant="two-deck-fry",
-        level_table="fry_table",
-        kitty_multiplier="per_pair",
-        after_ace="wrap",
-        declaration="level_joker",
-        overturn="pair_joker",
-        first_receiver="seeded",
-        no_declaration="draw_kitty_card",
-        max_redeals=3,
-        redeal_points=15,
-        attacker_declare="when_dealer_team_cannot",
-    ),
-    "single-deck": RuleSet(
-        variant="single-deck",
-        family="single_deck",
-        decks=1,
-        hand_size=12,
-        kitty_size=6,
-        level_table="single_deck_table",
-        after_ace="win",
-        declaration="single_reveal",
-        overturn="none",
-        first_receiver="seeded",
-        no_declaration="flip_kitty",
-        demotion_card="trump_suit",
-        kitty_points_cap=25,
-        bury_no_void=True,
-    ),
-    "three-deck": RuleSet(
-        variant="three-deck",
-        family="three_deck",
-        decks=3,
-        hand_size=39,
-        kitty_size=6,
-        start_level="3",
-        level_table="three_deck_table",
-        after_ace="win",
-        declaration="level_cards_or_three_jokers",
-        overturn="stronger",
-        first_receiver="seeded",
-        no_declaration="draw_kitty_card",
-        pair_following="dead",
-        first_flip="lowest",
-        jack_reset=True,
-        tribute=True,
-    ),
-}
-
-#: Variant ids that exist in the rules documents but are not built in this engine yet.
-PLANNED_VARIANTS: tuple[str, ...] = ()
-
-
-def rules_for(variant: str, options: Mapping[str, Any] | None = None) -> RuleSet:
-    """The preset of ``variant`` with ``options`` applied."""
-    try:
-        preset = PRESETS[variant]
-    except KeyError:
-        if variant in PLANNED_VARIANTS:
-            raise ValueError(f"variant {variant!r} is not built yet; built: "
-                             f"{', '.join(PRESETS)}") from None
-        raise ValueError(f"unknown variant {variant!r}; expected one of: "
-                         f"{', '.join(PRESETS)}") from None
-    return preset.with_options(options)

@@ -13,8 +13,10 @@ from typing import Any
 
 from .actions import Action, parse_action
 from .cards import RANK_TEXT
-from .options import rules_for
-from .state import State, apply, new_game
+from .engine import apply
+from .families import family_of
+from .state import State, new_game
+from .variants import rules_for
 
 FORMAT = "shengji-arena/record/1"
 
@@ -94,10 +96,7 @@ def result_of(state: State) -> dict[str, Any]:
         "deals": state.deal_no,
         "game_over": state.is_terminal,
     }
-    if state.rules.family == "three_deck":
-        from .three_deck import title
-        out["match_points"] = list(state.match_points)
-        out["titles"] = [title(p) for p in state.match_points]
+    out.update(family_of(state.rules).result_extras(state))
     return out
 
 

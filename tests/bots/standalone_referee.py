@@ -3,7 +3,7 @@
 import asyncio
 import sys
 
-from referee.server import SeatHub, create_server, mark_serving
+from referee.server.hub import SeatHub, create_server, mark_serving
 
 
 async def main(port: int) -> None:

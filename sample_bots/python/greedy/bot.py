@@ -14,9 +14,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from arena_bot import Bot, run  # noqa: E402
 from shengji_arena.v1 import referee_pb2 as pb  # noqa: E402
 
-from referee.rules import combos  # noqa: E402
-from referee.rules import single_deck as sd  # noqa: E402
-from referee.rules import three_deck as td  # noqa: E402
+from referee.rules.families.two_deck import combos  # noqa: E402
+from referee.rules.families.single_deck import rules as sd  # noqa: E402
+from referee.rules.families.three_deck import rules as td  # noqa: E402
 from referee.rules.cards import POINTS, SUITS, Card, parse_rank  # noqa: E402
 from referee.rules.trump import TRUMP, trump_context  # noqa: E402
 

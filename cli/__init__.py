@@ -1,0 +1,1 @@
+"""The `arena` command: parse, one call, print."""

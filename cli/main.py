@@ -1,0 +1,616 @@
+"""The ``arena`` command line: one entry point for everything a user runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+
+def _load_json(path: str) -> object:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise SystemExit(f"arena: {path}: no such file")
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"arena: {path}: not valid JSON: line {e.lineno} column {e.colno}: "
+                         f"{e.msg}")
+
+
+def cmd_rules_check(args) -> int:
+    from referee.conformance import run_file
+    passed = failed = 0
+    for path in args.files:
+        data = _load_json(path)
+        if not isinstance(data, dict):
+            print(f"FAIL {path}: expected a JSON object with 'variant' and 'cases'")
+            failed += 1
+            continue
+        for result in run_file(data, os.path.basename(path)):
+            print(result.line())
+            if result.ok:
+                passed += 1
+            else:
+                failed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def cmd_rules_variants(args) -> int:
+    from referee.rules import families
+    print(f"{'variant':<16} {'family':<12} {'decks':>5} {'hand':>5} {'kitty':>5}")
+    for family in families().values():
+        for r in family.presets:
+            print(f"{r.variant:<16} {family.name:<12} {r.decks:>5} {r.hand_size:>5} "
+                  f"{r.kitty_size:>5}")
+    return 0
+
+
+def cmd_rules_mutate(args) -> int:
+    import time
+    from tools import mutation
+    chosen = [m for m in mutation.MUTATIONS if not args.only or args.only in m.rule]
+    if not chosen:
+        raise SystemExit(f"arena: no mutation's rule contains {args.only!r}")
+    print(f"command      arena rules mutate{' --only ' + repr(args.only) if args.only else ''}")
+    print(f"machine      {platform.machine()}, python {platform.python_version()}")
+    print(f"mutations    {len(chosen)}, each alone on a copy of the project: the rules vectors, "
+          "then the fast rules tests if every vector still passes")
+    start = time.perf_counter()
+    try:
+        results = mutation.run(chosen, progress=lambda line: print(line, flush=True))
+    except mutation.NotGreen as e:
+        raise SystemExit(f"arena: rules mutate: {e}")
+    missed = [r for r in results if not r.caught_by or r.caught_by.startswith("STALE")]
+    by_vectors = sum(1 for r in results if "vector case" in r.caught_by)
+    print(f"caught       {len(results) - len(missed)} of {len(results)} ({by_vectors} by vectors, "
+          f"{len(results) - len(missed) - by_vectors} only by tests) in "
+          f"{time.perf_counter() - start:.0f} s")
+    for r in missed:
+        print(f"MISSED       {r.mutation.rule} ({r.mutation.path}): {r.caught_by or 'nothing failed'}")
+    return 1 if missed else 0
+
+
+def cmd_bench_engine(args) -> int:
+    from tools.benchengine import bench_engine
+    return bench_engine(args.variant, args.deals, args.repeat)
+
+
+def _existing_store(url: str, why: str):
+    """The store at ``url``, for reading: a SQLite file that is not there is named (``why``
+    says what was looked for), not created empty."""
+    from scheduler.store import Store
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):]
+        if path and path != ":memory:" and not os.path.exists(path):
+            raise SystemExit(f"{why}; there is no store at {path} (a season run creates it; "
+                             "name another with --db or $ARENA_DB)")
+    return Store(url)
+
+
+def cmd_replay(args) -> int:
+    from referee.rules.record import MatchRecord, verify
+    if args.db or not os.path.exists(args.record):
+        store = _existing_store(_db(args), f"arena replay: {args.record}: no such file")
+        data = store.record(args.record)
+        if data is None:
+            raise SystemExit(f"arena replay: {args.record}: no such file, and no match record "
+                             f"with that id in {store.url}")
+    else:
+        data = _load_json(args.record)
+    try:
+        if isinstance(data, dict) and data.get("format") == "shengji-arena/match/1":
+            games = data.get("games")
+            if not isinstance(games, list):
+                raise ValueError(f"{args.record}: field 'games': expected a list of game records")
+            records = [MatchRecord.from_dict(g, f"{args.record}: games[{i}]")
+                       for i, g in enumerate(games)]
+        else:
+            records = [MatchRecord.from_dict(data, args.record)]
+        problems = [f"game {i}: {p}" for i, r in enumerate(records) for p in verify(r)]
+    except ValueError as e:
+        print(f"arena: {e}", file=sys.stderr)
+        return 2
+    if args.verify:
+        if problems:
+            for p in problems:
+                print(f"DIFFERS {p}")
+            return 1
+        actions = sum(len(r.actions) for r in records)
+        events = sum(len(r.events) for r in records)
+        print(f"verified: {len(records)} game(s), {actions} actions, {events} events, "
+              f"result {records[-1].result}")
+        if isinstance(data, dict) and data.get("faults"):
+            print(f"faults recorded: {len(data['faults'])}")
+        return 0
+    seat = args.seat
+    for r in records:
+        for e in r.events:
+            vis = e.get("visible_to")
+            if seat is None or vis == "all" or vis == seat or (isinstance(vis, list)
+                                                                and seat in vis):
+                print(json.dumps({k: v for k, v in e.items() if k != "visible_to"},
+                                 ensure_ascii=False))
+    return 0
+
+
+def cmd_soak(args) -> int:
+    from referee.seats.bots import ManifestError
+    from tools.soak import DEFAULT_BOTS, soak
+    try:
+        return soak(args.variant or list(_variant_ids()), args.matches, args.deals,
+                    args.bots or list(DEFAULT_BOTS), args.seed,
+                    Path(args.keep) if args.keep else None)
+    except (ManifestError, ValueError) as e:
+        print(f"arena soak: {e}", file=sys.stderr)
+        return 2
+
+
+def cmd_match(args) -> int:
+    from referee.seats.bots import ManifestError, bot_argument
+    from referee.match.local import new_match_id, run_match
+    from referee.match.runner import MatchSpec, TimeControl
+    from referee.rules.variants import rules_for
+    if len(args.bots) != 4:
+        print(f"arena match: expected 4 bots (one per seat, seats 0-3), got {len(args.bots)}",
+              file=sys.stderr)
+        return 2
+    try:
+        rules = rules_for(args.variant)
+        bots = [bot_argument(b) for b in args.bots]
+        if args.game and rules.after_ace == "wrap":
+            raise ValueError(f"--game: {args.variant} wraps after A (option after_ace = wrap), "
+                             "so a game never ends; use --deals N")
+    except (ManifestError, ValueError) as e:
+        print(f"arena match: {e}", file=sys.stderr)
+        return 2
+    match_id = args.match_id or new_match_id()
+    spec = MatchSpec(match_id=match_id, variant=args.variant, seed=args.seed,
+                     max_deals=None if args.game else args.deals,
+                     time_control=TimeControl(per_decision_ms=args.per_decision_ms,
+                                              bank_ms=args.bank_ms,
+                                              max_strikes=args.max_strikes,
+                                              max_reconnects=args.max_reconnects),
+                     seat_names=[b.label for b in bots])
+    out = Path(args.out) if args.out else Path("records") / f"match-{match_id}.json"
+    t = time.perf_counter()
+    try:
+        result, record, runner = run_match(spec, bots, out.parent / f"logs-{match_id}")
+    except ManifestError as e:  # a bot that cannot be started
+        print(f"arena match: {e}", file=sys.stderr)
+        return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, ensure_ascii=False))
+    print(f"match {match_id}: {args.variant}, {len(result['deals'])} deals in "
+          f"{time.perf_counter() - t:.1f}s")
+    for seat, b in enumerate(bots):
+        print(f"  seat {seat} (team {seat % 2}): {b.label}  strikes {result['strikes'][seat]}")
+    for d in result["deals"]:
+        print(f"  deal {d['deal']}: attackers {d['attacker_total']} points, levels after "
+              f"{d['levels'][0]} / {d['levels'][1]}")
+    if result.get("match_points"):
+        print(f"  match points {result['match_points']}  titles {result['titles']}")
+    if result["forfeit"]:
+        f = result["forfeit"]
+        print(f"  forfeit: seat {f['seat']} ({f['reason']}); team {f['team']} loses")
+    for fault in record["faults"]:
+        print(f"  fault: seat {fault['seat']} {fault['kind']}: {fault['reason']}")
+    print(f"  winner team: {result['winner_team']}; record {out} (arena replay {out} --verify)")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """A small season of the four Python sample bots on this machine (SQLite, local
+    processes), its standings, and a check that every match record replays."""
+    from referee.rules.record import verify_match
+    from scheduler.store import Store
+    root = Path(__file__).resolve().parent.parent
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    db_file = (out / "demo.db").resolve()
+    for stale in out.glob("demo.db*"):  # a fresh season every time
+        stale.unlink()
+    db = f"sqlite:///{db_file}"
+    code = cmd_season_run(argparse.Namespace(
+        file=str(root / "seasons" / "demo.toml"), db=db, broker=None, workers=args.workers,
+        lease=120.0, window=64, workdir=str(out / "checks"), no_check=False,
+        no_progress=False))
+    if code != 0:
+        return code
+    store = Store(db)
+    rows = store.matches("demo")
+    bad = [row["id"] for row in rows if verify_match(store.record(row["id"]), row["id"])]
+    print(f"\n{len(rows) - len(bad)} of {len(rows)} match records replay and verify; for "
+          f"example:\n  arena replay {rows[0]['id']} --db {db} --verify\n"
+          f"  arena replay {rows[0]['id']} --db {db} --seat 0\n"
+          f"  arena standings demo --db {db} --json")
+    return 1 if bad else 0
+
+
+DEFAULT_DB = "sqlite:///arena.db"
+
+
+def _db(args) -> str:
+    return args.db or os.environ.get("ARENA_DB") or DEFAULT_DB
+
+
+def _broker(args) -> str | None:
+    return getattr(args, "broker", None) or os.environ.get("ARENA_BROKER")
+
+
+def open_store(url: str):
+    """The store at ``url``, or a SeasonError that names the URL and what went wrong."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from scheduler.season import SeasonError
+    from scheduler.store import Store
+    try:
+        store = Store(url)
+        store.season_names()
+    except ArgumentError as e:
+        raise SeasonError(f"--db {url}: not a database URL ({e}); expected e.g. "
+                          "sqlite:///arena.db or postgresql://user@host:5432/db") from None
+    except (SQLAlchemyError, ImportError) as e:
+        reason = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
+        raise SeasonError(f"--db {url}: cannot open the store: {reason}") from None
+    return store
+
+
+def check_broker(url: str) -> None:
+    """Fail early, naming the URL, when the broker does not answer."""
+    import redis
+
+    from scheduler.season import SeasonError
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=5).ping()
+    except (redis.RedisError, ValueError) as e:
+        raise SeasonError(f"--broker {url}: the broker does not answer ({e}); start Redis or "
+                          "check the URL") from None
+
+
+def cmd_season_run(args) -> int:
+    from scheduler.league import open_season, run_distributed, run_local
+    from scheduler.season import SeasonError, load_season
+    from scheduler.standings import compute, table
+    broker = _broker(args)
+    try:
+        season = load_season(args.file)
+        store = open_store(_db(args))
+        if broker:
+            check_broker(broker)
+        left = open_season(season, store, workdir=Path(args.workdir), check=not args.no_check)
+    except SeasonError as e:
+        print(f"arena season run: {e}", file=sys.stderr)
+        print("nothing was enqueued", file=sys.stderr)
+        return 2
+    total = sum(store.counts(season.name).values())
+    mode = f"distributed over {broker}" if broker else f"local, {args.workers} workers"
+    print(f"season {season.name}: {season.variant}, {season.format}"
+          f"{', duplicate' if season.duplicate else ''}, {len(season.bots)} bots, {total} "
+          f"matches ({left} to play), store {store.url}, {mode}", file=sys.stderr)
+    t = time.perf_counter()
+    try:
+        if broker:
+            counts = run_distributed(store, season.name, broker, window=args.window,
+                                     requeue_after_s=args.lease, progress=not args.no_progress)
+        else:
+            counts = run_local(store, season.name, workers=args.workers, lease_s=args.lease,
+                               progress=not args.no_progress)
+    except KeyboardInterrupt:
+        c = store.counts(season.name)
+        print(f"\ninterrupted: {c['done']} of {total} matches done; run the same command again "
+              "to continue", file=sys.stderr)
+        return 130
+    print(f"played in {time.perf_counter() - t:.1f}s: {counts['done']} done, "
+          f"{counts['failed']} failed", file=sys.stderr)
+    st = compute(store.season(season.name), store.matches(season.name))
+    print(table(st))
+    return 0 if counts["failed"] == 0 else 1
+
+
+def cmd_worker(args) -> int:
+    db = _db(args)
+    if db.startswith("sqlite"):
+        print("arena worker: note: a SQLite store serves workers on this machine only; use "
+              "--db postgresql://... for many machines", file=sys.stderr)
+    env = dict(os.environ, ARENA_DB=db, ARENA_LEASE_S=str(args.lease))
+    env["ARENA_BROKER"] = _broker(args) or "redis://127.0.0.1:6379/0"
+    root = Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "protos")] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    cmd = [sys.executable, "-m", "celery", "-A", "scheduler.tasks", "worker", "-Q", "arena",
+           "--pool", "prefork", "--concurrency", str(args.concurrency), "--loglevel",
+           args.loglevel, "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    if args.hostname:
+        cmd += ["--hostname", args.hostname]
+    os.execvpe(cmd[0], cmd, env)
+    return 0
+
+
+def _season_row(args):
+    store = _existing_store(_db(args), f"arena: no season {args.season!r}")
+    row = store.season(args.season)
+    if row is None:
+        known = ", ".join(store.season_names()) or "none"
+        raise SystemExit(f"arena: no season {args.season!r} in {store.url} (seasons there: "
+                         f"{known})")
+    return store, row
+
+
+def cmd_standings(args) -> int:
+    from scheduler.standings import compute, table, to_csv
+    store, row = _season_row(args)
+    st = compute(row, store.matches(args.season), samples=args.samples)
+    if args.json:
+        print(json.dumps(st.to_dict(), indent=1, ensure_ascii=False))
+    elif args.csv:
+        sys.stdout.write(to_csv(st))
+    else:
+        print(table(st))
+    return 0
+
+
+def cmd_matches(args) -> int:
+    store, _ = _season_row(args)
+    rows = store.matches(args.season)
+    if args.status:
+        rows = [r for r in rows if r["status"] == args.status]
+    print(f"{'match':<24} {'team 0':<14} {'team 1':<14} {'status':<8} {'tries':>5} "
+          f"{'net':>5} {'secs':>6}  note")
+    for r in rows:
+        seats = json.loads(r["seats_json"])
+        net = secs = note = ""
+        if r.get("summary_json"):
+            s = json.loads(r["summary_json"])
+            net = f"{s['net'][0]:+d}"
+            secs = f"{r['duration_s']:.1f}"
+            if s.get("forfeit_team") is not None:
+                note = f"team {s['forfeit_team']} forfeited"
+            elif s.get("faults"):
+                note = f"{s['faults']} fault(s)"
+        elif r.get("error"):
+            note = r["error"].splitlines()[0][:60]
+        print(f"{r['id']:<24} {seats[0]:<14} {seats[1]:<14} {r['status']:<8} "
+              f"{r['attempts']:>5} {net:>5} {secs:>6}  {note}")
+    c = {}
+    for r in rows:
+        c[r["status"]] = c.get(r["status"], 0) + 1
+    print(", ".join(f"{n} {k}" for k, n in sorted(c.items())) or "no matches")
+    return 0
+
+
+def cmd_bots_check(args) -> int:
+    from referee.seats.bots import ManifestError, load_manifest
+    from referee.rules.variants import rules_for
+    from scheduler.league import smoke_check
+    from scheduler.season import SeasonBot
+    try:
+        manifest = load_manifest(args.manifest)
+        rules_for(args.variant)
+    except (ManifestError, ValueError) as e:
+        print(f"arena bots check: {e}", file=sys.stderr)
+        return 2
+    bot = SeasonBot(manifest.name, manifest)
+    t = time.perf_counter()
+    why = smoke_check(bot, variant=args.variant, options={},
+                      time_control={"per_decision_ms": args.per_decision_ms},
+                      deal={"seed": args.seed, "levels": ["2", "2"], "dealer": 0},
+                      workdir=Path(args.workdir) / f"check-{manifest.name}")
+    if why:
+        print(f"FAIL {manifest.label} ({manifest.path}): {why}")
+        return 1
+    print(f"ok   {manifest.label} ({manifest.path}): one {args.variant} deal on seats 0 and 2 "
+          f"against random, no faults, {time.perf_counter() - t:.1f}s")
+    return 0
+
+
+def cmd_sprt(args) -> int:
+    from referee.seats.bots import ManifestError, load_manifest
+    from referee.rules.variants import rules_for
+    from scheduler.league import run_sprt
+    from scheduler.ratings import Sprt
+    from scheduler.season import SeasonBot
+    try:
+        a, b = (load_manifest(x) for x in (args.a, args.b))
+        rules_for(args.variant)
+        test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
+    except (ManifestError, ValueError) as e:
+        print(f"arena sprt: {e}", file=sys.stderr)
+        return 2
+    bot_a = SeasonBot(a.name, a)
+    bot_b = SeasonBot(b.name if b.name != a.name else b.name + "-b", b)
+    print(f"sprt {bot_a.name} vs {bot_b.name}: {args.variant}, duplicate pairs of "
+          f"{args.deals_per_set} deals; H0 elo <= {args.elo0}, H1 elo >= {args.elo1}, "
+          f"alpha {args.alpha}, beta {args.beta}, at most {args.max_pairs} pairs",
+          file=sys.stderr)
+    t = time.perf_counter()
+    got = run_sprt(bot_a, bot_b, variant=args.variant, options={}, sprt=test,
+                   deals_per_set=args.deals_per_set, max_pairs=args.max_pairs,
+                   workers=args.workers, seed=args.seed,
+                   workdir=Path(args.workdir).resolve(), progress=not args.no_progress)
+    verdict = {"H1": f"{bot_a.name} is stronger by at least {args.elo1} Elo (H1 accepted)",
+               "H0": f"{bot_a.name} is not stronger by {args.elo1} Elo; at most {args.elo0} "
+                     "(H0 accepted)",
+               None: "no decision within --max-pairs"}[got["decision"]]
+    print(f"{verdict}: {got['pairs']} pairs ({got['deals']} deals), W-D-L {got['W']}-"
+          f"{got['D']}-{got['L']}, LLR {got['llr']:.2f} in [{test.lower:.2f}, "
+          f"{test.upper:.2f}], {time.perf_counter() - t:.0f}s")
+    return 0 if got["decision"] else 3
+
+
+def _variant_ids() -> tuple[str, ...]:
+    from referee.rules import variant_ids
+    try:
+        return variant_ids()
+    except ValueError as e:  # a family named in ARENA_FAMILIES that cannot be loaded
+        raise SystemExit(f"arena: {e}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    _VARIANTS = _variant_ids()
+    p = argparse.ArgumentParser(prog="arena", description="Shengji Arena")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    rules = sub.add_parser("rules", help="the rules engine")
+    rsub = rules.add_subparsers(dest="rules_command", required=True)
+    check = rsub.add_parser("check", help="run rules conformance vector files")
+    check.add_argument("files", nargs="+")
+    check.set_defaults(func=cmd_rules_check)
+    variants = rsub.add_parser("variants", help="list the built variant ids and their families")
+    variants.set_defaults(func=cmd_rules_variants)
+    mutate = rsub.add_parser("mutate", help="break each rule once (one-line mutations on a copy "
+                             "of the project) and check that a vector or a test fails")
+    mutate.add_argument("--only", default="", metavar="TEXT",
+                        help="only the mutations whose rule name contains TEXT")
+    mutate.set_defaults(func=cmd_rules_mutate)
+
+    bench = sub.add_parser("bench", help="benchmarks (commands, not tests)")
+    bsub = bench.add_subparsers(dest="bench_command", required=True)
+    eng = bsub.add_parser("engine", help="random legal deals in process on one core")
+    eng.add_argument("--variant", default="two-deck-fry", choices=_VARIANTS)
+    eng.add_argument("--deals", type=int, default=2000)
+    eng.add_argument("--repeat", type=int, default=5, help="rounds; the median is reported")
+    eng.set_defaults(func=cmd_bench_engine)
+
+    link = bsub.add_parser("link", help="referee round trip against a bare grpcio echo")
+    link.add_argument("--variant", default="two-deck-fry", choices=_VARIANTS)
+    link.add_argument("--deals", type=int, default=3)
+    link.set_defaults(func=lambda a: __import__("tools.benchlink", fromlist=["x"]).bench_link(
+        a.variant, a.deals))
+
+    lg = bsub.add_parser("league", help="Celery dispatch and store overhead per match against "
+                         "the local mode; two workers against one")
+    lg.add_argument("--matches", type=int, default=8)
+    lg.add_argument("--deals-per-set", type=int, default=2)
+    lg.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
+    lg.add_argument("--broker", default="redis://127.0.0.1:6379/8")
+    lg.set_defaults(func=lambda a: __import__("tools.benchleague", fromlist=["x"])
+                    .bench_league(a.matches, a.deals_per_set, a.pg, a.broker))
+
+    soak = sub.add_parser("soak", help="many matches between sample bots, every record "
+                          "verified; any fault is a bug (a command, not a test)")
+    soak.add_argument("--variant", action="append", choices=_VARIANTS,
+                      help="a variant to play (repeat for more; default: all four)")
+    soak.add_argument("--matches", type=int, default=10, help="matches per variant")
+    soak.add_argument("--deals", type=int, default=4, help="deals per match")
+    soak.add_argument("--seed", default="soak")
+    soak.add_argument("--keep", help="a folder for the records of matches with problems")
+    soak.add_argument("bots", nargs="*", help="bot manifests or folders, rotated through the "
+                      "seats (default: Python random, Node.js, Python greedy, C++)")
+    soak.set_defaults(func=cmd_soak)
+
+    rep = sub.add_parser("replay", help="replay a match record without bots")
+    rep.add_argument("record", help="a record file, or a match id in the store (--db)")
+    rep.add_argument("--db", help=f"the store (default $ARENA_DB or {DEFAULT_DB})")
+    rep.add_argument("--verify", action="store_true", help="re-derive every event and the result")
+    rep.add_argument("--seat", type=int, choices=range(4), help="print what this seat saw")
+    rep.set_defaults(func=cmd_replay)
+
+    match = sub.add_parser("match", help="play one match between four bots on this machine")
+    match.add_argument("bots", nargs="+", help="4 bot manifests (bot.toml or its folder) or "
+                       "commands, seats 0-3")
+    match.add_argument("--variant", default="two-deck-fry")
+    match.add_argument("--deals", type=int, default=4, help="deals to play (default 4)")
+    match.add_argument("--game", action="store_true", help="play a whole game to its end")
+    match.add_argument("--seed", default="1")
+    match.add_argument("--match-id")
+    match.add_argument("--out", help="where to write the match record")
+    match.add_argument("--per-decision-ms", type=int, default=2000)
+    match.add_argument("--bank-ms", type=int, default=10000)
+    match.add_argument("--max-strikes", type=int, default=3)
+    match.add_argument("--max-reconnects", type=int, default=10,
+                       help="new streams a seat may open in the match; one more forfeits")
+    match.set_defaults(func=cmd_match)
+
+    season = sub.add_parser("season", help="league seasons")
+    ssub = season.add_subparsers(dest="season_command", required=True)
+    run = ssub.add_parser("run", help="play a season file's matches (resumable)")
+    run.add_argument("file", help="the season file (TOML)")
+    run.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    run.add_argument("--broker", help="a Redis URL: play through Celery workers (arena worker) "
+                     "instead of locally (default $ARENA_BROKER, else local)")
+    run.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1),
+                     help="local mode: matches played at once (default: the cpu count)")
+    run.add_argument("--lease", type=float, default=120.0, help="seconds a silent worker keeps "
+                     "a match before it is played elsewhere (default 120)")
+    run.add_argument("--window", type=int, default=64, help="distributed: matches in the "
+                     "queue at once (default 64)")
+    run.add_argument("--workdir", default="records/checks", help="where bots check keeps logs")
+    run.add_argument("--no-check", action="store_true", help="admit bots without bots check")
+    run.add_argument("--no-progress", action="store_true")
+    run.set_defaults(func=cmd_season_run)
+
+    worker = sub.add_parser("worker", help="start a Celery worker that plays league matches")
+    worker.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    worker.add_argument("--broker", help="the Redis URL (default $ARENA_BROKER or "
+                        "redis://127.0.0.1:6379/0)")
+    worker.add_argument("--concurrency", type=int, default=max(1, os.cpu_count() or 1))
+    worker.add_argument("--lease", type=float, default=120.0)
+    worker.add_argument("--loglevel", default="warning")
+    worker.add_argument("--hostname", help="the worker's Celery node name")
+    worker.set_defaults(func=cmd_worker)
+
+    stand = sub.add_parser("standings", help="a season's standings")
+    stand.add_argument("season")
+    stand.add_argument("--db")
+    fmt = stand.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--csv", action="store_true")
+    stand.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
+    stand.set_defaults(func=cmd_standings)
+
+    ms = sub.add_parser("matches", help="a season's matches and their state")
+    ms.add_argument("season")
+    ms.add_argument("--db")
+    ms.add_argument("--status", choices=["pending", "running", "done", "failed"])
+    ms.set_defaults(func=cmd_matches)
+
+    bots = sub.add_parser("bots", help="bot manifests")
+    bsub2 = bots.add_subparsers(dest="bots_command", required=True)
+    bc = bsub2.add_parser("check", help="a short smoke match a bot must pass to join a season")
+    bc.add_argument("manifest")
+    bc.add_argument("--variant", default="two-deck-fry")
+    bc.add_argument("--seed", default="check")
+    bc.add_argument("--per-decision-ms", type=int, default=2000)
+    bc.add_argument("--workdir", default="records/checks")
+    bc.set_defaults(func=cmd_bots_check)
+
+    sp = sub.add_parser("sprt", help="duplicate pairs of A against B until a sequential "
+                        "probability ratio test decides")
+    sp.add_argument("a", help="bot A's manifest")
+    sp.add_argument("b", help="bot B's manifest")
+    sp.add_argument("--variant", default="two-deck-fry")
+    sp.add_argument("--elo0", type=float, default=0.0, help="H0: A is at most this much "
+                    "stronger (default 0)")
+    sp.add_argument("--elo1", type=float, default=50.0, help="H1: A is at least this much "
+                    "stronger (default 50)")
+    sp.add_argument("--alpha", type=float, default=0.05, help="false H1 rate (default 0.05)")
+    sp.add_argument("--beta", type=float, default=0.05, help="false H0 rate (default 0.05)")
+    sp.add_argument("--deals-per-set", type=int, default=4)
+    sp.add_argument("--max-pairs", type=int, default=200)
+    sp.add_argument("--workers", type=int, default=max(2, os.cpu_count() or 2),
+                    help="matches at once (two per pair)")
+    sp.add_argument("--seed", default="sprt")
+    sp.add_argument("--workdir", default="records/sprt")
+    sp.add_argument("--no-progress", action="store_true")
+    sp.set_defaults(func=cmd_sprt)
+
+    demo = sub.add_parser("demo", help="a small season of the sample bots, with standings")
+    demo.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1))
+    demo.add_argument("--out", default="records")
+    demo.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

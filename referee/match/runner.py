@@ -1,0 +1,392 @@
+"""The match runner: plays one match over four seat links with the referee's own clock and fault
+policy, and writes the match record.
+
+A match is either a whole game (to its end or ``max_deals``) or a fixed list of deals, each
+from its own seed with given starting levels and dealer (what duplicate league matches use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from shengji_arena.v1 import referee_pb2 as pb
+
+from referee.play.chance import chance_action
+from referee.wire.protocol import (DECISION_TO_PB, PROTOCOL, action_from_pb, action_to_pb, default_action,
+                       event_to_pb, legal_hint, observation_bytes)
+from referee.rules.actions import Pass
+from referee.rules.cards import RANK_TEXT
+from referee.rules.errors import InvalidActionError
+from referee.rules.events import DealEnded, DealStarted, TrickWon
+from referee.rules.variants import rules_for
+from referee.rules.record import MatchRecord
+from referee.rules.state import CHANCE, new_game
+from referee.rules.engine import apply, check
+from referee.server.hub import TIMED_OUT, SeatHub
+
+MATCH_FORMAT = "shengji-arena/match/1"
+FLOOD_BATCH = 20  # unsolicited messages that make one strike
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    per_decision_ms: int = 2000
+    bank_ms: int = 10000
+    max_strikes: int = 3
+    reconnect_window_ms: int = 5000
+    connect_timeout_ms: int = 15000
+    max_reconnects: int = 10  # in the whole match; one more forfeits
+
+    def to_pb(self) -> pb.TimeControl:
+        return pb.TimeControl(per_decision_ms=self.per_decision_ms, bank_ms=self.bank_ms,
+                              max_strikes=self.max_strikes,
+                              reconnect_window_ms=self.reconnect_window_ms,
+                              max_reconnects=self.max_reconnects)
+
+
+@dataclass
+class DealSpec:
+    """One deal of a deal-list match."""
+
+    seed: str
+    levels: tuple[str, str] = ("2", "2")
+    dealer: int | None = 0
+
+
+@dataclass
+class MatchSpec:
+    match_id: str
+    variant: str
+    options: dict[str, Any] = field(default_factory=dict)
+    seed: str = "0"
+    max_deals: int | None = None          # whole-game mode: stop after this many deals
+    deals: list[DealSpec] | None = None   # deal-list mode
+    time_control: TimeControl = field(default_factory=TimeControl)
+    seat_names: list[str] = field(default_factory=lambda: ["", "", "", ""])
+
+
+class Forfeit(Exception):
+    def __init__(self, seat: int, reason: str) -> None:
+        super().__init__(reason)
+        self.seat = seat
+        self.reason = reason
+
+
+class MatchRunner:
+    """Drives one match; see the module docstring."""
+
+    def __init__(self, spec: MatchSpec, hub: SeatHub) -> None:
+        self.spec = spec
+        self.hub = hub
+        self.rules = rules_for(spec.variant, spec.options)
+        self.tc = spec.time_control
+        self.bank_ms = [self.tc.bank_ms] * 4
+        self.strikes = [0, 0, 0, 0]
+        self.unsolicited = [0, 0, 0, 0]
+        self.reconnects = [0, 0, 0, 0]  # noted so far, per seat
+        self.faults: list[dict] = []
+        self.timings: list[list] = []
+        self.pending: list[list] = [[], [], [], []]  # events not yet sent, per seat
+        self.request_id = 0
+        self.games: list[MatchRecord] = []
+        self.deal_results: list[dict] = []
+        self.sent: list[list] = [[], [], [], []]  # every message sent, per seat (for tests)
+        self.keep_sent = False
+        self.events_applied = 0  # in the current game: what a message sent now may reflect
+
+    # -- sending ---------------------------------------------------------------------------
+    def _send(self, seat: int, msg: pb.RefereeMessage) -> None:
+        if self.keep_sent:  # (game, events applied so far, message): for the tests
+            game = len(self.games) - 1
+            done = self.events_applied if self.games else 0
+            self.sent[seat].append((game, done, msg))
+        self.hub.links[seat].send(msg)
+
+    def _queue_events(self, events) -> None:
+        pending = self.pending
+        for e in events:
+            message = event_to_pb(e)  # once, whoever sees it
+            if getattr(e, "private_to", None) is None:  # public: every seat
+                for queue in pending:
+                    queue.append(message)
+                continue
+            for seat in range(4):
+                if e.visible(seat):
+                    pending[seat].append(message)
+
+    def _notice(self, reason: str) -> None:
+        for seat in range(4):
+            if self.pending[seat]:
+                msg = pb.RefereeMessage()
+                notice = msg.notice  # filled in place: no copy into the message
+                notice.reason = reason
+                notice.events.extend(self.pending[seat])
+                self._send(seat, msg)
+                self.pending[seat] = []
+
+    def _welcome(self, seat: int) -> pb.Welcome:
+        return pb.Welcome(seat=seat, match_id=self.spec.match_id, variant=self.rules.variant,
+                          options_json=json.dumps(self.rules.to_dict()),
+                          time_control=self.tc.to_pb(), protocol=PROTOCOL)
+
+    # -- the match -------------------------------------------------------------------------
+    async def run(self) -> dict:
+        started = time.monotonic()
+        forfeit = None
+        try:
+            await self._wait_all_connected()
+            self.play_started = time.monotonic()
+            self.hub.on_attach = self._rejoined  # from now on, each new stream is welcomed
+            for seat in range(4):
+                self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
+            if self.spec.deals is not None:
+                for i, deal in enumerate(self.spec.deals):
+                    await self._play_game(deal.seed, list(deal.levels), deal.dealer, 1, i)
+            else:
+                await self._play_game(self.spec.seed, None, None, self.spec.max_deals, 0)
+        except Forfeit as f:
+            forfeit = {"seat": f.seat, "team": f.seat % 2, "reason": f.reason}
+        result = self._result(forfeit)
+        end = pb.MatchEnd(reason="forfeit" if forfeit else "finished",
+                          result_json=json.dumps(result))
+        self.hub.on_attach = None
+        for seat in range(4):
+            self._send(seat, pb.RefereeMessage(match_end=end))
+            self.hub.links[seat].close()
+        self.elapsed_s = time.monotonic() - started
+        self.play_s = time.monotonic() - getattr(self, "play_started", started)
+        return result
+
+    def _rejoined(self, seat: int) -> None:
+        """A seat's new stream during the match: it is welcomed again (its pending request, if
+        any, follows from ``_answer``)."""
+        self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
+
+    async def _wait_all_connected(self) -> None:
+        deadline = self.tc.connect_timeout_ms / 1000
+        for link in self.hub.links:
+            try:
+                await asyncio.wait_for(link.connected.wait(), deadline)
+            except asyncio.TimeoutError:
+                self._fault(link.seat, "never_connected",
+                            f"seat {link.seat} did not connect within "
+                            f"{self.tc.connect_timeout_ms} ms", None, strike=False)
+                raise Forfeit(link.seat, "never connected") from None
+
+    async def _play_game(self, seed, levels, dealer, max_deals, index) -> None:
+        state = new_game(self.rules, levels=levels, dealer=dealer, max_deals=max_deals)
+        record = MatchRecord(self.rules.variant, self.spec.options, seed,
+                             {"levels": levels, "dealer": dealer, "max_deals": max_deals})
+        self.games.append(record)
+        self.events_applied = 0
+        # The last step, recorded and announced once the next request is on its way: the seat
+        # to act waits for nothing but its request (it gets that step's events in it), and the
+        # other seats' notices go out while it thinks.
+        held = None
+        steps = 0  # actions applied in this game, chance included
+        while not state.is_terminal:
+            if state.turn == CHANCE:
+                if held is not None:
+                    self._settle(record, index, *held)
+                seat, action = None, chance_action(state, seed)
+                state, events = apply(state, action, seat)
+            else:
+                seat = state.turn
+                default_seed = f"{seed}:{steps}"  # the hint's sample and a default action
+                msg = self._request(state, seat, default_seed)
+                sent = time.monotonic()  # the seat's clock starts
+                if held is not None:
+                    self._settle(record, index, *held)
+                action, applied = await self._answer(state, seat, msg, sent, default_seed, index,
+                                                     steps)
+                # an answer was applied when it was judged; a default is applied here
+                state, events = applied if applied is not None else apply(state, action, seat)
+            self._queue_events(events)
+            self.events_applied += len(events)
+            steps += 1
+            held = (seat, action, events)
+        if held is not None:
+            self._settle(record, index, *held)
+        record.finish(state)
+
+    def _settle(self, record: MatchRecord, index: int, seat, action, events) -> None:
+        """Record a step and send the notices it calls for (to every seat with events not yet
+        sent: the seat to act next had them in its request)."""
+        dicts = [e.to_dict() for e in events]
+        record.add(seat, action, events, dicts)
+        reason = None
+        for e in events:
+            if isinstance(e, DealEnded):
+                self.deal_results.append({"game": index, "deal": e.deal,
+                                          "attacker_total": e.attacker_total,
+                                          "levels": [RANK_TEXT[x] for x in e.levels]})
+                reason = "deal_end"
+            elif isinstance(e, TrickWon) and reason is None:
+                reason = "trick"
+            elif isinstance(e, DealStarted) and reason is None:
+                reason = "deal_start"
+        if reason:
+            self._notice(reason)
+
+    def _request(self, state, seat: int, default_seed: str) -> pb.RefereeMessage:
+        """Send ``seat`` its decision request: observation, hint, time and the events it has not
+        been sent yet."""
+        self.request_id += 1
+        msg = pb.RefereeMessage()
+        request = msg.request  # filled in place: no copy of the request into the message
+        request.request_id = self.request_id
+        request.kind = DECISION_TO_PB[state.decision]
+        request.observation.MergeFromString(observation_bytes(state, seat))
+        request.hint.CopyFrom(legal_hint(state, default_seed))
+        request.time_left_ms = self.tc.per_decision_ms
+        request.bank_left_ms = self.bank_ms[seat]
+        request.events.extend(self.pending[seat])
+        self.pending[seat] = []
+        self._send(seat, msg)
+        return msg
+
+    async def _answer(self, state, seat: int, msg, started: float, default_seed: str, game: int,
+                      index: int):
+        """Wait for ``seat``'s answer to request ``msg`` (sent at ``started``) under the
+        referee's clock; the action to play and, for an accepted answer, what applying it
+        gave."""
+        link = self.hub.links[seat]
+        rid = msg.request.request_id
+        allowance = self.tc.per_decision_ms
+        limit = (allowance + self.bank_ms[seat]) / 1000
+        where = {"game": game, "action": index, "request_id": rid}
+        self._note_reconnects(seat, where)  # any between its turns
+        stream = link.connections  # the stream the request went out on
+        while True:
+            left = limit - (time.monotonic() - started)
+            if not link.connected.is_set():
+                await self._await_reconnect(seat, where)
+            if link.connections != stream:  # a new stream since: it has not seen the request
+                stream = link.connections
+                self._note_reconnects(seat, where)
+                self._send(seat, msg)  # the pending request again, after the Welcome
+                continue
+            if left <= 0:
+                self._spend(seat, started, allowance)
+                return self._default(state, seat, default_seed, "timeout",
+                                     f"no answer within {allowance} ms and the time bank",
+                                     where), None
+            got = await link.inbox.get(left)  # no extra task, unlike wait_for
+            if got is TIMED_OUT:
+                continue
+            if got is None:  # the stream dropped (or an old one ended): look again
+                continue
+            if not got.HasField("answer") or got.answer.request_id < rid:
+                self._unsolicited(seat, where)  # a Hello again, or a late answer
+                continue
+            if got.answer.request_id != rid:
+                self._spend(seat, started, allowance)
+                return self._default(state, seat, default_seed, "garbage",
+                                     f"answer to request {got.answer.request_id}, but the open "
+                                     f"request is {rid}", where), None
+            self._spend(seat, started, allowance)
+            try:
+                action = action_from_pb(got.answer.action)
+                # judged by applying it (what check does, and the result is wanted anyway)
+                applied = apply(state, action, seat)
+            except InvalidActionError as e:
+                return self._default(state, seat, default_seed, "garbage", str(e), where), None
+            except ValueError as e:
+                return self._default(state, seat, default_seed, "illegal", str(e), where), None
+            return action, applied
+
+    def _spend(self, seat: int, started: float, allowance: int) -> None:
+        used = round((time.monotonic() - started) * 1000, 3)
+        self.timings.append([seat, used])
+        if used > allowance:
+            self.bank_ms[seat] = max(0, self.bank_ms[seat] - (used - allowance))
+
+    async def _await_reconnect(self, seat: int, where: dict) -> None:
+        link = self.hub.links[seat]
+        try:
+            await asyncio.wait_for(link.connected.wait(), self.tc.reconnect_window_ms / 1000)
+        except asyncio.TimeoutError:
+            self._fault(seat, "disconnect", f"seat {seat} stayed disconnected longer than "
+                        f"{self.tc.reconnect_window_ms} ms", where, strike=False)
+            raise Forfeit(seat, "disconnected") from None
+
+    def _note_reconnects(self, seat: int, where: dict) -> None:
+        """Record the seat's reconnections since they were last noted; past ``max_reconnects``
+        in the match its team forfeits."""
+        made = self.hub.links[seat].connections - 1
+        new = made - self.reconnects[seat]
+        if new <= 0:
+            return
+        self.reconnects[seat] = made
+        times = f" {new} times" if new > 1 else ""
+        self._fault(seat, "reconnect", f"seat {seat} reconnected{times}", where, strike=False)
+        if made > self.tc.max_reconnects:
+            raise Forfeit(seat, f"reconnected {made} time{'s' if made > 1 else ''} (at most "
+                                f"{self.tc.max_reconnects})")
+
+    def _unsolicited(self, seat: int, where: dict) -> None:
+        self.unsolicited[seat] += 1
+        if self.unsolicited[seat] % FLOOD_BATCH == 0:
+            self._fault(seat, "flood", f"{self.unsolicited[seat]} messages that answer no open "
+                        "request", where)
+
+    def _default(self, state, seat: int, seed: str, kind: str, reason: str, where: dict):
+        action = Pass() if _pass_is_legal(state, seat) else default_action(state, seed)
+        self._fault(seat, kind, reason, where, action=action)
+        self._send(seat, pb.RefereeMessage(rejection=pb.Rejection(
+            request_id=where["request_id"], reason=f"{kind}: {reason}",
+            strikes=self.strikes[seat], default_action=action_to_pb(action))))
+        return action
+
+    def _fault(self, seat, kind, reason, where, strike=True, action=None) -> None:
+        if strike:
+            self.strikes[seat] += 1
+        entry = {"seat": seat, "kind": kind, "reason": reason, "strikes": self.strikes[seat]}
+        if where:
+            entry.update(where)
+        if action is not None:
+            entry["default_action"] = action.text()
+        self.faults.append(entry)
+        if strike and self.strikes[seat] >= self.tc.max_strikes:
+            raise Forfeit(seat, f"{self.strikes[seat]} strikes")
+
+    def _result(self, forfeit) -> dict:
+        last = self.games[-1] if self.games else None
+        out: dict = {
+            "match_id": self.spec.match_id, "variant": self.rules.variant,
+            "deals": self.deal_results, "strikes": self.strikes,
+            "forfeit": forfeit,
+            "winner_team": (1 - forfeit["team"]) if forfeit else (
+                last.result.get("winner_team") if last and last.result else None),
+        }
+        if last is not None and last.result:
+            out["levels"] = last.result["levels"]
+            if "match_points" in last.result:
+                out["match_points"] = last.result["match_points"]
+                out["titles"] = last.result["titles"]
+        return out
+
+    def record(self, result: dict) -> dict:
+        """The match record: rules, seeds, every engine game (actions, events with who could
+        see them), faults, timings and the result."""
+        return {
+            "format": MATCH_FORMAT, "match_id": self.spec.match_id,
+            "variant": self.rules.variant, "options": self.spec.options,
+            "rules": self.rules.to_dict(), "seats": self.spec.seat_names,
+            "time_control": self.tc.__dict__, "games": [g.to_dict() for g in self.games],
+            "faults": self.faults, "refused_streams": self.hub.refused,
+            "refused_streams_more": self.hub.refused_more,
+            "timings": self.timings, "result": result,
+        }
+
+
+def _pass_is_legal(state, seat: int) -> bool:
+    try:
+        check(state, Pass(), seat)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,25 @@
+"""The single-deck family (seed 000): 12-card hands, a face-up kitty of 6, throws of top
+singles and duns (礅). Preset: ``single-deck``."""
+
+from ...family import Family
+from ...options import RuleSet
+from . import legal, policy
+from .rules import HANDLERS
+
+SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
+    variant="single-deck",
+    family="single_deck",
+    decks=1,
+    hand_size=12,
+    kitty_size=6,
+    level_table="single_deck_table",
+    declaration="single_reveal",
+    overturn="none",
+    first_receiver="seeded",
+    no_declaration="flip_kitty",
+)
+
+FAMILY = Family(
+    name="single_deck", decks=1, presets=(SINGLE_DECK,), handlers=HANDLERS,
+    actions=legal.actions, random_action=policy.random_action,
+    judges="referee.conformance.single_deck", throws=True, engine_goal=1000)

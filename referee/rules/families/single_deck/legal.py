@@ -1,0 +1,53 @@
+"""The legal actions of single-deck: reveals, the pre-kitty offers, burials within 3.6, leads
+(singles, throws of one suit, duns) and every distinct follow."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ...actions import (Action, Bury, DecisionKind, Declare, HandOver, Pass, Play, Return,
+                        RevealDun, Transfer, Uprising)
+from ...multisets import filtered_plays, hand_counts, multiset_combinations
+from ...state import State
+from ...trump import TRUMP
+from . import rules as sd
+
+
+def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
+    """Every legal action of ``seat`` at this decision (leads: no throws of several cards)."""
+    hand = s.hands[seat]
+    ctx = s.ctx
+    if kind == DecisionKind.DECLARE:
+        yield Pass()
+        yield from (Declare((k,)) for k in sd.may_reveal(s, seat))
+    elif kind == DecisionKind.UPRISING:
+        yield from (Pass(), Uprising())
+    elif kind == DecisionKind.HANDOVER:
+        yield from (Pass(), HandOver())
+    elif kind == DecisionKind.TRANSFER:
+        yield from (Pass(), Transfer(tuple(sd.trumps_of(s, seat))))
+    elif kind == DecisionKind.DUN_REVEAL:
+        yield Pass()
+        for r in sd.held_duns(hand):
+            if r != s.level and r not in s.hard_duns:
+                yield RevealDun(tuple(su * 13 + r for su in range(4)))
+    elif kind == DecisionKind.RETURN:
+        side = [k for k in range(54) if hand[k] and ctx.cls[k] != TRUMP]
+        yield from (Return((k,)) for k in (side or [k for k in range(54) if hand[k]]))
+    elif kind == DecisionKind.BURY:
+        for cards in multiset_combinations(hand_counts(hand), s.rules.kitty_size):
+            if sd.bury_error(s.rules, hand, cards, ctx, s.side_suits_held) is None:
+                yield Bury(cards)
+    elif kind == DecisionKind.LEAD:
+        yield from (Play((k,)) for k in range(54) if hand[k])
+        for r in sd.held_duns(hand):
+            yield Play(tuple(su * 13 + r for su in range(4)))
+    elif kind == DecisionKind.FOLLOW:
+        lead_kind, c, lead = s.trick_fmt
+        ok = lambda p: sd.follow_error(lead, lead_kind, c, s.trick_req, hand, p, ctx) is None  # noqa: E731
+        members = None if lead_kind == sd.DUN else ctx.members[c]
+        yield from (Play(p) for p in filtered_plays(hand, members, len(lead), ok))
+
+
+def count(s: State, kind: DecisionKind, seat: int) -> int | None:
+    return None

@@ -1,0 +1,121 @@
+"""Random legal play for single-deck (for tests, benchmarks and the random bot): the generator
+is an input."""
+
+from __future__ import annotations
+
+import random
+
+from ...actions import (Bury, DecisionKind, Declare, HandOver, Pass, Play, Return, RevealDun,
+                        Transfer, Uprising)
+from ...sampling import expand, sample_throw
+from ...state import State
+from ...trump import TRUMP
+from . import rules as sd
+from .legal import actions
+
+THROW_RATE = 0.25
+
+
+_FOLLOW = DecisionKind.FOLLOW
+_LEAD = DecisionKind.LEAD
+
+
+def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
+    kind, seat = s.decision, s.turn
+    hand = s.hands[seat]
+    ctx = s.ctx
+    if kind is _FOLLOW:
+        lead_kind, c, lead = s.trick_fmt
+        if lead_kind == sd.SINGLE:  # legal by construction: the suit if held, else anything
+            suit = [k for k in ctx.members[c] if hand[k]]
+            return Play((rng.choice(suit or [k for k, x in enumerate(hand) if x]),))
+    if kind == DecisionKind.DECLARE:
+        options = sd.may_reveal(s, seat)
+        if options and rng.random() < declare_rate:
+            return Declare((rng.choice(options),))
+        return Pass()
+    if kind == DecisionKind.UPRISING:
+        return Uprising() if rng.random() < 0.3 else Pass()
+    if kind == DecisionKind.HANDOVER:
+        return HandOver() if rng.random() < 0.5 else Pass()
+    if kind == DecisionKind.TRANSFER:
+        return Transfer(tuple(sd.trumps_of(s, seat))) if rng.random() < 0.5 else Pass()
+    if kind == DecisionKind.RETURN:
+        side = [k for k in range(54) if hand[k] and ctx.cls[k] != TRUMP]
+        return Return((rng.choice(side or expand(hand, range(54))),))
+    if kind == DecisionKind.DUN_REVEAL:
+        ranks = [r for r in sd.held_duns(hand) if r != s.level and r not in s.hard_duns]
+        if ranks and rng.random() < 0.7:
+            r = rng.choice(ranks)
+            return RevealDun(tuple(su * 13 + r for su in range(4)))
+        return Pass()
+    if kind == DecisionKind.BURY:
+        cards = expand(hand, range(54))
+        for _ in range(30):
+            pick = tuple(rng.sample(cards, s.rules.kitty_size))
+            if sd.bury_error(s.rules, hand, pick, ctx, s.side_suits_held) is None:
+                return Bury(pick)
+        for b in _lazy_legal(s):
+            return b
+    if kind == DecisionKind.LEAD:
+        duns = sd.held_duns(hand)
+        if duns and rng.random() < 0.5:
+            d = rng.choice(duns)
+            return Play(tuple(su * 13 + d for su in range(4)))
+        if rng.random() < THROW_RATE:
+            throw = sample_throw(s.hands[seat], s.ctx, rng)
+            if throw:
+                return Play(throw)
+        return Play((rng.choice([k for k, x in enumerate(hand) if x]),))
+    if kind == DecisionKind.FOLLOW:
+        lead_kind, c, lead = s.trick_fmt
+        n = len(lead)
+        if lead_kind == sd.SINGLE:  # legal by construction: the suit if held, else anything
+            suit = [k for k in ctx.members[c] if hand[k]]
+            return Play((rng.choice(suit or [k for k, x in enumerate(hand) if x]),))
+        for _ in range(6):
+            if lead_kind == sd.DUN:
+                duns = sd.held_duns(hand)
+                if duns:
+                    d = rng.choice(duns)
+                    return Play(tuple(su * 13 + d for su in range(4)))
+                play = _dun_follow(s, hand, rng)
+            else:
+                suit = expand(hand, ctx.members[c])
+                if len(suit) >= n:
+                    play = tuple(rng.sample(suit, n))
+                else:
+                    rest = [k for k in expand(hand, range(54)) if ctx.cls[k] != c]
+                    play = tuple(suit) + tuple(rng.sample(rest, n - len(suit)))
+            if sd.follow_error(lead, lead_kind, c, s.trick_req, hand, play, ctx) is None:
+                return Play(play)
+        return rng.choice(list(_lazy_legal(s)))
+    raise ValueError(f"no seat decision now: {kind.value}")
+
+
+def _dun_follow(s: State, hand, rng: random.Random):
+    ctx = s.ctx
+    trumps = sorted(expand(hand, ctx.members[TRUMP]), key=ctx.key.__getitem__, reverse=True)
+    sides = [expand(hand, ctx.members[c]) for c in range(4) if c != ctx.suit]
+    if s.trick_req == "soft":
+        play = [rng.choice(x) for x in sides if x]
+        if trumps:
+            play.append(rng.choice(trumps))
+        rest = [k for x in sides for k in x if k not in play]
+        while len(play) < 4 and rest:
+            k = rng.choice(rest)
+            rest.remove(k)
+            play.append(k)
+        rest = [k for k in trumps if k not in play]
+        while len(play) < 4:
+            k = rng.choice(rest)
+            rest.remove(k)
+            play.append(k)
+        return tuple(play)
+    take = trumps[:4] if s.trick_req == "gold" else rng.sample(trumps, min(4, len(trumps)))
+    side = [k for x in sides for k in x]
+    return tuple(take) + tuple(rng.sample(side, 4 - len(take)))
+
+
+def _lazy_legal(s: State):
+    return actions(s, s.decision, s.turn)

@@ -1,0 +1,33 @@
+"""The three-deck family (seeds 001 and 002): 39-card hands, permanent 2s, pairs and triples
+(no throws), tribute and match points. Preset: ``three-deck``."""
+
+from ...family import Family
+from ...options import RuleSet
+from . import legal, policy
+from .rules import HANDLERS, context, title
+
+THREE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
+    variant="three-deck",
+    family="three_deck",
+    decks=3,
+    hand_size=39,
+    kitty_size=6,
+    start_level="3",
+    level_table="three_deck_table",
+    declaration="level_cards_or_three_jokers",
+    overturn="stronger",
+    first_receiver="seeded",
+    no_declaration="draw_kitty_card",
+)
+
+
+def _result_extras(state) -> dict:
+    return {"match_points": list(state.match_points),
+            "titles": [title(p) for p in state.match_points]}
+
+
+FAMILY = Family(
+    name="three_deck", decks=3, presets=(THREE_DECK,), handlers=HANDLERS,
+    actions=legal.actions, random_action=policy.random_action,
+    judges="referee.conformance.three_deck", context=context, result_extras=_result_extras,
+    engine_goal=100)

@@ -1,0 +1,715 @@
+"""three-deck (seeds 001, 002): three decks, 39 cards a hand, a kitty of 6.
+
+Jokers and every 2 are permanent trumps (常主); leads are singles, pairs (棒子) and triples (滚子);
+pair following is dead (死棒) or live (活棒). The first deal goes to whoever grabs a big joker;
+later deals declare with 1-3 level cards or three jokers. Then tribute (进贡), the dealer's burial
+(big jokers first), joker burying by the other seats, the tricks, the kitty dug at x2, levels with
+the joker bonus, and match points (积分) with titles. The deal flow shares the state, actions and
+events of ``state``; only the rules differ.
+"""
+
+from __future__ import annotations
+
+from ... import state as st
+from ...actions import (Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, Pass, Play, Return,
+                      Shuffle)
+from ...cards import BIG_JOKER, KINDS, LITTLE_JOKER, POINTS, RANK_TEXT, TEXT
+from ...state import Declaration
+from ...errors import IllegalActionError, InvalidActionError
+from ...events import (Buried, BuriedPublic, DealEnded, Declared,
+                     GameEnded, KittyCardDrawn, KittyShown, KittyTaken, KittyTakenPublic, MatchPoints,
+                     Played, PreKittyAction, Redealt, TrumpSet)
+from ...trump import TRUMP, TrumpContext, trump_context
+
+SINGLE, PAIR, TRIPLE, INVALID = "single", "pair", "triple", "invalid"
+ACE, JACK, THREE = 12, 9, 1
+P_TRIBUTE = "tribute"
+P_JOKERS = "joker_bury"
+
+TITLES = (
+    (92898, "神"), (51610, "太空堡垒"), (28672, "星球战舰"), (15929, "宇宙飞船"),
+    (8849, "航天飞机"), (4916, "战斗机"), (2731, "客机"), (1517, "直升机"), (843, "滑翔机"),
+    (468, "坦克"), (260, "房车"), (144, "轿车"), (80, "面包车"), (40, "卡车"), (20, "三轮车"),
+    (10, "单车"), (5, "穿鞋"), (0, "赤脚"),
+)
+
+
+def title(points: int) -> str:
+    """001 section 12: the title for cumulative match points (below 0: 赤脚)."""
+    for threshold, name in TITLES:
+        if points >= threshold:
+            return name
+    return "赤脚"
+
+
+def context(level: int, suit: int | None) -> TrumpContext:
+    return trump_context(level, suit, True)
+
+
+# -- combinations ---------------------------------------------------------------------------
+
+def lead_format(cards, ctx: TrumpContext) -> tuple[str, int]:
+    """(single / pair / triple / invalid, suit class): only identical cards combine (002)."""
+    n = len(cards)
+    if n == 0 or n > 3 or any(k != cards[0] for k in cards):
+        return INVALID, -1
+    return (SINGLE, PAIR, TRIPLE)[n - 1], ctx.cls[cards[0]]
+
+
+def follow_error(lead, hand: list[int], play, ctx: TrumpContext, live: bool) -> str | None:
+    n = len(lead)
+    if len(play) != n:
+        return f"must play {n} card{'s' if n != 1 else ''} to follow, not {len(play)}"
+    c = ctx.cls[lead[0]]
+    cls = ctx.cls
+    members = ctx.members[c]
+    held = sum(hand[k] for k in members)
+    in_suit = [k for k in play if cls[k] == c]
+    name = ctx.class_name(c)
+    if held <= n:
+        if len(in_suit) != held:
+            return f"must play all your {name} first: you hold {held}"
+        return None
+    if len(in_suit) != n:
+        return f"must follow with {n} {name}: you hold {held}"
+    if live or n == 1:
+        return None
+    counts = {}
+    for k in play:
+        counts[k] = counts.get(k, 0) + 1
+    biggest = max(counts.values())
+    if n == 2:
+        pairs = [k for k in members if hand[k] == 2]
+        if pairs and biggest < 2:
+            return ("must follow the pair with a pair (死棒): you hold "
+                    + ", ".join(f"{TEXT[k]} {TEXT[k]}" for k in pairs))
+        return None
+    triples = [k for k in members if hand[k] >= 3]
+    if triples and biggest < 3:
+        return ("must follow the triple with a triple (死棒): you hold "
+                + ", ".join(" ".join([TEXT[k]] * 3) for k in triples))
+    if not triples:
+        pairs = [k for k in members if hand[k] == 2]
+        if pairs and biggest < 2:
+            return ("must follow the triple with a pair and a single (死棒): you hold "
+                    + ", ".join(f"{TEXT[k]} {TEXT[k]}" for k in pairs))
+    return None
+
+
+def play_key(lead, play, ctx: TrumpContext):
+    """A play of another shape than the lead is small (001 section 7)."""
+    if any(k != play[0] for k in play):
+        return None
+    c = ctx.cls[play[0]]
+    lc = ctx.cls[lead[0]]
+    if c != lc and c != TRUMP:
+        return None
+    return (1 if c == TRUMP else 0, ctx.pos[play[0]])
+
+
+def trick_winner(plays, ctx: TrumpContext) -> int:
+    lead = plays[0]
+    best, key = 0, (1 if ctx.cls[lead[0]] == TRUMP else 0, ctx.pos[lead[0]])
+    for i in range(1, len(plays)):
+        k = play_key(lead, plays[i], ctx)
+        if k is not None and k > key:
+            best, key = i, k
+    return best
+
+
+# -- declarations -----------------------------------------------------------------------------
+
+def declaration_shape(cards, level: int, suit: int | None):
+    """(strength, suit) of 1-3 identical level cards (1-3) or three LJ (4) / BJ (5) naming a suit."""
+    n = len(cards)
+    if n == 0 or n > 3 or any(k != cards[0] for k in cards):
+        return None
+    k = cards[0]
+    if k >= 52:
+        if n != 3 or suit is None:
+            return None
+        return (4 if k == LITTLE_JOKER else 5), suit
+    if k % 13 != level or suit not in (None, k // 13):
+        return None
+    return n, k // 13
+
+
+def judge_declaration(first_deal: bool, grabbed: bool, current: Declaration | None, seat: int,
+                      cards, suit, level: int):
+    """(reason, Declaration or None) for a three-deck declaration."""
+    shown = " ".join(TEXT[c] for c in cards)
+    if first_deal:
+        if tuple(cards) != (BIG_JOKER,):
+            return ("on the first deal the dealer is decided by the first big joker shown "
+                    "(抢亮大王): show one BJ"), None
+        if grabbed:
+            return "a big joker was already shown: the first grab decides", None
+        return None, Declaration(seat, (BIG_JOKER,), 0, None, False)
+    shape = declaration_shape(cards, level, suit)
+    if shape is None:
+        return (f"{shown} is not a declaration: expected 1-3 identical {RANK_TEXT[level]} "
+                "cards of one suit, or three LJ / three BJ naming a suit"), None
+    strength, named = shape
+    # 001 有人亮牌後自己和其他人都可以反: anyone, the declarer included, overturns with a strictly
+    # stronger showing, in any suit
+    if current is not None and strength <= current.strength:
+        return (f"{shown} does not beat the standing "
+                f"{' '.join(TEXT[c] for c in current.cards)} (1 < 2 < 3 level cards < "
+                "three LJ < three BJ)"), None
+    return None, Declaration(seat, tuple(cards), strength, named, current is not None)
+
+
+def declaration_options(s, seat: int) -> list[Declare]:
+    hand = s.hands[seat]
+    if s.first_deal:
+        if s.grabber is None and hand[BIG_JOKER]:
+            return [Declare((BIG_JOKER,))]
+        return []
+    out = []
+    cur = s.decl
+    lv = s.level
+    for su in range(4):
+        k = su * 13 + lv
+        for n in range(1, min(3, hand[k]) + 1):
+            out.append(Declare((k,) * n))
+    for j in (LITTLE_JOKER, BIG_JOKER):
+        if hand[j] >= 3:
+            out.extend(Declare((j, j, j), su) for su in range(4))
+    return [d for d in out
+            if judge_declaration(False, False, cur, seat, d.cards, d.suit, lv)[0] is None]
+
+
+# -- the first deal without a grab, dry pot, tribute, joker burying -----------------------------
+
+def _flip_value(k: int) -> int:
+    """Flip order 3 < 4 < ... < A < 2."""
+    return (k % 13 - 1) % 13
+
+
+def first_dealer(kitty, first_seat: int, mode: str) -> tuple[int, int]:
+    """Each seat from ``first_seat`` flips a kitty card (a joker flips again); the lowest (or
+    highest) card's flipper deals and its suit is trump; ties: the first flipper."""
+    flips = []
+    seat = first_seat
+    for k in kitty:
+        if len(flips) == 4:
+            break
+        if k >= 52:
+            continue
+        flips.append((seat, k))
+        seat = (seat + 1) % 4
+    if not flips:
+        return first_seat, None
+    pick = min if mode == "lowest" else max
+    best = pick(_flip_value(k) for _, k in flips)
+    seat, k = next((x, k) for x, k in flips if _flip_value(k) == best)
+    return seat, k // 13
+
+
+def is_dry_pot(kitty, ctx: TrumpContext) -> bool:
+    """干锅: a public kitty of trumps only, or one without a trump-suit card and without a level
+    card (side cards, with or without jokers and 2s: 001 全是副牌（含常主）, 002 没有主花色牌)."""
+    cls = ctx.cls
+    if all(cls[k] == TRUMP for k in kitty):
+        return True
+    level, suit = ctx.level, ctx.suit
+    return not any(k < 52 and (k % 13 == level or (k // 13 == suit and k % 13 != 0))
+                   for k in kitty)
+
+
+TO_DEALER, TO_GIVER, NO_TRIBUTE = "to_dealer", "to_giver", "none"
+
+
+def tribute_plan(previous_total: int, joker_units: int, giver_three_bj: bool,
+                 giver_partner_three_bj: bool) -> tuple[int, str]:
+    """(cards, direction) of the tribute before a deal (001 section 10): the giver (the new
+    dealer's previous seat) holding three big jokers reverses it (the dealer gives), its partner
+    holding them cancels it."""
+    count = tribute_count(previous_total, joker_units)
+    if count <= 0 or giver_partner_three_bj:
+        return 0, NO_TRIBUTE
+    return count, TO_GIVER if giver_three_bj else TO_DEALER
+
+
+def tribute_cards(hand: list[int], count: int, ctx: TrumpContext) -> tuple[int, ...]:
+    """The giver's ``count`` highest cards: trumps first by strength, then side cards by rank
+    whatever their suit; equal strength (off-suit level cards, off-suit 2s, side cards of one
+    rank) in suit order S, H, D, C."""
+    cls, pos = ctx.cls, ctx.pos
+    order = sorted((k for k in range(KINDS) for _ in range(hand[k])),
+                   key=lambda k: (cls[k] != TRUMP, -pos[k], k))
+    return tuple(order[:count])
+
+
+def tribute_count(previous_total: int, joker_units: int) -> int:
+    """001 section 10."""
+    s = previous_total
+    if s < 80:
+        return (80 - s) // 10 + joker_units
+    if s <= 150:
+        return joker_units
+    return (s - 150) // 10 + joker_units
+
+
+def joker_units(kitty) -> int:
+    return sum(2 if k == BIG_JOKER else 1 if k == LITTLE_JOKER else 0 for k in kitty)
+
+
+def _take_key(k: int, ctx: TrumpContext) -> tuple[int, int]:
+    """The take-back order, lowest first: 3 < 4 < ... < A < 2 < level card (001 section 7's
+    點數大小 read from the bottom); on a tie side cards before trumps."""
+    r = k % 13
+    value = 13 if r == ctx.level else 12 if r == 0 else r - 1
+    return (value, 1 if ctx.cls[k] == TRUMP else 0)
+
+
+def take_candidates(kitty, ctx: TrumpContext) -> list[int]:
+    return sorted((k for k in kitty if k < 52 and not POINTS[k]),
+                  key=lambda k: _take_key(k, ctx))
+
+
+def joker_bury_error(kitty, dealer_six, hand: list[int], jokers, take, ctx: TrumpContext,
+                     dry_pot: bool, by_dealer: bool = False) -> str | None:
+    if by_dealer:
+        return "the dealer has buried already: joker burying is for the other seats (001 §4)"
+    if dry_pot:
+        return "the kitty is a dry pot (干锅): nothing may be buried into it"
+    if all(POINTS[k] or k >= 52 for k in dealer_six):
+        return "the dealer buried only point cards (and jokers): no joker may be buried now"
+    if not jokers or any(k < 52 for k in jokers):
+        return "bury one or more jokers"
+    need = {}
+    for k in jokers:
+        need[k] = need.get(k, 0) + 1
+    for k, n in need.items():
+        if hand[k] < n:
+            return f"you hold {hand[k]} {TEXT[k]}, not {n}"
+    if need.get(LITTLE_JOKER) and hand[BIG_JOKER] > need.get(BIG_JOKER, 0):
+        return "big jokers go first: bury your BJ before any LJ"
+    cands = take_candidates(kitty, ctx)
+    if len(take) != len(jokers):
+        return f"take back as many cards as jokers buried ({len(jokers)})"
+    if len(cands) < len(take):
+        return f"the kitty has only {len(cands)} non-point cards to take back"
+    want = sorted(_take_key(k, ctx) for k in cands[:len(take)])
+    got = sorted(_take_key(k, ctx) for k in take)
+    pool = list(kitty)
+    for k in take:
+        if k not in pool:
+            return f"{TEXT[k]} is not in the kitty"
+        pool.remove(k)
+    if got != want or any(POINTS[k] or k >= 52 for k in take):
+        return ("take back the lowest non-point kitty cards: "
+                + " ".join(TEXT[k] for k in cands[:len(take)]))
+    return None
+
+
+def return_error(hand: list[int], cards, count: int, ctx: TrumpContext) -> str | None:
+    """The tribute is returned with side non-point cards as far as held, then non-point
+    cards, then any (001 section 10)."""
+    if len(cards) != count:
+        return f"return exactly {count} card{'s' if count != 1 else ''}"
+    side = [k for k in range(52) if hand[k] and ctx.cls[k] != TRUMP and not POINTS[k]]
+    side_n = sum(hand[k] for k in side)
+    plain_n = sum(hand[k] for k in range(KINDS) if hand[k] and not POINTS[k])
+    given_side = sum(1 for k in cards if ctx.cls[k] != TRUMP and not POINTS[k])
+    given_plain = sum(1 for k in cards if not POINTS[k])
+    if given_side < min(count, side_n) or given_plain < min(count, plain_n):
+        return "return side (副牌) non-point cards as far as you hold them"
+    return None
+
+
+# -- scoring ----------------------------------------------------------------------------------
+
+def settle(rules, *, dealer: int, levels: tuple[int, int], attacker_points: int, kitty,
+           attackers_won_last: bool, dry_pot: bool, tribute=None):
+    """The three-deck deal result: dict with total, levels, next_dealer, game_over, winner_team,
+    match_points (this deal's, per seat, tribute included)."""
+    dt, at = dealer % 2, 1 - dealer % 2
+    kitty_points = sum(POINTS[k] for k in kitty)
+    total = attacker_points + (2 * kitty_points if attackers_won_last else 0)
+    bonus = 0 if dry_pot else joker_units(kitty)
+    new = list(levels)
+    gain_dt = gain_at = 0
+    took = total >= 120
+    if took and attackers_won_last:
+        gain_at = 1 + bonus
+    elif not took and not attackers_won_last:
+        gain_dt = 1 + bonus
+    winner = None
+    if gain_dt:
+        new[dt] = levels[dt] + gain_dt
+        if new[dt] > ACE:
+            winner, new[dt] = dt, ACE
+    if gain_at:
+        new[at] = levels[at] + gain_at
+        if new[at] > ACE:
+            winner, new[at] = at, ACE
+    if rules.jack_reset and attackers_won_last and levels[dt] == JACK:
+        new[dt] = THREE
+    team_points = [0, 0]
+    if gain_dt:
+        team_points[dt], team_points[at] = 3 * gain_dt, -3 * gain_dt
+    elif took:
+        team_points[at] = 1 + 3 * gain_at
+        team_points[dt] = -team_points[at]
+    special = None
+    big_jokers = sum(1 for k in kitty if k == BIG_JOKER)
+    if total == 0:
+        special, winner = "shut_out", dt
+        team_points[dt], team_points[at] = 50, -50
+    elif total >= 300:
+        special, winner = "all_points", at
+        team_points[at], team_points[dt] = 50, -50
+    elif attackers_won_last and big_jokers >= 3 and took:
+        special, winner = "three_big_jokers", at
+        team_points[at], team_points[dt] = 50, -50
+    mp = [team_points[i % 2] for i in range(4)]
+    if tribute:
+        giver, receiver, count = tribute
+        mp[giver] -= count
+        mp[receiver] += count
+    return {
+        "total": total, "levels": (new[0], new[1]),
+        "next_dealer": (dealer + 2) % 4 if total < 120 else (dealer + 1) % 4,
+        "game_over": winner is not None, "winner_team": winner, "special": special,
+        "match_points": tuple(mp), "joker_units": joker_units(kitty),
+    }
+
+
+# -- the deal ---------------------------------------------------------------------------------
+
+def _may_declare(s, seat: int) -> bool:
+    if s.first_deal:
+        return s.grabber is None and s.hands[seat][BIG_JOKER] > 0
+    hand = s.hands[seat]
+    lv = s.level
+    if not (hand[lv] or hand[13 + lv] or hand[26 + lv] or hand[39 + lv]
+            or hand[LITTLE_JOKER] >= 3 or hand[BIG_JOKER] >= 3):
+        return False
+    return bool(declaration_options(s, seat))
+
+
+def _grab_suit(s, seat: int, card: int, ev: list) -> None:
+    """001: the first deal's trump is the suit of the grabber's next suited card."""
+    if s.grab_pending and seat == s.grabber and card < 52:
+        s.grab_pending = False
+        s.trump = card // 13
+        ev.append(TrumpSet(s.trump, "the grabber's next suited card"))
+
+
+def _advance(s, ev: list) -> None:
+    """Run automatic steps until a decision is due."""
+    while True:
+        if s.phase == st.P_DEALING:
+            if st.deal_until_choice(s, ev, _may_declare, _grab_suit):
+                return
+            continue
+        if s.phase == st.P_ROUND:
+            if st.offer_round(s, _may_declare):
+                return
+            if _after_declaring(s, ev):
+                return
+            continue
+        if s.phase == P_JOKERS:
+            while s.queue:
+                seat = s.queue[0]
+                if _may_bury_jokers(s, seat):
+                    s.turn, s.decision = seat, DecisionKind.JOKER_BURY
+                    return
+                s.queue = s.queue[1:]
+            st.start_play(s)
+            return
+        return
+
+
+def _after_declaring(s, ev: list) -> bool:
+    """True when a decision (or chance) is due."""
+    if s.first_deal:
+        if s.grabber is not None:
+            st.set_dealer(s, s.grabber, "first to show a big joker", ev)
+            if s.trump is None:
+                s.trump = next((k // 13 for k in s.kitty if k < 52), 0)
+                ev.append(TrumpSet(s.trump, "the first suited kitty card (the grabber got none)"))
+        else:
+            dealer, suit = first_dealer(s.kitty, s.first_receiver, s.rules.first_flip)
+            if suit is None:  # a kitty of six jokers: redeal
+                ev.append(Redealt("the kitty holds only jokers"))
+                st.restart(s, s.redeals + 1)
+                return True
+            st.set_dealer(s, dealer, f"flipped the {s.rules.first_flip} kitty card", ev)
+            s.trump = suit
+            ev.append(TrumpSet(suit, "kitty flip"))
+        s.kitty_public = True
+    elif s.decl is not None:
+        s.trump = s.decl.suit
+        s.kitty_public = True
+    else:
+        s.phase, s.turn, s.decision = st.P_DRAW, st.CHANCE, DecisionKind.DRAW_KITTY_CARD
+        return True
+    return _before_kitty(s, ev)
+
+
+def _before_kitty(s, ev: list) -> bool:
+    s.ctx = context(s.level, s.trump)
+    if s.kitty_public:
+        ev.append(KittyShown(tuple(s.kitty)))
+        s.dry_pot = is_dry_pot(s.kitty, s.ctx)
+    if s.rules.tribute and not s.first_deal and s.prev_result is not None:
+        if _start_tribute(s, ev):
+            return True
+    return _take_kitty(s, ev)
+
+
+def _start_tribute(s, ev: list) -> bool:
+    total, units = s.prev_result
+    giver, dealer = (s.dealer + 3) % 4, s.dealer
+    partner = (giver + 2) % 4
+    count, direction = tribute_plan(total, units, s.hands[giver][BIG_JOKER] >= 3,
+                                    s.hands[partner][BIG_JOKER] >= 3)
+    if direction == NO_TRIBUTE:
+        if tribute_count(total, units) > 0:
+            ev.append(PreKittyAction(partner, "tribute_cancelled", ()))
+        return False
+    if direction == TO_GIVER:
+        giver, dealer = dealer, giver  # reversed: the dealer gives
+        ev.append(PreKittyAction(dealer, "tribute_reversed", ()))
+    st.pass_cards(s, giver, dealer, tribute_cards(s.hands[giver], count, s.ctx), "tribute", ev)
+    mp = list(s.deal_match_points)
+    mp[giver] -= count
+    mp[dealer] += count
+    s.deal_match_points = tuple(mp)
+    s.pending = (dealer, giver, count)  # who returns, to whom, how many
+    s.phase, s.turn, s.decision = P_TRIBUTE, dealer, DecisionKind.RETURN
+    return True
+
+
+def _take_kitty(s, ev: list) -> bool:
+    if s.dry_pot:
+        s.kitty_owner = s.dealer
+        st.start_play(s)
+        return True
+    hand = st.own_hand(s, s.dealer)
+    for k in s.kitty:
+        hand[k] += 1
+    ev.append(KittyTaken(s.dealer, tuple(s.kitty), s.dealer))  # what the dealer took up
+    ev.append(KittyTakenPublic(s.dealer))
+    s.kitty = ()
+    s.kitty_owner = s.dealer
+    s.phase, s.turn, s.decision = st.P_BURY, s.dealer, DecisionKind.BURY
+    return True
+
+
+def dealer_six(s):
+    return s.revealed[0][1] if s.revealed and s.revealed[0][0] == "dealer_six" else ()
+
+
+def _may_bury_jokers(s, seat: int) -> bool:
+    hand = s.hands[seat]
+    if not (hand[LITTLE_JOKER] or hand[BIG_JOKER]) or s.dry_pot:
+        return False
+    if all(POINTS[k] or k >= 52 for k in dealer_six(s)):
+        return False
+    return bool(take_candidates(s.kitty, s.ctx))
+
+
+# -- handlers ---------------------------------------------------------------------------------
+
+def _do_shuffle(s, a: Shuffle, seat, dry):
+    return st.shuffle_and_deal(s, a, dry, _advance)
+
+
+def _do_declare(s, a: Declare, seat, dry):
+    cards = tuple(a.cards)
+    st.require_held(s, seat, cards, "show")
+    reason, decl = judge_declaration(s.first_deal, s.grabber is not None, s.decl, seat, cards,
+                                     a.suit, s.level)
+    if reason:
+        raise IllegalActionError(reason)
+    if dry:
+        return None
+    n = s.copy()
+    if n.phase == st.P_DEALING:
+        n.hands = [list(h) for h in n.hands]
+    ev: list = [Declared(seat, cards, decl.suit, decl.overturn)]
+    if n.first_deal:
+        n.grabber, n.grab_pending = seat, True
+    else:
+        n.decl = decl
+    n.declarations = n.declarations + (decl,)
+    if n.phase == st.P_ROUND:
+        n.round_passes, n.round_next = 1, (seat + 1) % 4
+    _advance(n, ev)
+    return n, tuple(ev)
+
+
+def _do_pass(s, a: Pass, seat, dry):
+    return st.pass_in_round(s, seat, dry, _advance, P_JOKERS)
+
+
+def _do_draw(s, a: DrawKittyCard, seat, dry):
+    drawn = [x[1] for x in s.revealed if x[0] == "drawn_index"]
+    if not isinstance(a.index, int) or not 0 <= a.index < len(s.kitty) or a.index in drawn:
+        raise InvalidActionError(f"draw: index {a.index!r} is not an undrawn kitty card")
+    if dry:
+        return None
+    n = s.copy()
+    card = n.kitty[a.index]
+    n.revealed = n.revealed + (("drawn_index", a.index), ("drawn", card))
+    ev: list = [KittyCardDrawn(card, None if card >= 52 else card // 13)]
+    if card >= 52:
+        if len(drawn) + 1 == len(n.kitty):  # a kitty of jokers only: redeal
+            ev.append(Redealt("the kitty holds only jokers"))
+            st.restart(n, n.redeals + 1)
+        return n, tuple(ev)  # a joker: draw again
+    n.trump = card // 13
+    _before_kitty(n, ev)
+    return n, tuple(ev)
+
+
+def _do_return(s, a: Return, seat, dry):
+    cards = tuple(a.cards)
+    st.require_held(s, seat, cards, "return")
+    _, to, count = s.pending
+    reason = return_error(s.hands[seat], cards, count, s.ctx)
+    if reason:
+        raise IllegalActionError(reason)
+    if dry:
+        return None
+    n = s.copy()
+    ev: list = []
+    st.pass_cards(n, seat, to, cards, "tribute_return", ev)
+    n.pending = None
+    _take_kitty(n, ev)
+    return n, tuple(ev)
+
+
+def bury_error(rules, hand: list[int], cards) -> str | None:
+    """Why the dealer may not bury these cards: six of them, and a big joker goes before any
+    little joker (001 section 4)."""
+    if len(cards) != rules.kitty_size:
+        return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
+    if LITTLE_JOKER in cards and hand[BIG_JOKER] > sum(1 for k in cards if k == BIG_JOKER):
+        return "big jokers are buried first: bury your BJ before any LJ"
+    return None
+
+
+def _do_bury(s, a: Bury, seat, dry):
+    cards = tuple(a.cards)
+    if len(cards) == s.rules.kitty_size:
+        st.require_held(s, seat, cards, "bury")
+    reason = bury_error(s.rules, s.hands[seat], cards)
+    if reason:
+        raise IllegalActionError(reason)
+    lj = sum(1 for k in cards if k == LITTLE_JOKER)
+    bj = sum(1 for k in cards if k == BIG_JOKER)
+    if dry:
+        return None
+    n = s.copy()
+    st.remove_cards(n, seat, cards)
+    n.kitty, n.kitty_owner = cards, seat
+    n.revealed = (("dealer_six", cards),) + n.revealed
+    ev: list = [Buried(seat, cards, seat)]
+    # the new kitty is hidden, unless a joker is buried into it (001 section 4)
+    n.kitty_public = bool(lj or bj)
+    if n.kitty_public:
+        ev.append(KittyShown(cards))
+    else:
+        ev.append(BuriedPublic(seat))
+    n.phase = P_JOKERS
+    n.queue = tuple((seat + i) % 4 for i in (1, 2, 3))
+    _advance(n, ev)
+    return n, tuple(ev)
+
+
+def default_take(kitty, count: int, ctx: TrumpContext) -> tuple[int, ...]:
+    """The lowest non-point kitty cards; ties in card order (a seat that buries jokers into a
+    kitty it has not seen leaves the choice to the referee)."""
+    return tuple(sorted(take_candidates(kitty, ctx), key=lambda k: (_take_key(k, ctx), k))[:count])
+
+
+def _do_bury_jokers(s, a: BuryJokers, seat, dry):
+    if not a.take:
+        a = BuryJokers(a.jokers, default_take(s.kitty, len(a.jokers), s.ctx))
+    reason = joker_bury_error(s.kitty, dealer_six(s), s.hands[seat], a.jokers, a.take, s.ctx,
+                              s.dry_pot)
+    if reason:
+        raise IllegalActionError(reason)
+    if dry:
+        return None
+    n = s.copy()
+    hand = st.own_hand(n, seat)
+    kitty = list(n.kitty)
+    for k in a.jokers:
+        hand[k] -= 1
+        kitty.append(k)
+    for k in a.take:
+        kitty.remove(k)
+        hand[k] += 1
+    n.kitty = tuple(kitty)
+    n.kitty_public = True
+    n.queue = n.queue[1:]
+    ev: list = [PreKittyAction(seat, "bury_jokers", tuple(a.jokers) + tuple(a.take)),
+                KittyShown(n.kitty)]
+    _advance(n, ev)
+    return n, tuple(ev)
+
+
+def _do_play(s, a: Play, seat, dry):
+    cards = tuple(a.cards)
+    if not cards:
+        raise IllegalActionError("a play needs at least one card")
+    st.require_held(s, seat, cards, "play")
+    ctx = s.ctx
+    if s.decision == DecisionKind.LEAD:
+        kind, c = lead_format(cards, ctx)
+        if kind == INVALID:
+            raise IllegalActionError("a lead is a single, a pair (棒子) or a triple (滚子) of "
+                                     f"identical cards: {' '.join(TEXT[k] for k in cards)} is not")
+        if dry:
+            return None
+        n = s.copy()
+        st.remove_cards(n, seat, cards)
+        n.trick = ((seat, cards),)
+        n.trick_fmt = cards
+        n.trick_key = (1 if c == TRUMP else 0, ctx.pos[cards[0]])
+        n.trick_best, n.leader = 0, seat
+        n.turn, n.decision = (seat + 1) % 4, DecisionKind.FOLLOW
+        return n, (Played(seat, cards, True),)
+    reason = follow_error(s.trick_fmt, s.hands[seat], cards, ctx,
+                          s.rules.pair_following == "live")
+    if reason:
+        raise IllegalActionError(reason)
+    if dry:
+        return None
+    return st.follow_played(s, seat, cards, play_key(s.trick_fmt, cards, ctx), _end_deal)
+
+
+def _end_deal(n, winner: int, ev: list) -> None:
+    dt = n.dealer % 2
+    mp0 = n.deal_match_points
+    out = settle(n.rules, dealer=n.dealer, levels=n.levels, attacker_points=n.attacker_points,
+                 kitty=n.kitty, attackers_won_last=winner % 2 != dt, dry_pot=n.dry_pot)
+    deal_points = tuple(a + b for a, b in zip(out["match_points"], mp0))
+    totals = tuple(a + b for a, b in zip(n.match_points, deal_points))
+    ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points,
+                        out["total"] - n.attacker_points, (0, 0), out["total"], out["levels"],
+                        out["next_dealer"], None))
+    ev.append(MatchPoints(deal_points, totals, tuple(title(t) for t in totals)))
+    n.match_points = totals
+    # a dry pot's jokers count for nothing, the next tribute included (001 干锅: 不算血)
+    n.prev_result = (out["total"], 0 if n.dry_pot else out["joker_units"])
+    n.levels, n.dealer = out["levels"], out["next_dealer"]
+    n.deal_no += 1
+    if out["game_over"] or (n.max_deals is not None and n.deal_no >= n.max_deals):
+        n.winner_team = out["winner_team"]
+        n.phase, n.turn, n.decision = st.P_OVER, st.NOBODY, DecisionKind.GAME_OVER
+        ev.append(GameEnded(out["winner_team"], out["levels"], n.deal_no))
+        return
+    st.reset_deal(n)
+
+
+HANDLERS = {
+    Shuffle: _do_shuffle, Declare: _do_declare, Pass: _do_pass, DrawKittyCard: _do_draw,
+    Return: _do_return, Bury: _do_bury, BuryJokers: _do_bury_jokers, Play: _do_play,
+}

@@ -1,0 +1,482 @@
+"""The two-deck deal flow (seeds 003 and 004): declaring and overturning while the cards are
+dealt, the redeal offers (暴动), the kitty and the overturn-and-rebury (炒底), leads and follows
+with throws, and the end of the deal. The flow every family shares is in ``state``."""
+
+from __future__ import annotations
+
+from ... import state as st
+from ...actions import (Bury, Declare, DecisionKind, DrawKittyCard, Pass, Play, Redeal, Shuffle)
+from ...cards import KINDS, POINTS, TEXT
+from ...errors import IllegalActionError, InvalidActionError
+from ...events import (Buried, BuriedPublic, DealEnded, DealStarted, Declared, GameEnded, KittyCardDrawn,
+                       KittyOpened, KittyTaken, KittyTakenPublic, Passed, Played, Redealt,
+                       RedealDemanded, ThrowFailed)
+from ...options import RuleSet
+from ...state import (CHANCE, NOBODY, P_BURY, P_DEALING, P_DRAW, P_OVER, P_REDEAL,
+                      P_ROUND, State)
+from ...trump import trump_context
+from . import combos
+from .declare import (AFTER_BURIAL, DEALING, Situation, declaration_options, declaring_level,
+                      judge_declaration)
+from .scoring import settle_deal
+
+def situation(s: State, seat: int) -> Situation:
+    """The facts a declaration by ``seat`` is judged on now."""
+    rules = s.rules
+    level = declaring_level(rules, s.level, s.levels[seat % 2], seat, s.dealer, s.decl,
+                            s.first_deal)
+    can = s.round_kind != "attackers"
+    return Situation(
+        rules=rules, level=level,
+        phase=AFTER_BURIAL if s.phase in (P_ROUND,) and s.round_kind == "after_burial"
+        else DEALING,
+        first_deal=s.first_deal, dealer=s.dealer, current=s.decl, shown=s.shown,
+        kitty_opened=s.kitty_opened, dealer_team_can_declare=can)
+
+
+def _may_declare(s: State, seat: int) -> bool:
+    """Could this seat show anything now? (cheap: most seats most of the time cannot)."""
+    hand = s.hands[seat]
+    rules = s.rules
+    if s.kitty_opened:
+        return False
+    if s.decl is None:
+        lv = s.level
+        if s.round_kind == "attackers":
+            lv = s.levels[seat % 2]
+        elif (rules.declaration == "level_joker" and not s.first_deal
+              and seat % 2 != s.dealer % 2):
+            return False
+        if not (hand[lv] or hand[13 + lv] or hand[26 + lv] or hand[39 + lv]):
+            return False
+    else:
+        if seat == s.decl.seat:
+            return False
+        if rules.overturn == "pair_joker":
+            after = s.round_kind == "after_burial"
+            if s.first_deal == after:
+                return False
+        lv = s.level
+        if not (hand[52] >= 2 or hand[53] >= 2 or hand[lv] >= 2 or hand[13 + lv] >= 2
+                or hand[26 + lv] >= 2 or hand[39 + lv] >= 2):
+            return False
+    return bool(declaration_options(situation(s, seat), seat, hand))
+
+
+def _advance(s: State, ev: list) -> None:
+    """Run automatic steps until a decision is due."""
+    rules = s.rules
+    while True:
+        if s.phase == P_DEALING:
+            if st.deal_until_choice(s, ev, _may_declare):
+                return
+            s.round_kind = "dealing"
+            continue
+        if s.phase == P_ROUND:
+            if st.offer_round(s, _may_declare):
+                return
+            kind = s.round_kind
+            s.round_kind = None
+            s.round_seats = None
+            if kind in ("dealing", "attackers"):
+                if _after_declaring(s, ev):
+                    return
+            else:  # after_burial: play starts
+                st.start_play(s)
+                return
+            continue
+        if s.phase == P_REDEAL:
+            while s.round_next is not None:
+                seat = s.round_next
+                s.round_next = _next_attacker(s, seat)
+                hand = s.hands[seat]
+                if sum(POINTS[k] * hand[k] for k in range(KINDS)) < rules.redeal_points:
+                    s.turn = seat
+                    s.decision = DecisionKind.REDEAL
+                    return
+            _take_kitty(s, s.dealer, ev)
+            return
+        return
+
+
+def _next_attacker(s: State, seat: int) -> int | None:
+    """The next attacker after ``seat`` in seat order from the dealer, or None."""
+    first = (s.dealer + 1) % 4
+    return (first + 2) % 4 if seat == first else None
+
+
+def _set_trump(s: State, suit: int | None) -> None:
+    s.trump = suit
+    s.ctx = trump_context(s.level, suit)
+
+
+def _after_declaring(s: State, ev: list) -> bool:
+    """Dealing and its declaration chances are over. Returns True when a decision is due."""
+    rules = s.rules
+    if (s.decl is None and rules.attacker_declare == "when_dealer_team_cannot"
+            and not s.first_deal and not s.attackers_asked):
+        s.attackers_asked = True
+        if not any(_dealer_team_can(s, x) for x in (s.dealer, (s.dealer + 2) % 4)):
+            # neither dealer-team seat can declare: the attackers may (004 报主 2)
+            s.phase = P_ROUND
+            s.round_kind = "attackers"
+            s.round_seats = frozenset({(s.dealer + 1) % 4, (s.dealer + 3) % 4})
+            s.round_next = (s.dealer + 1) % 4
+            s.round_passes = 0
+            _advance(s, ev)
+            return True
+    if s.decl is None:
+        if rules.no_declaration == "open_kitty":
+            if s.first_deal and s.redeals < rules.first_deal_redeals:
+                ev.append(Redealt("nobody declared on the first deal"))
+                st.restart(s, s.redeals + 1)
+                return True
+            if s.first_deal:  # bounded: bots that never declare must not stall a match
+                st.set_dealer(s, s.first_receiver, "first receiver after "
+                            f"{s.redeals} redeals without a declaration", ev)
+            _open_kitty(s, ev)
+        else:
+            s.phase = P_DRAW
+            s.turn = CHANCE
+            s.decision = DecisionKind.DRAW_KITTY_CARD
+            return True
+    else:
+        if rules.overturn == "pair_joker" and s.first_deal:
+            if s.dealer != s.decl.seat:
+                st.set_dealer(s, s.decl.seat, "declared", ev)
+        _set_trump(s, s.decl.suit)
+    return _before_kitty(s, ev)
+
+
+def _dealer_team_can(s: State, seat: int) -> bool:
+    sit = Situation(rules=s.rules, level=s.level, phase=DEALING, first_deal=False,
+                    dealer=s.dealer, current=None)
+    return bool(declaration_options(sit, seat, s.hands[seat]))
+
+
+def _open_kitty(s: State, ev: list) -> None:
+    """003 section 5: the first level card's suit, else the suit of the first card of the
+    highest rank; no overturn afterwards."""
+    suit = None
+    for k in s.kitty:
+        if k < 52 and k % 13 == s.level:
+            suit = k // 13
+            break
+    if suit is None:
+        best = -1
+        for k in s.kitty:
+            if k < 52 and k % 13 > best:
+                best = k % 13
+                suit = k // 13
+    s.kitty_opened = True
+    s.revealed = s.revealed + (("opened", tuple(s.kitty)),)
+    _set_trump(s, suit)
+    ev.append(KittyOpened(tuple(s.kitty), suit))
+
+
+def _before_kitty(s: State, ev: list) -> bool:
+    """Redeal offers (004 暴动), then the dealer takes up the kitty."""
+    rules = s.rules
+    if rules.max_redeals and s.redeals < rules.max_redeals:
+        s.phase = P_REDEAL
+        s.round_next = (s.dealer + 1) % 4
+        _advance(s, ev)
+        return True
+    _take_kitty(s, s.dealer, ev)
+    return True
+
+
+def _take_kitty(s: State, seat: int, ev: list) -> None:
+    hand = st.own_hand(s, seat)
+    for k in s.kitty:
+        hand[k] += 1
+    ev.append(KittyTaken(seat, tuple(s.kitty), seat))
+    ev.append(KittyTakenPublic(seat))
+    s.kitty = ()
+    s.kitty_owner = seat
+    s.phase = P_BURY
+    s.turn = seat
+    s.decision = DecisionKind.BURY
+
+
+def _do_shuffle(s: State, a: Shuffle, seat, dry):
+    rules = s.rules
+    deck = tuple(a.deck)
+    st.check_deck(rules, deck)
+    if s.dealer is not None:
+        first = s.dealer
+    elif s.flip_seat is not None:
+        first = s.flip_seat
+    elif rules.first_receiver == "flip":
+        first = max(range(4), key=lambda i: _flip_key(deck[i]))
+    else:
+        if a.first_seat not in range(4):
+            raise InvalidActionError("shuffle: this variant draws the first receiver of a game; "
+                                     "expected a first seat 0-3")
+        first = a.first_seat
+    if dry:
+        return None
+    n = s.copy()
+    ev: list = []
+    if n.dealer is None:
+        n.flip_seat = first
+    n.hands = st.empty_hands()
+    n.deck = deck
+    n.first_receiver = first
+    n.kitty = deck[rules.hand_size * 4:]
+    n.phase = P_DEALING
+    ev.append(DealStarted(n.deal_no, n.dealer, first, n.levels, n.redeals))
+    _advance(n, ev)
+    return n, tuple(ev)
+
+
+def _flip_key(k: int) -> tuple[int, int]:
+    """003 section 3: highest rank wins the first receipt; ties black over red, S>H>D>C."""
+    if k >= 52:
+        return (13 + (k - 52), 4)
+    return (k % 13, 3 - k // 13)
+
+
+def _do_draw(s: State, a: DrawKittyCard, seat, dry):
+    if not isinstance(a.index, int) or not 0 <= a.index < len(s.kitty):
+        raise InvalidActionError(f"draw: index {a.index!r} out of range 0-{len(s.kitty) - 1}")
+    if dry:
+        return None
+    n = s.copy()
+    ev: list = []
+    card = n.kitty[a.index]
+    suit = None if card >= 52 else card // 13
+    n.revealed = n.revealed + (("drawn", card),)
+    ev.append(KittyCardDrawn(card, suit))
+    # 004 无人报主: the seat holding the card identical to it becomes dealer
+    holder = None
+    start = n.dealer if n.dealer is not None else n.first_receiver
+    for i in range(4):
+        x = (start + i) % 4
+        if n.hands[x][card]:
+            holder = x
+            break
+    if holder is not None and holder != n.dealer:
+        st.set_dealer(n, holder, "holds the drawn kitty card", ev)
+    elif n.dealer is None:
+        st.set_dealer(n, n.first_receiver, "first receiver (nobody holds the drawn card)", ev)
+    _set_trump(n, suit)
+    _before_kitty(n, ev)
+    return n, tuple(ev)
+
+
+def _do_pass(s: State, a: Pass, seat, dry):
+    if dry:
+        return None
+    n = s.copy()
+    if n.phase == P_DEALING:
+        n.hands = [list(h) for h in n.hands]
+    ev: list = [Passed(seat, s.decision.value, seat)]
+    if s.decision == DecisionKind.REDEAL:
+        _advance(n, ev)
+    elif n.phase == P_DEALING:
+        _advance(n, ev)
+    else:
+        n.round_passes += 1
+        n.round_next = (seat + 1) % 4
+        _advance(n, ev)
+    return n, tuple(ev)
+
+
+def _do_declare(s: State, a: Declare, seat, dry):
+    cards = tuple(a.cards)
+    st.require_held(s, seat, cards, "show")
+    reason, decl = judge_declaration(situation(s, seat), seat, cards)
+    if reason:
+        raise IllegalActionError(reason)
+    if dry:
+        return None
+    n = s.copy()
+    if n.phase == P_DEALING:
+        n.hands = [list(h) for h in n.hands]
+    ev: list = []
+    rules = n.rules
+    if decl.overturn and decl.strength == 2 and rules.overturn == "level_pairs":
+        n.shown = n.shown | {cards[0]}
+    n.decl = decl
+    n.declarations = n.declarations + (decl,)
+    ev.append(Declared(seat, cards, decl.suit, decl.overturn))
+    if n.first_declarer is None:
+        n.first_declarer = seat
+    if n.round_kind == "attackers":
+        # an attacker declares with its own level and becomes dealer
+        st.set_dealer(n, seat, "attacker declared", ev)
+        n.round_passes = 4
+    elif rules.overturn == "level_pairs" and n.dealer is None:
+        st.set_dealer(n, seat, "first to declare", ev)
+    if n.round_kind == "after_burial":
+        _set_trump(n, decl.suit)
+        if rules.overturn == "pair_joker":
+            # 炒底: the overturner takes up the buried kitty and buries again
+            n.round_passes = 1
+            n.round_next = (seat + 1) % 4
+            _take_kitty(n, seat, ev)
+            return n, tuple(ev)
+    if n.phase in (P_ROUND,) and n.round_kind != "attackers":
+        n.round_passes = 1
+        n.round_next = (seat + 1) % 4
+    _advance(n, ev)
+    return n, tuple(ev)
+
+
+def _do_redeal(s: State, a: Redeal, seat, dry):
+    if dry:
+        return None
+    n = s.copy()
+    ev: list = [RedealDemanded(seat), Redealt(f"seat {seat} demanded a redeal (暴动)")]
+    dealer = n.dealer
+    st.restart(n, n.redeals + 1)
+    n.dealer = dealer
+    n.first_deal = False
+    n.dealer_known_at_start = True
+    n.level = n.levels[dealer % 2]
+    return n, tuple(ev)
+
+
+def bury_error(rules: RuleSet, cards) -> str | None:
+    """Why this is no burial (two decks: any cards of the hand, as many as the kitty)."""
+    if len(cards) != rules.kitty_size:
+        return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
+    return None
+
+
+def _do_bury(s: State, a: Bury, seat, dry):
+    rules = s.rules
+    cards = tuple(a.cards)
+    reason = bury_error(rules, cards)
+    if reason:
+        raise IllegalActionError(reason)
+    st.require_held(s, seat, cards, "bury")
+    if dry:
+        return None
+    n = s.copy()
+    st.remove_cards(n, seat, cards)
+    n.kitty = cards
+    n.kitty_owner = seat
+    ev: list = [Buried(seat, cards, seat), BuriedPublic(seat)]
+    if n.kitty_opened or (rules.overturn == "pair_joker" and n.first_deal):
+        st.start_play(n)
+        return n, tuple(ev)
+    if n.round_kind == "after_burial":
+        n.phase = P_ROUND  # continue the 炒底 round after a rebury
+    else:
+        n.phase = P_ROUND
+        n.round_kind = "after_burial"
+        n.round_next = n.dealer
+        n.round_passes = 0
+    _advance(n, ev)
+    return n, tuple(ev)
+
+
+def _do_play(s: State, a: Play, seat, dry):
+    cards = tuple(a.cards)
+    if not cards:
+        raise IllegalActionError("a play needs at least one card")
+    st.require_held(s, seat, cards, "play")
+    ctx = s.ctx
+    if s.decision == DecisionKind.LEAD:
+        fmt = combos.lead_format(cards, ctx)
+        if fmt.kind == combos.INVALID:
+            classes = sorted({ctx.class_name(ctx.cls[k]) for k in cards})
+            raise IllegalActionError(
+                f"a lead must be one suit (trumps count as one suit): {' '.join(TEXT[c] for c in cards)} "
+                f"mixes {' and '.join(classes)}")
+        if dry:
+            return None
+        return _lead(s, seat, cards, fmt)
+    reason = combos.follow_error(s.trick_fmt, s.hands[seat], cards, ctx)
+    if reason:
+        raise IllegalActionError(reason)
+    if dry:
+        return None
+    return _follow(s, seat, cards)
+
+
+def _lead(s: State, seat: int, cards, fmt):
+    n = s.copy()
+    a_cards = cards
+    ev: list = []
+    ctx = n.ctx
+    if fmt.kind == combos.THROW:
+        others = [n.hands[(seat + i) % 4] for i in (1, 2, 3)]
+        judged = combos.judge_throw(fmt, others, ctx, n.rules.throw_penalty)
+        if judged.forced is not None:
+            team = 0 if seat % 2 == n.dealer % 2 else 1
+            pen = list(n.penalties)
+            pen[team] += judged.penalty
+            n.penalties = tuple(pen)
+            cards = judged.forced.cards
+            ev.append(ThrowFailed(seat, tuple(a_cards), cards, judged.penalty))
+            fmt = combos.lead_format(cards, ctx)
+    st.remove_cards(n, seat, cards)
+    n.trick = ((seat, tuple(cards)),)
+    n.trick_fmt = fmt
+    n.trick_best = 0
+    n.trick_key = combos.lead_key(fmt)
+    n.leader = seat
+    n.turn = (seat + 1) % 4
+    n.decision = DecisionKind.FOLLOW
+    ev.append(Played(seat, tuple(cards), True))
+    return n, tuple(ev)
+
+
+def _follow(s: State, seat: int, cards):
+    return st.follow_played(s, seat, tuple(cards), combos.play_key(s.trick_fmt, cards, s.ctx),
+                         _end_deal)
+
+
+def _decisive_rank(n: State) -> int | None:
+    """Rank of the card that decides the last trick's winning play (its largest unit's top)."""
+    _, play = n.trick[n.trick_best]
+    top = n.trick_key[1]
+    pos = n.ctx.pos
+    for k in play:
+        if pos[k] == top:
+            return None if k >= 52 else k % 13
+    return None
+
+
+def _end_deal(n: State, winner: int, ev: list) -> None:
+    rules = n.rules
+    dt = n.dealer % 2
+    attackers_won = winner % 2 != dt
+    kitty_points = sum(POINTS[k] for k in n.kitty)
+    out = settle_deal(
+        rules, dealer=n.dealer, levels=n.levels, attacker_points=n.attacker_points,
+        kitty_points=kitty_points, attackers_won_last=attackers_won,
+        last_lead_pairs=combos.dig_pairs(n.trick_fmt),
+        last_winning_rank=_decisive_rank(n), penalties=n.penalties,
+        restore_level=n.restore_level, two_exempt=n.two_exempt)
+    ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, out.kitty_bonus,
+                        n.penalties, out.attacker_total, out.levels, out.next_dealer,
+                        out.restore_level))
+    n.last_deal = out
+    n.levels = out.levels
+    n.restore_level = out.restore_level
+    n.two_exempt = out.two_exempt
+    n.dealer = out.next_dealer
+    n.deal_no += 1
+    if out.game_over or (n.max_deals is not None and n.deal_no >= n.max_deals):
+        n.winner_team = out.winner_team
+        n.phase = P_OVER
+        n.turn = NOBODY
+        n.decision = DecisionKind.GAME_OVER
+        ev.append(GameEnded(out.winner_team, out.levels, n.deal_no))
+        return
+    st.reset_deal(n)
+
+
+HANDLERS = {
+    Shuffle: _do_shuffle,
+    DrawKittyCard: _do_draw,
+    Pass: _do_pass,
+    Declare: _do_declare,
+    Redeal: _do_redeal,
+    Bury: _do_bury,
+    Play: _do_play,
+}

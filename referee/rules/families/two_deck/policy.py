@@ -1,0 +1,79 @@
+"""Random legal play for the two-deck games (for tests, benchmarks and the random bot): the
+generator is an input; throws and tractors are tried now and then, follows are legal."""
+
+from __future__ import annotations
+
+import random
+
+from ...actions import Bury, DecisionKind, Declare, Pass, Play, Redeal
+from ...sampling import DECLARE_RATE, expand, sample_throw
+from ...state import State
+from ...trump import TRUMP
+from . import combos
+from .declare import declaration_options
+from .flow import situation
+from .legal import lead_units, legal_follows
+
+THROW_RATE = 0.25
+TRACTOR_RATE = 0.15
+
+
+def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RATE):
+    """A random legal action for the seat to act (every decision kind, throws included);
+    ``declare_rate`` is the chance of declaring when a declaration is possible."""
+    kind = s.decision
+    seat = s.turn
+    if kind == DecisionKind.DECLARE:
+        options = declaration_options(situation(s, seat), seat, s.hands[seat])
+        if options and rng.random() < declare_rate:
+            return Declare(rng.choice(options))
+        return Pass()
+    if kind == DecisionKind.REDEAL:
+        return Redeal() if rng.random() < 0.5 else Pass()
+    if kind == DecisionKind.BURY:
+        cards = expand(s.hands[seat], range(54))
+        return Bury(tuple(rng.sample(cards, s.rules.kitty_size)))
+    if kind == DecisionKind.LEAD:
+        r = rng.random()
+        if r < THROW_RATE:
+            throw = sample_throw(s.hands[seat], s.ctx, rng)
+            if throw:
+                return Play(throw)
+        if r < THROW_RATE + TRACTOR_RATE:
+            return Play(rng.choice(lead_units(s, seat)))
+        hand = s.hands[seat]
+        k = rng.choice(expand(hand, range(54)))
+        return Play((k, k) if hand[k] >= 2 and rng.random() < 0.6 else (k,))
+    if kind == DecisionKind.FOLLOW:
+        return Play(_random_follow(s, seat, rng))
+    raise ValueError(f"no seat decision now: {kind.value}")
+
+
+def _random_follow(s: State, seat: int, rng: random.Random):
+    fmt = s.trick_fmt
+    ctx = s.ctx
+    hand = s.hands[seat]
+    n = fmt.size
+    suit = expand(hand, ctx.members[fmt.cls])
+    if len(suit) <= n:
+        cls = ctx.cls
+        rest = expand(hand, [k for k in range(54) if hand[k] and cls[k] != fmt.cls])
+        # void or short: fill with anything; try a matching ruff now and then
+        if not suit and fmt.cls != TRUMP and rng.random() < 0.5:
+            trumps = expand(hand, ctx.members[TRUMP])
+            if len(trumps) >= n:
+                return tuple(rng.sample(trumps, n))
+        return tuple(suit) + tuple(rng.sample(rest, n - len(suit)))
+    if fmt.pairs == 0:
+        return tuple(rng.sample(suit, n))
+    if n == 2:  # a pair led: a pair of the suit is owed when held
+        pairs = [k for k in ctx.members[fmt.cls] if hand[k] >= 2]
+        if pairs:
+            k = rng.choice(pairs)
+            return (k, k)
+        return tuple(rng.sample(suit, 2))
+    for _ in range(4):
+        play = tuple(rng.sample(suit, n))
+        if combos.follow_error(fmt, hand, play, ctx) is None:
+            return play
+    return rng.choice(legal_follows(s, seat))

@@ -1,0 +1,141 @@
+"""The end of a deal (结算): the attackers' total, the level table, must-play ranks (必打), the J/A
+reset (003 section 12) and its restoration, the next dealer and the end of the game.
+
+Levels are rank indexes (0 = ``2`` ... 12 = ``A``); teams are 0 (seats 0, 2) and 1 (seats 1, 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...options import RuleSet
+
+ACE = 12
+JACK = 9
+TWO = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DealOutcome:
+    """What a finished deal does.
+
+    ``levels`` are both teams' levels after the deal, indexed by team; ``dealer_team`` is the
+    team that deals next; ``restore_level`` is set when the J/A reset happened (the level the
+    dealer team may get back next deal); ``two_exempt`` holds the teams for which 2 is not a
+    must-play rank: restarted at 2 by the J reset and still at 2 (003 section 12 此时2非必打)."""
+
+    attacker_total: int
+    kitty_bonus: int
+    levels: tuple[int, int]
+    next_dealer: int
+    game_over: bool
+    winner_team: int | None
+    restore_level: int | None
+    two_exempt: frozenset[int]
+    dealer_team_gain: int
+    attacker_gain: int
+
+
+def kitty_multiplier(rules: RuleSet, pairs: int) -> int:
+    """摳底 multiplier for a last-trick lead whose largest unit has ``pairs`` pairs."""
+    if pairs == 0:
+        return 2
+    if rules.kitty_multiplier == "doubling":
+        return 2 ** (pairs + 1)
+    return 4 * pairs
+
+
+def table_gain(rules: RuleSet, total: int) -> tuple[bool, int]:
+    """(attackers take over?, levels gained by the team that is dealer team next)."""
+    if rules.level_table == "per_20":
+        if total >= 80:
+            return True, (total - 80) // 20
+        return False, (80 - total) // 20
+    # fry_table (004 升级)
+    if total <= 0:
+        return False, 3
+    if total < 40:
+        return False, 2
+    if total < 80:
+        return False, 1
+    if total < 120:
+        return True, 0
+    return True, min(6, (total - 120) // 40 + 1)
+
+
+def _climb(rules: RuleSet, level: int, gain: int, as_dealer: bool,
+           exempt_two: bool) -> tuple[int, int, bool]:
+    """Move a team up ``gain`` levels. Returns (new level, levels it could not take because of
+    a must-play rank, whether it won the game by passing A)."""
+    must = rules.must_play_idx
+    for step in range(gain):
+        leaving_own = step == 0 and as_dealer
+        if level in must and not leaving_own and not (level == TWO and exempt_two):
+            return level, gain - step, False
+        if level == ACE:
+            if rules.after_ace == "wrap":
+                level = TWO
+                continue
+            return level, 0, True
+        level += 1
+    return level, 0, False
+
+
+def _drop(level: int, by: int) -> int:
+    return max(TWO, level - by)
+
+
+def settle_deal(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacker_points: int,
+                kitty_points: int, attackers_won_last: bool, last_lead_pairs: int,
+                last_winning_rank: int | None, penalties: tuple[int, int] = (0, 0),
+                restore_level: int | None = None,
+                two_exempt: frozenset[int] = frozenset()) -> DealOutcome:
+    """Score a finished two-deck deal.
+
+    ``penalties`` are failed-throw penalty points charged to throws of (dealer team, attackers);
+    ``last_winning_rank`` is the rank of the decisive card of the last trick's winning play (for
+    the J/A reset); ``restore_level`` is pending from a J/A reset on the previous deal;
+    ``two_exempt`` are the teams the J reset restarted at 2 that still sit there: the exemption
+    lasts, on either side, until the team leaves 2."""
+    dt = dealer % 2
+    at = 1 - dt
+    bonus = kitty_points * kitty_multiplier(rules, last_lead_pairs) if attackers_won_last else 0
+    total = max(0, attacker_points + bonus + penalties[0] - penalties[1])
+    new = list(levels)
+    partner = (dealer + 2) % 4
+    next_seat = (dealer + 1) % 4
+    dl = levels[dt]
+    # 003 section 12: the J/A reset, whatever the attackers scored.
+    if (rules.ja_reset and attackers_won_last and dl in (JACK, ACE)
+            and last_winning_rank == dl):
+        new[dt] = TWO if dl == JACK else JACK
+        exempt = _still_at_two(two_exempt, new) | ({dt} if dl == JACK else set())
+        return DealOutcome(total, bonus, (new[0], new[1]), partner, False, None, dl,
+                           frozenset(exempt), 0, 0)
+    # 落实政策: the deal after a reset, attackers under 40 -> back to the level it was reset from.
+    if restore_level is not None and total < 40:
+        new[dt] = restore_level
+        return DealOutcome(total, bonus, (new[0], new[1]), partner, False, None, None,
+                           _still_at_two(two_exempt, new), 0, 0)
+    take_over, gain = table_gain(rules, total)
+    if take_over:
+        lvl, short, won = _climb(rules, levels[at], gain, False, at in two_exempt)
+        new[at] = lvl
+        if short:
+            new[dt] = _drop(new[dt], short)
+        return DealOutcome(total, bonus, (new[0], new[1]), next_seat, won,
+                           at if won else None, None, _still_at_two(two_exempt, new), 0,
+                           lvl - levels[at])
+    lvl, short, won = _climb(rules, dl, gain, True, dt in two_exempt)
+    new[dt] = lvl
+    if short:
+        new[at] = _drop(new[at], short)
+    # The dealer team held (and, but for a 003 hold under 80 by less than 20, went up): the
+    # dealer's partner deals next.
+    return DealOutcome(total, bonus, (new[0], new[1]), partner, won, dt if won else None, None,
+                       _still_at_two(two_exempt, new), gain, 0)
+
+
+def _still_at_two(exempt: frozenset[int], levels: list[int]) -> frozenset[int]:
+    """The exempt teams that have not left 2."""
+    return frozenset(t for t in exempt if levels[t] == TWO)

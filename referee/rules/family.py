@@ -1,0 +1,62 @@
+"""A game family: the axis the engine grows along.
+
+Variants of one family share their rules code and differ only by options (a preset each); a new
+family is one package under ``families/`` whose ``FAMILY`` value lists what the engine, the
+legal listing, the random player and the conformance runner need from it. Nothing outside a
+family's package branches on its name.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping
+
+from .actions import Action, DecisionKind
+from .options import RuleSet
+from .trump import TrumpContext, trump_context
+
+
+def _plain_context(level: int, suit: int | None) -> TrumpContext:
+    return trump_context(level, suit)
+
+
+def _no_extras(state) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Family:
+    """What one game family supplies; see the module docstring."""
+
+    name: str
+    """The ``RuleSet.family`` value of its presets."""
+    decks: int
+    presets: tuple[RuleSet, ...]
+    handlers: Mapping[type, Callable]
+    """Action type -> ``handler(state, action, seat, dry)``: with ``dry`` it only checks (raises
+    with the reason, returns None); otherwise it returns ``(new state, events)``."""
+    actions: Callable[[Any, DecisionKind, int], Iterator[Action]]
+    """Every legal action of a seat at a decision (leads may leave out throws)."""
+    random_action: Callable[..., Action]
+    """``random_action(state, rng, declare_rate)``: a random legal action (rng is an input)."""
+    judges: str
+    """The module whose ``KINDS`` maps conformance case kinds to their judges."""
+    throws: bool = False
+    """A lead may be any set of one suit class (甩): the listing of leads is incomplete."""
+    count: Callable[[Any, DecisionKind, int], int | None] = lambda s, kind, seat: None
+    """The number of legal actions without listing them, where that is quicker (else None)."""
+    context: Callable[[int, int | None], TrumpContext] = _plain_context
+    """The trump context (strength tables) for a level rank and a trump suit."""
+    result_extras: Callable[[Any], dict[str, Any]] = _no_extras
+    """What a finished game adds to its record's result (three-deck: match points, titles)."""
+    plays: Callable[[Any, DecisionKind, int], Iterator[tuple[int, ...]]] | None = None
+    """Optional: the cards of every legal lead or follow, as ``actions`` lists them (a quicker
+    listing for the referee's hints)."""
+    engine_goal: int = 100
+    """Random legal deals a second the engine should play on one core (``arena bench engine``)."""
+
+    def random(self, state, rng: random.Random, declare_rate: float | None = None) -> Action:
+        if declare_rate is None:
+            return self.random_action(state, rng)
+        return self.random_action(state, rng, declare_rate)

@@ -1,0 +1,33 @@
+"""Helpers of the random players (the generator is always an input: the engine has none)."""
+
+from __future__ import annotations
+
+import random
+
+DECLARE_RATE = 0.35
+"""The chance that a random player declares when it can."""
+
+
+def expand(hand: list[int], kinds) -> list[int]:
+    """The cards of ``kinds`` in a hand of counts, each as often as held."""
+    out = [k for k in kinds if hand[k]]
+    extra = [k for k in out if hand[k] > 1]
+    if extra:
+        out += extra
+        for k in extra:
+            if hand[k] > 2:
+                out.extend([k] * (hand[k] - 2))
+    return out
+
+
+def sample_throw(hand: list[int], ctx, rng: random.Random):
+    """A random throw of 2 to 6 cards of one suit class, favouring strong cards (the throws of
+    top cards players try); None when no class holds two cards."""
+    classes = [c for c in range(5) if sum(map(hand.__getitem__, ctx.members[c])) >= 2]
+    if not classes:
+        return None
+    c = rng.choice(classes)
+    cards = expand(hand, ctx.members[c])
+    n = rng.randint(2, min(len(cards), 6))
+    cards = cards[: max(n, min(len(cards), n + 2))]
+    return tuple(rng.sample(cards, n))

@@ -1,0 +1,1 @@
+"""Commands that are not the library: benchmarks, the soak, the mutation check."""
