@@ -13,4 +13,10 @@ from referee.rules.state import State
 def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RATE):
     """A random legal action for the seat to act (every decision kind, throws included);
     ``declare_rate`` is the chance of declaring when a declaration is possible."""
-    return family_of(s.rules).random_action(s, rng, declare_rate)
+    play = _PLAYERS.get(s.rules.family)
+    if play is None:
+        play = _PLAYERS[s.rules.family] = family_of(s.rules).random_action
+    return play(s, rng, declare_rate)
+
+
+_PLAYERS: dict = {}

@@ -68,8 +68,13 @@ def _apply(s: State, action: Action, seat: int | None, dry: bool):
         raise IllegalActionError(
             f"wrong decision kind: the state waits for a {s.decision.value} decision "
             f"({names}), not {type(action).__name__}")
-    handler = family_of(s.rules).handlers[type(action)]
-    return handler(s, action, actor, dry)
+    handlers = _HANDLERS.get(s.rules.family)
+    if handlers is None:  # once per family: the registry's answer, kept for the hot path
+        handlers = _HANDLERS[s.rules.family] = family_of(s.rules).handlers
+    return handlers[type(action)](s, action, actor, dry)
+
+
+_HANDLERS: dict = {}
 
 
 def apply_all(s: State, actions: Iterable[tuple[int | None, Action]]):
