@@ -213,3 +213,37 @@ def test_three_deck_result_carries_match_points_and_titles():
     from referee.rules.families.three_deck.rules import title
     assert result["titles"] == [title(p) for p in state.match_points]
     assert title(0) == "赤脚" and title(-5) == "赤脚" and title(144) == "轿车" and title(10**6) == "神"
+
+
+@pytest.mark.parametrize("variant", ["two-deck-80", "two-deck-fry", "single-deck", "three-deck"])
+def test_actions_and_events_read_back_from_their_text(variant):
+    """Every action of a golden record round-trips through str / repr / parse, and every event
+    through to_dict / Event.from_dict, to an equal value."""
+    from referee.rules import actions as actions_module
+    from referee.rules.actions import parse_action
+    from referee.rules.events import Event
+    golden = json.loads((ROOT / "tests" / "golden" / f"{variant}.json").read_text())
+    seen = set()
+    for _, text in golden["record"]["actions"]:
+        action = parse_action(text)
+        assert str(action) == text
+        assert type(action).parse(text) == action
+        assert eval(repr(action), vars(actions_module)) == action
+        seen.add(type(action).__name__)
+    assert {"Shuffle", "Bury", "Play"} <= seen
+    for data in golden["record"]["events"]:
+        event = Event.from_dict(data)
+        assert event.to_dict() == {k: v for k, v in data.items() if k != "visible_to"}
+        assert Event.from_dict(event.to_dict()) == event
+
+
+def test_a_parse_of_the_wrong_kind_and_an_unknown_event_are_named():
+    from referee.rules.actions import Play
+    from referee.rules.events import Event
+    with pytest.raises(InvalidActionError, match="'pass' is a Pass action, not a Play"):
+        Play.parse("pass")
+    with pytest.raises(ValueError, match="unknown event 'Nope'"):
+        Event.from_dict({"event": "Nope"})
+    with pytest.raises(ValueError, match=r"event Played: unknown field\(s\) \['extra'\]"):
+        Event.from_dict({"event": "Played", "seat": 0, "cards": ["AH"], "lead": True,
+                         "extra": 1})

@@ -55,8 +55,33 @@ def _cards_text(cards) -> str:
     return " ".join(TEXT[c] for c in cards)
 
 
-@dataclass(frozen=True, slots=True)
-class Shuffle:
+class _ActionText:
+    """The text form every action shares: ``str`` is ``text()``, ``repr`` round-trips through
+    ``parse`` (``Play.parse('play AH AH')``)."""
+
+    __slots__ = ()
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.parse({self.text()!r})"
+
+    @classmethod
+    def parse(cls, text: str):
+        """The action written as ``text``, which must be of this kind."""
+        action = parse_action(text)
+        if not isinstance(action, cls):
+            raise InvalidActionError(f"{text!r} is a {type(action).__name__} action, not a "
+                                     f"{cls.__name__}")
+        return action
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Shuffle(_ActionText):
     """Chance: the deck order; ``first_seat`` is the first receiver where the variant draws one."""
 
     deck: tuple[int, ...]
@@ -67,8 +92,8 @@ class Shuffle:
         return f"shuffle {first} {_cards_text(self.deck)}"
 
 
-@dataclass(frozen=True, slots=True)
-class DrawKittyCard:
+@dataclass(frozen=True, slots=True, repr=False)
+class DrawKittyCard(_ActionText):
     """Chance: the kitty card (by index in the kitty) that names the trump."""
 
     index: int
@@ -77,16 +102,16 @@ class DrawKittyCard:
         return f"draw {self.index}"
 
 
-@dataclass(frozen=True, slots=True)
-class Pass:
+@dataclass(frozen=True, slots=True, repr=False)
+class Pass(_ActionText):
     """Decline a declaration, an overturn or a redeal."""
 
     def text(self) -> str:
         return "pass"
 
 
-@dataclass(frozen=True, slots=True)
-class Declare:
+@dataclass(frozen=True, slots=True, repr=False)
+class Declare(_ActionText):
     """Show cards to declare a trump or overturn (反主); ``suit`` is the suit three jokers name
     (three-deck)."""
 
@@ -102,16 +127,16 @@ class Declare:
         return f"declare {_cards_text(self.cards)}{named}"
 
 
-@dataclass(frozen=True, slots=True)
-class Redeal:
+@dataclass(frozen=True, slots=True, repr=False)
+class Redeal(_ActionText):
     """Demand a redeal (暴动)."""
 
     def text(self) -> str:
         return "redeal"
 
 
-@dataclass(frozen=True, slots=True)
-class Bury:
+@dataclass(frozen=True, slots=True, repr=False)
+class Bury(_ActionText):
     """Bury these cards as the kitty."""
 
     cards: tuple[int, ...]
@@ -124,8 +149,8 @@ class Bury:
         return f"bury {_cards_text(self.cards)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Play:
+@dataclass(frozen=True, slots=True, repr=False)
+class Play(_ActionText):
     """Lead or follow with these cards."""
 
     cards: tuple[int, ...]
@@ -138,24 +163,24 @@ class Play:
         return f"play {_cards_text(self.cards)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Uprising:
+@dataclass(frozen=True, slots=True, repr=False)
+class Uprising(_ActionText):
     """Rise (起义): the deal is redealt with no dealer."""
 
     def text(self) -> str:
         return "uprising"
 
 
-@dataclass(frozen=True, slots=True)
-class HandOver:
+@dataclass(frozen=True, slots=True, repr=False)
+class HandOver(_ActionText):
     """Hand the kitty and the deal to the partner (打不起)."""
 
     def text(self) -> str:
         return "handover"
 
 
-@dataclass(frozen=True, slots=True)
-class Transfer:
+@dataclass(frozen=True, slots=True, repr=False)
+class Transfer(_ActionText):
     """Pass the one trump to the partner (渡)."""
 
     cards: tuple[int, ...]
@@ -167,8 +192,8 @@ class Transfer:
         return f"transfer {_cards_text(self.cards)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Return:
+@dataclass(frozen=True, slots=True, repr=False)
+class Return(_ActionText):
     """Give cards back (for a transferred trump, or for a tribute)."""
 
     cards: tuple[int, ...]
@@ -180,8 +205,8 @@ class Return:
         return f"return {_cards_text(self.cards)}"
 
 
-@dataclass(frozen=True, slots=True)
-class RevealDun:
+@dataclass(frozen=True, slots=True, repr=False)
+class RevealDun(_ActionText):
     """Show a dun (礅) of the original hand so that it stays hard."""
 
     cards: tuple[int, ...]
@@ -193,8 +218,8 @@ class RevealDun:
         return f"reveal {_cards_text(self.cards)}"
 
 
-@dataclass(frozen=True, slots=True)
-class BuryJokers:
+@dataclass(frozen=True, slots=True, repr=False)
+class BuryJokers(_ActionText):
     """Bury jokers into the kitty and take back as many of its lowest cards (``take`` empty:
     the referee picks them, as a seat that has not seen the kitty must let it)."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .cards import RANK_TEXT, SUITS, TEXT
+from .cards import RANK_TEXT, SUITS, TEXT, Card, parse_cards
 
 
 def _card_list(cards) -> list[str]:
@@ -49,6 +49,44 @@ class Event:
             out[name] = v
         return out
 
+    @staticmethod
+    def from_dict(data: dict) -> "Event":
+        """The event a ``to_dict()`` form describes (a record's ``visible_to`` is ignored: it
+        follows from the event); raises ``ValueError`` naming what is wrong."""
+        kind = data.get("event") if isinstance(data, dict) else None
+        cls = _EVENT_TYPES.get(kind)
+        if cls is None:
+            raise ValueError(f"unknown event {kind!r}")
+        extra = set(data) - {"event", "visible_to"} - set(cls._fields)
+        if extra:
+            raise ValueError(f"event {kind}: unknown field(s) {sorted(extra)}")
+        values = []
+        for name in cls._fields:
+            if name not in data:
+                raise ValueError(f"event {kind}: missing field {name!r}")
+            v = data[name]
+            if name in ("cards", "kitty", "attempted", "forced", "deck") and v is not None:
+                v = tuple(int(c) for c in parse_cards(v))
+            elif name == "card" and v is not None:
+                v = int(Card.parse(v))
+            elif name == "trump":
+                v = None if v == "none" else SUITS.index(v)
+            elif name in ("level", "restore_level") and v is not None:
+                v = RANK_TEXT.index(v)
+            elif name == "levels":
+                v = tuple(RANK_TEXT.index(x) for x in v)
+            else:
+                v = _tuples(v)
+            values.append(v)
+        return cls(*values)
+
+
+def _tuples(v):
+    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+
+
+_EVENT_TYPES: dict[str, type] = {}
+
 
 def _eq(self, other):
     return type(self) is type(other) and tuple.__eq__(self, other)
@@ -63,7 +101,9 @@ def event(cls):
     base = namedtuple(cls.__name__, list(cls.__annotations__))
     ns = {"__slots__": (), "__doc__": cls.__doc__, "__module__": cls.__module__,
           "__eq__": _eq, "__ne__": _ne, "__hash__": tuple.__hash__}
-    return type(cls.__name__, (base, Event), ns)
+    made = type(cls.__name__, (base, Event), ns)
+    _EVENT_TYPES[cls.__name__] = made  # the types of this module, for reading events back
+    return made
 
 
 @event
