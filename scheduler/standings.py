@@ -16,7 +16,7 @@ import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
-from referee.rules.families.three_deck.rules import title
+from referee.rules import family_of, rules_for
 
 from scheduler.ratings import rating_intervals
 
@@ -82,8 +82,9 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
     config = json.loads(season["config_json"])
     names = list(config["bots"])
     lines = {n: BotLine(n) for n in names}
-    three_deck = config["variant"] == "three-deck"
-    if three_deck:
+    title = family_of(rules_for(config["variant"])).title  # match points (积分) and titles
+    keeps_match_points = title is not None
+    if keeps_match_points:
         for b in lines.values():
             b.match_points = 0
     clusters: dict[str, list[dict]] = defaultdict(list)
@@ -119,7 +120,7 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
                 elif d["attackers"] is not None:
                     b.defend_deals += 1
                     b.conceded_points += d["attacker_total"]
-            if three_deck and s.get("match_points"):
+            if keeps_match_points and s.get("match_points"):
                 mp = s["match_points"]
                 b.match_points += mp[t] + mp[t + 2]
                 for seat in (t, t + 2):

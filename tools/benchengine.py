@@ -64,7 +64,6 @@ def bench_engine(variant: str, deals_wanted: int = 2000, repeat: int = 5) -> int
 
 
 #: deals/s goals on one core (the issues that set them)
-ENGINE_GOALS = {"two-deck-80": 400, "two-deck-fry": 400, "single-deck": 1000, "three-deck": 100}
 
 
 def cpu_model() -> str:

@@ -35,15 +35,7 @@ def _sd_trick(case, ctx):
     lead_kind, c = sd.lead_format(plays[0], ctx)
     if lead_kind == sd.INVALID:
         raise CaseError(f"the lead {text(plays[0])} is not a legal lead")
-    of = lambda i: (lambda r: kinds[i])  # noqa: E731
-    best, key = 0, sd.lead_key(lead_kind, c, plays[0], ctx, of(0))
-    req = kinds[0]
-    for i in range(1, len(plays)):
-        k = sd.play_key(lead_kind, c, plays[i], ctx, of(i))
-        if k is not None and k > key:
-            best, key = i, k
-            if lead_kind == sd.DUN:
-                req = kinds[i]
+    best, req = sd.trick_winner(plays, ctx, kinds)
     return plays, lead_kind, c, req, best
 
 

@@ -50,6 +50,15 @@ class Family:
     """The trump context (strength tables) for a level rank and a trump suit."""
     result_extras: Callable[[Any], dict[str, Any]] = _no_extras
     """What a finished game adds to its record's result (three-deck: match points, titles)."""
+    trick_winner: Callable[[list, TrumpContext], int] | None = None
+    """Optional: the index of the winning play of a (possibly partial) trick, for the bots'
+    helpers (``referee.rules.helpers``)."""
+    bury_limits: Callable[[RuleSet], tuple[bool, int | None]] = lambda rules: (False, None)
+    """What a burial must respect beyond its size: (no side suit held may be left void, the
+    most points it may hold or None)."""
+    title: Callable[[int], str] | None = None
+    """Optional: a family that keeps match points per player (three-deck 积分) names the title
+    of a cumulative score; standings show both where it is set."""
     plays: Callable[[Any, DecisionKind, int], Iterator[tuple[int, ...]]] | None = None
     """Optional: the cards of every legal lead or follow, as ``actions`` lists them (a quicker
     listing for the referee's hints)."""

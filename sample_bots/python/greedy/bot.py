@@ -14,11 +14,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from arena_bot import Bot, run  # noqa: E402
 from shengji_arena.v1 import referee_pb2 as pb  # noqa: E402
 
-from referee.rules.families.two_deck import combos  # noqa: E402
-from referee.rules.families.single_deck import rules as sd  # noqa: E402
-from referee.rules.families.three_deck import rules as td  # noqa: E402
-from referee.rules.cards import POINTS, SUITS, Card, parse_rank  # noqa: E402
-from referee.rules.trump import TRUMP, trump_context  # noqa: E402
+from referee.rules.cards import POINTS, SUITS, Card  # noqa: E402
+from referee.rules.helpers import TRUMP, bury_limits, card_order, rules_of, trick_winner  # noqa: E402
 
 PASS = pb.ACTION_KIND_PASS
 
@@ -31,8 +28,7 @@ class GreedyBot(Bot):
     name = "greedy"
 
     def _ctx(self, obs):
-        suit = None if obs.trump in ("", "none") else SUITS.index(obs.trump)
-        return trump_context(parse_rank(obs.level), suit, obs.variant == "three-deck")
+        return card_order(obs.variant, obs.level, obs.trump)
 
     def _pass_or_first(self, request):
         for a in request.hint.actions:
@@ -63,8 +59,8 @@ class GreedyBot(Bot):
         obs = request.observation
         ctx = self._ctx(obs)
         hand = list(_cards(obs.hand))
-        want = {"two-deck-80": 8, "two-deck-fry": 8}.get(obs.variant, 6)
-        single = obs.variant == "single-deck"
+        want = rules_of(obs.variant).kitty_size
+        no_void, points_cap = bury_limits(obs.variant)
         side = [c for c in hand if ctx.cls[c] != TRUMP]
         by_suit = {}
         for c in side:
@@ -73,11 +69,12 @@ class GreedyBot(Bot):
         chosen = []
 
         def take(c) -> bool:
-            """Bury ``c`` unless single-deck's rules forbid it (000 3.6: no side suit left
-            void, at most 25 points)."""
-            if single and ctx.cls[c] != TRUMP and left[ctx.cls[c]] == 1:
+            """Bury ``c`` unless the variant's limits forbid it (single-deck 000 3.6: no side
+            suit left void, at most 25 points)."""
+            if no_void and ctx.cls[c] != TRUMP and left[ctx.cls[c]] == 1:
                 return False
-            if single and sum(POINTS[x] for x in chosen) + POINTS[c] > 25:
+            points = sum(POINTS[x] for x in chosen) + POINTS[c]
+            if points_cap is not None and points > points_cap:
                 return False
             chosen.append(c)
             if ctx.cls[c] != TRUMP:
@@ -124,18 +121,7 @@ class GreedyBot(Bot):
         return min(plays, key=lambda a: (top(a), len(a.cards)))
 
     def _winner(self, obs, ctx, plays):
-        if obs.variant == "three-deck":
-            return td.trick_winner(plays, ctx)
-        if obs.variant == "single-deck":
-            kind, c = sd.lead_format(plays[0], ctx)
-            of = lambda r: sd.GOLD if r == ctx.level else sd.HARD  # noqa: E731
-            best, key = 0, sd.lead_key(kind, c, plays[0], ctx, of)
-            for i in range(1, len(plays)):
-                k = sd.play_key(kind, c, plays[i], ctx, of)
-                if k is not None and k > key:
-                    best, key = i, k
-            return best
-        return combos.trick_winner(plays, ctx)
+        return trick_winner(obs.variant, ctx, plays)
 
     def on_follow(self, request):
         obs = request.observation

@@ -4,7 +4,7 @@ singles and duns (礅). Preset: ``single-deck``."""
 from ...family import Family
 from ...options import RuleSet
 from . import legal, policy
-from .rules import HANDLERS
+from .rules import HANDLERS, trick_winner
 
 SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
     variant="single-deck",
@@ -22,4 +22,6 @@ SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
 FAMILY = Family(
     name="single_deck", decks=1, presets=(SINGLE_DECK,), handlers=HANDLERS,
     actions=legal.actions, random_action=policy.random_action,
-    judges="referee.conformance.single_deck", throws=True, engine_goal=1000)
+    judges="referee.conformance.single_deck",
+    trick_winner=lambda plays, ctx: trick_winner(plays, ctx)[0],
+    bury_limits=lambda rules: (rules.bury_no_void, rules.kitty_points_cap), throws=True, engine_goal=1000)

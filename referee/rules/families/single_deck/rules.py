@@ -155,6 +155,26 @@ def lead_key(lead_kind: str, lead_cls: int, cards, ctx: TrumpContext, kind_of_du
     return (1 if lead_cls == TRUMP else 0, max(ctx.pos[k] for k in cards))
 
 
+def trick_winner(plays, ctx: TrumpContext, dun_kinds=None) -> tuple[int, str | None]:
+    """(index of the winning play, the kind of the strongest dun when a dun was led). A stronger
+    dun binds the later seats (4.3.1.3); ``dun_kinds[i]`` is the kind of play i's dun (absent:
+    gold for four level cards, hard otherwise)."""
+    def kind_of(i):
+        if dun_kinds is not None and dun_kinds[i] is not None:
+            return lambda r: dun_kinds[i]
+        return lambda r: GOLD if r == ctx.level else HARD
+    lead_kind, c = lead_format(plays[0], ctx)
+    best, key = 0, lead_key(lead_kind, c, plays[0], ctx, kind_of(0))
+    req = kind_of(0)(dun_rank(plays[0])) if lead_kind == DUN else None
+    for i in range(1, len(plays)):
+        k = play_key(lead_kind, c, plays[i], ctx, kind_of(i))
+        if k is not None and k > key:
+            best, key = i, k
+            if lead_kind == DUN:
+                req = kind_of(i)(dun_rank(plays[i]))
+    return best, req
+
+
 def throw_fails(cards, lead_cls: int, others: list[list[int]], ctx: TrumpContext) -> bool:
     """4.2.2.2: another seat holds a card of the suit stronger than any thrown card."""
     low = min(ctx.pos[k] for k in cards)

@@ -4,7 +4,7 @@
 from ...family import Family
 from ...options import RuleSet
 from . import legal, policy
-from .rules import HANDLERS, context, title
+from .rules import HANDLERS, context, title, trick_winner
 
 THREE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
     variant="three-deck",
@@ -29,5 +29,5 @@ def _result_extras(state) -> dict:
 FAMILY = Family(
     name="three_deck", decks=3, presets=(THREE_DECK,), handlers=HANDLERS,
     actions=legal.actions, random_action=policy.random_action,
-    judges="referee.conformance.three_deck", context=context, result_extras=_result_extras,
+    judges="referee.conformance.three_deck", trick_winner=trick_winner, title=title, context=context, result_extras=_result_extras,
     engine_goal=100)

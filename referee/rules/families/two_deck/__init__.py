@@ -3,7 +3,7 @@ Presets: ``two-deck-80`` (003) and ``two-deck-fry`` (004)."""
 
 from ...family import Family
 from ...options import RuleSet
-from . import legal, policy
+from . import combos, legal, policy
 from .flow import HANDLERS
 
 TWO_DECK_80 = RuleSet(
@@ -36,4 +36,4 @@ TWO_DECK_FRY = RuleSet(
 FAMILY = Family(
     name="two_deck", decks=2, presets=(TWO_DECK_80, TWO_DECK_FRY), handlers=HANDLERS,
     actions=legal.actions, count=legal.count, plays=legal.plays, random_action=policy.random_action,
-    judges="referee.conformance.two_deck", throws=True, engine_goal=400)
+    judges="referee.conformance.two_deck", trick_winner=combos.trick_winner, throws=True, engine_goal=400)
