@@ -63,9 +63,6 @@ def bench_engine(variant: str, deals_wanted: int = 2000, repeat: int = 5) -> int
     return 0
 
 
-#: deals/s goals on one core (the issues that set them)
-
-
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:

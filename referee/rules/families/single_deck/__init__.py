@@ -7,11 +7,7 @@ from . import legal, policy
 from .rules import HANDLERS, trick_winner
 
 SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
-    variant="single-deck",
-    family="single_deck",
-    decks=1,
-    hand_size=12,
-    kitty_size=6,
+    variant="single-deck", family="single_deck", decks=1, hand_size=12, kitty_size=6,
     level_table="single_deck_table",
     declaration="single_reveal",
     overturn="none",

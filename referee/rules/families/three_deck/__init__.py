@@ -7,11 +7,7 @@ from . import legal, policy
 from .rules import HANDLERS, context, title, trick_winner
 
 THREE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
-    variant="three-deck",
-    family="three_deck",
-    decks=3,
-    hand_size=39,
-    kitty_size=6,
+    variant="three-deck", family="three_deck", decks=3, hand_size=39, kitty_size=6,
     start_level="3",
     level_table="three_deck_table",
     declaration="level_cards_or_three_jokers",
