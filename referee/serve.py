@@ -19,12 +19,12 @@ from pathlib import Path
 
 from referee.seats.bots import Manifest
 from referee.match.local import run_match
-from referee.match.runner import DealSpec, MatchSpec, TimeControl
+from referee.match.spec import DealSpec, MatchSpec, time_control_from_dict
 
 
 def spec_from_dict(data: dict) -> tuple[MatchSpec, list[Manifest]]:
     """The match spec and the seat-by-seat manifests of a scheduler's JSON spec."""
-    tc = TimeControl(**data.get("time_control", {}))
+    tc = time_control_from_dict(data.get("time_control"))
     deals = [DealSpec(d["seed"], tuple(d["levels"]), d.get("dealer"))
              for d in data["deals"]] if data.get("deals") is not None else None
     bots = [Manifest(b["manifest_name"], b["version"], tuple(b["command"]), b["protocol"],

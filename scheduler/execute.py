@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from referee.match.spec import time_control_from_dict
 from referee.rules.cards import RANK_TEXT
 
 from scheduler.store import DEFAULT_LEASE_S, Store, worker_name
@@ -44,15 +45,15 @@ def _die_with_parent() -> None:
 
 def max_match_seconds(spec: dict) -> float:
     """An upper bound on a match's wall time under its time control (a hung referee's limit)."""
-    tc = spec.get("time_control", {})
-    per = tc.get("per_decision_ms", 2000) / 1000
+    tc = time_control_from_dict(spec.get("time_control"))
+    per = tc.per_decision_ms / 1000
     deals = len(spec.get("deals") or []) or spec.get("max_deals") or 30
     # every seat may spend its whole bank, and wait out the reconnect window on each of its
     # allowed reconnections and the one that forfeits; a deal has at most a few hundred
     # decisions
-    away = (tc.get("max_reconnects", 10) + 1) * tc.get("reconnect_window_ms", 5000) / 1000
-    return (tc.get("connect_timeout_ms", 15000) / 1000 + 4 * tc.get("bank_ms", 10000) / 1000
-            + 4 * away + deals * 400 * per + 60)
+    away = (tc.max_reconnects + 1) * tc.reconnect_window_ms / 1000
+    return (tc.connect_timeout_ms / 1000 + 4 * tc.bank_ms / 1000 + 4 * away
+            + deals * 400 * per + 60)
 
 
 def play(spec: dict, workdir: Path, heartbeat=None, every_s: float = 5.0) -> dict:

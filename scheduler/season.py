@@ -37,15 +37,17 @@ from pathlib import Path
 from typing import Any
 
 from referee.seats.bots import Manifest, ManifestError, load_manifest, read_toml
+from referee.match.spec import DEFAULT_TIME_CONTROL
 from referee.rules.cards import RANK_TEXT
 
 FORMATS = ("round_robin", "double_round_robin", "gauntlet")
 _TOP = {"name", "variant", "format", "duplicate", "deal_sets", "deals_per_set", "seed",
         "start_levels", "gauntlet", "options", "time_control", "fault_policy", "bots",
         "description"}
-_TIME = {"per_decision_ms": 2000, "bank_ms": 10000}
-_FAULT = {"max_strikes": 3, "reconnect_window_ms": 5000, "connect_timeout_ms": 15000,
-          "max_reconnects": 10}
+# the referee's own defaults (one set, in the match spec)
+_TIME = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("per_decision_ms", "bank_ms")}
+_FAULT = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("max_strikes", "reconnect_window_ms",
+                                                        "connect_timeout_ms", "max_reconnects")}
 # Fields added after seasons were first stored: a stored configuration holds them only when
 # they differ from these defaults, so that a season stored before them still resumes.
 _ADDED_LATER = {"max_reconnects": 10}

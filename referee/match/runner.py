@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 from shengji_arena.v1 import referee_pb2 as pb
 
@@ -27,46 +25,10 @@ from referee.rules.record import MatchRecord
 from referee.rules.state import CHANCE, new_game
 from referee.rules.engine import apply, check
 from referee.server.hub import TIMED_OUT, SeatHub
+from referee.match.spec import DealSpec, MatchSpec, TimeControl  # noqa: F401  (the runner's contract)
 
 MATCH_FORMAT = "shengji-arena/match/1"
 FLOOD_BATCH = 20  # unsolicited messages that make one strike
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    per_decision_ms: int = 2000
-    bank_ms: int = 10000
-    max_strikes: int = 3
-    reconnect_window_ms: int = 5000
-    connect_timeout_ms: int = 15000
-    max_reconnects: int = 10  # in the whole match; one more forfeits
-
-    def to_pb(self) -> pb.TimeControl:
-        return pb.TimeControl(per_decision_ms=self.per_decision_ms, bank_ms=self.bank_ms,
-                              max_strikes=self.max_strikes,
-                              reconnect_window_ms=self.reconnect_window_ms,
-                              max_reconnects=self.max_reconnects)
-
-
-@dataclass
-class DealSpec:
-    """One deal of a deal-list match."""
-
-    seed: str
-    levels: tuple[str, str] = ("2", "2")
-    dealer: int | None = 0
-
-
-@dataclass
-class MatchSpec:
-    match_id: str
-    variant: str
-    options: dict[str, Any] = field(default_factory=dict)
-    seed: str = "0"
-    max_deals: int | None = None          # whole-game mode: stop after this many deals
-    deals: list[DealSpec] | None = None   # deal-list mode
-    time_control: TimeControl = field(default_factory=TimeControl)
-    seat_names: list[str] = field(default_factory=lambda: ["", "", "", ""])
 
 
 class Forfeit(Exception):
