@@ -10,6 +10,7 @@ the state as it was, and any earlier state can be kept and reused.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from .actions import DecisionKind, Shuffle
 from .cards import KINDS, POINTS, RANK_TEXT, TEXT
@@ -23,15 +24,32 @@ CHANCE = -1
 NOBODY = -2
 """``state.turn`` when the game is over."""
 
-# phases of a deal
-P_SHUFFLE = "shuffle"
-P_DEALING = "dealing"
-P_ROUND = "declare_round"      # the chances after the last card / after the burial
-P_DRAW = "draw_kitty_card"
-P_REDEAL = "redeal_offers"
-P_BURY = "bury"
-P_PLAY = "play"
-P_OVER = "game_over"
+
+
+class Phase(StrEnum):
+    """Where a deal stands (``state.phase``); a family may add phases of its own, as a StrEnum
+    of its package. The value is the phase's name in observations and on the wire."""
+
+    SHUFFLE = "shuffle"
+    """Before the deal: chance orders the deck."""
+    DEALING = "dealing"
+    """The cards are dealt one at a time; the receiver of each may declare (亮主)."""
+    ROUND = "declare_round"
+    """Chances in seat order after the last card, or after the burial (the overturn round)."""
+    DRAW = "draw_kitty_card"
+    """Nobody declared: chance draws the kitty card that names the trump."""
+    REDEAL = "redeal_offers"
+    """Attackers may demand a redeal (暴动, two-deck-fry)."""
+    BURY = "bury"
+    """The dealer (or the overturner) buries the kitty (扣底)."""
+    PLAY = "play"
+    """Tricks: leads and follows."""
+    OVER = "game_over"
+    """The game has ended."""
+
+
+P_SHUFFLE, P_DEALING, P_ROUND, P_DRAW = Phase.SHUFFLE, Phase.DEALING, Phase.ROUND, Phase.DRAW
+P_REDEAL, P_BURY, P_PLAY, P_OVER = Phase.REDEAL, Phase.BURY, Phase.PLAY, Phase.OVER
 
 
 class State:

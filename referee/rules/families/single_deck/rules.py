@@ -8,6 +8,7 @@ The deal flow shares the state, actions and events of ``state``; only the rules 
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import NamedTuple
 
 from ... import state as st
@@ -26,7 +27,16 @@ GOLD, HARD, SOFT = "gold", "hard", "soft"
 _DUN_RANK = {SOFT: 1, HARD: 2, GOLD: 3}
 ACE, JACK, QUEEN, SIX, TWO = 12, 9, 10, 4, 0
 
-P_PRE = "pre_kitty"
+
+
+class SingleDeckPhase(StrEnum):
+    """The phase single-deck adds to the shared ones (``state.Phase``)."""
+
+    PRE_KITTY = "pre_kitty"
+    """Before the dealer takes the kitty: uprising, handover, transfer, hard-dun reveal."""
+
+
+P_PRE = SingleDeckPhase.PRE_KITTY
 
 
 # -- combinations ---------------------------------------------------------------------------

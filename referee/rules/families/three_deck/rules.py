@@ -10,6 +10,8 @@ events of ``state``; only the rules differ.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from ... import state as st
 from ...actions import (Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, Pass, Play, Return,
                       Shuffle)
@@ -23,8 +25,18 @@ from ...trump import TRUMP, TrumpContext, trump_context
 
 SINGLE, PAIR, TRIPLE, INVALID = "single", "pair", "triple", "invalid"
 ACE, JACK, THREE = 12, 9, 1
-P_TRIBUTE = "tribute"
-P_JOKERS = "joker_bury"
+
+
+class ThreeDeckPhase(StrEnum):
+    """The phases three-deck adds to the shared ones (``state.Phase``)."""
+
+    TRIBUTE = "tribute"
+    """The dealer returns cards for the tribute it received (进贡)."""
+    JOKER_BURY = "joker_bury"
+    """After the burial, the other seats in turn may bury jokers into the kitty (扣王)."""
+
+
+P_TRIBUTE, P_JOKERS = ThreeDeckPhase.TRIBUTE, ThreeDeckPhase.JOKER_BURY
 
 TITLES = (
     (92898, "神"), (51610, "太空堡垒"), (28672, "星球战舰"), (15929, "宇宙飞船"),
