@@ -6,11 +6,11 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SHARED
+from conftest import BESIDE, ROOT, SHARED_COPY
 from referee.conformance import run_file
 
 VARIANTS = ("two-deck-80", "two-deck-fry", "single-deck", "three-deck")
-SHARED_FILES = [SHARED / "conformance" / f"{v}.json" for v in VARIANTS]
+SHARED_FILES = [SHARED_COPY / f"{v}.json" for v in VARIANTS]
 OWN_FILES = [ROOT / "tests" / "vectors" / f"{v}.json" for v in VARIANTS]
 
 
@@ -36,6 +36,16 @@ def test_own_vectors_are_many_and_unique(path):
     assert len(ids) == len(set(ids))
     kinds = {c["kind"] for c in cases}
     assert {"format", "follow", "winner", "deal_result", "declare"} <= kinds
+
+
+@pytest.mark.skipif(not BESIDE.is_dir(), reason="no shared folder beside this clone: the "
+                    "project's copy of the shared vectors is used as it is")
+def test_the_copy_of_the_shared_vectors_is_current():
+    """The copy in tests/vectors/shared/ equals the shared folder's files, where there is one."""
+    names = sorted(p.name for p in BESIDE.iterdir() if p.suffix in (".json", ".md"))
+    assert names == sorted(p.name for p in SHARED_COPY.iterdir()), "files differ"
+    stale = [n for n in names if (BESIDE / n).read_bytes() != (SHARED_COPY / n).read_bytes()]
+    assert not stale, f"copy the shared vectors again: {stale} changed (cp {BESIDE}/* {SHARED_COPY}/)"
 
 
 def test_cli_passes_shared_files():
