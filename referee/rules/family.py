@@ -8,7 +8,6 @@ family's package branches on its name.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
@@ -64,8 +63,3 @@ class Family:
     listing for the referee's hints)."""
     engine_goal: int = 100
     """Random legal deals a second the engine should play on one core (``arena bench engine``)."""
-
-    def random(self, state, rng: random.Random, declare_rate: float | None = None) -> Action:
-        if declare_rate is None:
-            return self.random_action(state, rng)
-        return self.random_action(state, rng, declare_rate)

@@ -6,7 +6,6 @@ import random
 
 from referee.rules import state as st
 from referee.rules.actions import Bury, DecisionKind, Play, Shuffle
-from referee.rules.cards import POINTS
 from referee.rules.errors import IllegalActionError
 from referee.rules.events import (Buried, BuriedPublic, DealEnded, GameEnded, KittyTaken,
                                   KittyTakenPublic, Played)
@@ -138,6 +137,3 @@ def random_action(s, rng: random.Random, declare_rate: float = DECLARE_RATE):
         return Bury(tuple(rng.sample(expand(s.hands[s.turn], range(54)), s.rules.kitty_size)))
     return rng.choice(list(actions(s, s.decision, s.turn)))
 
-
-def points(cards) -> int:
-    return sum(POINTS[k] for k in cards)
