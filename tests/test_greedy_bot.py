@@ -12,7 +12,8 @@ from referee.wire.protocol import DECISION_TO_PB, action_from_pb, legal_hint, ob
 from referee.play.random_play import random_action
 from referee.rules.actions import DecisionKind
 from referee.rules.variants import rules_for
-from referee.rules.state import CHANCE, new_game
+from referee.rules.engine import new_game
+from referee.rules.state import CHANCE
 from referee.rules.engine import apply
 from shengji_arena.v1 import referee_pb2 as pb
 

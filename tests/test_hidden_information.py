@@ -10,7 +10,8 @@ from referee.rules import DecisionKind, observe, rules_for
 from referee.rules.cards import KINDS
 from referee.play.chance import chance_action
 from referee.play.random_play import random_action
-from referee.rules.state import CHANCE, P_BURY, P_DEALING, P_PLAY, new_game
+from referee.rules.engine import new_game
+from referee.rules.state import CHANCE, P_BURY, P_DEALING, P_PLAY
 from referee.rules.engine import apply
 from referee.play.selfplay import play, random_policies
 
@@ -32,7 +33,7 @@ def _hidden_permuted(s, seat, rng):
         pool += cards
     kitty_hidden = s.kitty_owner != seat or s.phase == P_BURY
     kitty = list(s.kitty)
-    if kitty_hidden and not s.kitty_opened and not s.kitty_public:
+    if kitty_hidden and not s.opened_kitty and not s.kitty_public:
         places.append(("kitty", None, len(kitty)))
         pool += kitty
     deck = list(s.deck)

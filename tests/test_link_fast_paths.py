@@ -24,7 +24,8 @@ from referee.rules.legal import legal_actions
 from referee.rules.multisets import multiset_combinations as _multiset_combinations
 from referee.rules.observe import observe
 from referee.rules.variants import rules_for
-from referee.rules.state import CHANCE, new_game
+from referee.rules.engine import new_game
+from referee.rules.state import CHANCE
 from referee.rules.engine import apply
 from referee.rules.trump import trump_context
 from referee.server.hub import TIMED_OUT, Mailbox

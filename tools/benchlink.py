@@ -192,7 +192,8 @@ def bench_link(variant: str, deals: int) -> int:
     from referee.wire.protocol import legal_hint, observation_to_pb
     from referee.play.random_play import random_action
     from referee.rules.variants import rules_for
-    from referee.rules.state import CHANCE, new_game
+    from referee.rules.engine import new_game
+    from referee.rules.state import CHANCE
     from referee.rules.engine import apply
     from referee.play.chance import chance_action
 

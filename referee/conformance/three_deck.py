@@ -64,13 +64,13 @@ def _td_deal_result(rules, ctx, case, expect):
     out = td.settle(rules, dealer=dealer, levels=levels,
                     attacker_points=deal["attacker_points"], kitty=read_cards(deal["kitty"], "kitty"),
                     attackers_won_last=dug, dry_pot=bool(deal.get("dry_pot")), tribute=tribute)
-    new = out["levels"]
-    win = out["winner_team"]
-    got = {"attacker_total": out["total"],
+    new = out.levels
+    win = out.winner_team
+    got = {"attacker_total": out.attacker_total,
            "levels": {"dealer_team": RANK_TEXT[new[dt]], "attackers": RANK_TEXT[new[1 - dt]]},
-           "next_dealer": out["next_dealer"], "game_over": out["game_over"],
+           "next_dealer": out.next_dealer, "game_over": out.game_over,
            "winner": None if win is None else ("dealer_team" if win == dt else "attackers"),
-           "match_points": {str(i): out["match_points"][i] for i in range(4)}}
+           "match_points": {str(i): out.match_points[i] for i in range(4)}}
     return diff(expect, got)
 
 
@@ -94,8 +94,9 @@ def _td_declare(rules, ctx, case, expect):
             if shape is None:
                 raise CaseError(f"current {text(cc)} is not a three-deck declaration")
             current = Declaration(cur["seat"], cc, shape[0], shape[1], False)
-    reason, decl = td.judge_declaration(first, bool(cur) and first, current, seat, cards, suit,
-                                        ctx.level)
+    sit = td.Situation(first_deal=first, grabbed=bool(cur) and first, current=current,
+                       level=ctx.level)
+    reason, decl = td.judge_declaration(sit, seat, cards, suit)
     got = verdict(reason is None, reason, expect)
     if got or decl is None:
         return got

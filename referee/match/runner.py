@@ -22,7 +22,8 @@ from referee.rules.errors import InvalidActionError
 from referee.rules.events import DealEnded, DealStarted, TrickWon
 from referee.rules.variants import rules_for
 from referee.rules.record import MatchRecord
-from referee.rules.state import CHANCE, new_game
+from referee.rules.engine import new_game
+from referee.rules.state import CHANCE
 from referee.rules.engine import apply, check
 from referee.server.hub import TIMED_OUT, SeatHub
 from referee.match.spec import DealSpec, MatchSpec, TimeControl  # noqa: F401  (the runner's contract)

@@ -15,7 +15,7 @@ from referee.rules.state import State
 
 def chance_action(state: State, seed: int | str):
     """The chance action due in ``state`` for match ``seed``."""
-    drawn = [x[1] for x in state.revealed if x[0] == "drawn_index"]
+    drawn = state.drawn_indexes
     rng = random.Random(f"shengji-arena:{seed}:{state.deal_no}:{state.redeals}:{state.phase}:"
                         f"{len(drawn)}")
     if state.decision == DecisionKind.SHUFFLE:

@@ -13,8 +13,8 @@ from referee.play.random_play import random_action
 from referee.rules.families import presets
 from referee.rules.options import RuleSet
 from referee.rules.record import MatchRecord
-from referee.rules.state import CHANCE, State, new_game
-from referee.rules.engine import apply
+from referee.rules.state import CHANCE, State
+from referee.rules.engine import apply, new_game
 
 Policy = Callable[[State], object]
 

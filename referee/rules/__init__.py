@@ -10,13 +10,13 @@ from .actions import (Action, Bury, DecisionKind, Declare, DrawKittyCard, Pass, 
                       Shuffle, parse_action)
 from .cards import CARDS, Card, format_cards, full_deck, parse_cards
 from .errors import IllegalActionError, InvalidActionError
-from .engine import apply, apply_all, check, is_legal
+from .engine import apply, apply_all, check, is_legal, new_game
 from .families import families, family_of, presets
 from .family import Family
 from .legal import LegalActions, legal_actions
 from .observe import Observation, observe
 from .options import RuleSet
-from .state import CHANCE, NOBODY, State, new_game
+from .state import CHANCE, NOBODY, State
 from .variants import rules_for, variant_ids
 
 __all__ = [

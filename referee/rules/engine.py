@@ -1,9 +1,10 @@
 """The engine: who may act, whether an action is allowed, and what it does.
 
-``check(state, action, seat)`` raises with the reason an action is not allowed (``InvalidActionError``
-for a malformed one, ``IllegalActionError`` for one the rules forbid), ``is_legal`` answers yes or
-no, and ``apply`` returns the new state and its frozen events. Each game family supplies the
-handlers; the engine finds them in the family registry.
+``new_game(rules)`` is the state before the first shuffle. ``check(state, action, seat)`` raises
+with the reason an action is not allowed (``InvalidActionError`` for a malformed one,
+``IllegalActionError`` for one the rules forbid), ``is_legal`` answers yes or no, and ``apply``
+returns the new state and its frozen events. Each game family supplies its state type and a
+check/do pair per action type; the engine finds them in the family registry.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from .actions import (Action, Bury, BuryJokers, Declare, DecisionKind, DrawKitty
                       Pass, Play, Redeal, Return, RevealDun, Shuffle, Transfer, Uprising)
 from .errors import IllegalActionError
 from .families import family_of
-from .state import CHANCE, P_OVER, State
+from .options import RuleSet
+from .state import CHANCE, P_OVER, State, start_game
 
 _EXPECTED = {
     DecisionKind.SHUFFLE: (Shuffle,),
@@ -34,15 +36,26 @@ _EXPECTED = {
 }
 
 
+def new_game(rules: RuleSet, *, levels: tuple[str, str] | None = None, dealer: int | None = None,
+             max_deals: int | None = None) -> State:
+    """The state before the first shuffle. ``levels`` (team 0 = seats 0 and 2, team 1 = seats 1
+    and 3) and ``dealer`` start a game from a given position; a ``dealer`` of ``None`` makes the
+    first deal decide it (抢庄). ``max_deals`` ends the game after that many deals."""
+    return start_game(family_of(rules).state_type, rules, levels=levels, dealer=dealer,
+                      max_deals=max_deals)
+
+
 def check(s: State, action: Action, seat: int | None = None) -> None:
     """Raise ``IllegalActionError`` / ``InvalidActionError`` with the reason ``action`` (by
     ``seat``; chance when None) is not allowed now. Returns None when it is."""
-    _apply(s, action, seat, dry=True)
+    rule, actor = _rule(s, action, seat)
+    rule.check(s, action, actor)
 
 
 def is_legal(s: State, action: Action, seat: int | None = None) -> bool:
     try:
-        _apply(s, action, seat, dry=True)
+        rule, actor = _rule(s, action, seat)
+        rule.check(s, action, actor)
     except ValueError:
         return False
     return True
@@ -50,10 +63,13 @@ def is_legal(s: State, action: Action, seat: int | None = None) -> bool:
 
 def apply(s: State, action: Action, seat: int | None = None):
     """``(new_state, events)`` after ``seat`` (None for chance) takes ``action``."""
-    return _apply(s, action, seat, dry=False)
+    rule, actor = _rule(s, action, seat)
+    return rule.do(s, action, actor, rule.check(s, action, actor))
 
 
-def _apply(s: State, action: Action, seat: int | None, dry: bool):
+def _rule(s: State, action: Action, seat: int | None):
+    """The family's rule for ``action`` and the acting seat (None: chance), once the action is
+    known to be due: the game goes on, it is the actor's turn, the decision is of its kind."""
     if s.phase == P_OVER:
         raise IllegalActionError("the game is over: no action is expected")
     actor = None if seat is None or seat == CHANCE else seat
@@ -68,13 +84,13 @@ def _apply(s: State, action: Action, seat: int | None, dry: bool):
         raise IllegalActionError(
             f"wrong decision kind: the state waits for a {s.decision.value} decision "
             f"({names}), not {type(action).__name__}")
-    handlers = _HANDLERS.get(s.rules.family)
-    if handlers is None:  # once per family: the registry's answer, kept for the hot path
-        handlers = _HANDLERS[s.rules.family] = family_of(s.rules).handlers
-    return handlers[type(action)](s, action, actor, dry)
+    rules = _RULES.get(s.rules.family)
+    if rules is None:  # once per family: the registry's answer, kept for the hot path
+        rules = _RULES[s.rules.family] = family_of(s.rules).action_rules
+    return rules[type(action)], actor
 
 
-_HANDLERS: dict = {}
+_RULES: dict = {}
 
 
 def apply_all(s: State, actions: Iterable[tuple[int | None, Action]]):

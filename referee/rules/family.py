@@ -9,11 +9,29 @@ family's package branches on its name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 from .actions import Action, DecisionKind
 from .options import RuleSet
+from .state import State
 from .trump import TrumpContext, trump_context
+
+
+class Rule(NamedTuple):
+    """The rule of one action type, as a check/do pair.
+
+    ``check(state, action, seat)`` raises ``InvalidActionError`` / ``IllegalActionError`` with
+    the reason the action is not allowed now, and otherwise returns what it found on the way
+    (a judged format, a declaration; or None). ``do(state, action, seat, found)`` takes a checked
+    action and what its check found, and returns ``(new state, events)``."""
+
+    check: Callable[[Any, Action, int | None], Any]
+    do: Callable[[Any, Action, int | None, Any], tuple]
+
+
+def nothing_to_check(state, action, seat) -> None:
+    """The check of an action that is always allowed when its decision is due (a pass)."""
+    return None
 
 
 def _plain_context(level: int, suit: int | None) -> TrumpContext:
@@ -32,9 +50,8 @@ class Family:
     """The ``RuleSet.family`` value of its presets."""
     decks: int
     presets: tuple[RuleSet, ...]
-    handlers: Mapping[type, Callable]
-    """Action type -> ``handler(state, action, seat, dry)``: with ``dry`` it only checks (raises
-    with the reason, returns None); otherwise it returns ``(new state, events)``."""
+    action_rules: Mapping[type, Rule]
+    """Action type -> its ``Rule`` (a check/do pair)."""
     actions: Callable[[Any, DecisionKind, int], Iterator[Action]]
     """Every legal action of a seat at a decision (leads may leave out throws)."""
     random_action: Callable[..., Action]
@@ -61,5 +78,8 @@ class Family:
     plays: Callable[[Any, DecisionKind, int], Iterator[tuple[int, ...]]] | None = None
     """Optional: the cards of every legal lead or follow, as ``actions`` lists them (a quicker
     listing for the referee's hints)."""
+    state_type: type[State] = State
+    """The family's state: ``State``, or a subclass that adds the fields only this family keeps
+    (its ``GAME_FIELDS`` and ``DEAL_FIELDS``)."""
     engine_goal: int = 100
     """Random legal deals a second the engine should play on one core (``arena bench engine``)."""

@@ -61,13 +61,6 @@ def _public_turn(s: State, seat: int) -> int | None:
 
 def observe(s: State, seat: int) -> Observation:
     """The view of ``seat``; see the module docstring."""
-    drawn = None
-    opened: tuple[int, ...] = ()
-    for item in s.revealed:
-        if item[0] == "drawn":
-            drawn = item[1]
-        elif item[0] == "opened":
-            opened = item[1]
     mine = s.kitty_owner == seat and s.phase != P_BURY
     return Observation(
         seat=seat,
@@ -86,8 +79,8 @@ def observe(s: State, seat: int) -> Observation:
         hand_sizes=tuple(map(sum, s.hands)),
         cards_dealt=s.next_card,
         declarations=tuple((d.seat, d.cards) for d in s.declarations),
-        public_kitty=tuple(s.kitty) if s.kitty_public else opened,
-        drawn_kitty_card=drawn,
+        public_kitty=tuple(s.kitty) if s.kitty_public else s.opened_kitty,
+        drawn_kitty_card=s.drawn_card,
         my_kitty=tuple(sorted(s.kitty)) if mine else (),
         kitty_holder=s.kitty_owner,
         redeals=s.redeals,

@@ -1,18 +1,146 @@
 """Variants as data: a frozen rule set of named options (each family's package holds the preset
 of each of its variant ids; ``variants.rules_for`` looks them up).
 
-Every option is documented in ``docs/rules/README.md`` and in each variant's rules. A rule set is validated when
-it is built; an unknown option or a value out of range raises ``ValueError`` naming the option and
-what it accepts.
+Every option is documented in ``docs/rules/README.md`` and in each variant's rules; an option
+that names one of a few ways is a StrEnum here, a docstring per member (its values compare equal to
+their names). A rule set is validated when it is built; an unknown option or a value out of range
+raises ``ValueError`` naming the option and what it accepts.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Mapping
 
 RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+
+
+class LevelTable(StrEnum):
+    """How the attackers' total turns into levels (``level_table``)."""
+
+    PER_20 = "per_20"
+    """003 section 10: a step per 20 points, 40 to take the deal."""
+    FRY_TABLE = "fry_table"
+    """004's table."""
+    SINGLE_DECK_TABLE = "single_deck_table"
+    """000's table (100 points in the deck)."""
+    THREE_DECK_TABLE = "three_deck_table"
+    """001's table (300 points in the deck)."""
+
+
+class KittyMultiplier(StrEnum):
+    """How the kitty's points count when the attackers win the last trick (摳底)."""
+
+    DOUBLING = "doubling"
+    """2 for a single, doubled for each pair of the decisive unit (003 section 9)."""
+    PER_PAIR = "per_pair"
+    """2 for a single, 4 per pair (004)."""
+
+
+class AfterAce(StrEnum):
+    """A level passing A (``after_ace``)."""
+
+    WIN = "win"
+    """The game ends: that team wins."""
+    WRAP = "wrap"
+    """Back to 2 and play on (004)."""
+
+
+class DeclarationRule(StrEnum):
+    """How a trump is declared (``declaration``, 亮主)."""
+
+    LEVEL_SINGLE = "level_single"
+    """Any card of the level rank (003)."""
+    LEVEL_JOKER = "level_joker"
+    """One or two level cards of a suit with the joker of its colour (004)."""
+    SINGLE_REVEAL = "single_reveal"
+    """The first level card revealed while the cards are dealt names the trump (000)."""
+    LEVEL_CARDS_OR_THREE_JOKERS = "level_cards_or_three_jokers"
+    """One to three identical level cards (their suit), or three identical jokers naming a suit
+    (001, 002); more cards are stronger, jokers strongest."""
+
+
+class Overturn(StrEnum):
+    """Whether and how a standing declaration is overturned (``overturn``, 反主)."""
+
+    LEVEL_PAIRS = "level_pairs"
+    """A pair of level cards beats a single, a stronger pair a pair (炒地皮, 003 section 7)."""
+    PAIR_JOKER = "pair_joker"
+    """A joker pair (LJ < BJ) beats a level card with its joker; after the burial too, when the
+    overturner takes up the kitty and buries again (炒底, 004)."""
+    NONE = "none"
+    """The first declaration stands (000)."""
+    STRONGER = "stronger"
+    """Any strictly stronger declaration, in any suit (001, 002)."""
+
+
+class FirstReceiver(StrEnum):
+    """Who receives the first card of a game (``first_receiver``)."""
+
+    FLIP = "flip"
+    """The seat whose flipped card ranks highest (003 section 3)."""
+    SEEDED = "seeded"
+    """A seat drawn from the match seed."""
+
+
+class NoDeclaration(StrEnum):
+    """What happens when nobody declares on a later deal (``no_declaration``)."""
+
+    OPEN_KITTY = "open_kitty"
+    """The kitty is opened and names the trump (003 section 5)."""
+    DRAW_KITTY_CARD = "draw_kitty_card"
+    """Chance draws a kitty card; its holder deals (004 无人报主)."""
+    FLIP_KITTY = "flip_kitty"
+    """The kitty is flipped and its first level card's suit, else its lowest card's, is trump
+    (000 3.4)."""
+
+
+class AttackerDeclare(StrEnum):
+    """Whether attackers may declare on a later deal (``attacker_declare``, 004)."""
+
+    NEVER = "never"
+    """Only the dealer team declares."""
+    WHEN_DEALER_TEAM_CANNOT = "when_dealer_team_cannot"
+    """When neither dealer-team seat can, an attacker may, with its own level, and deals."""
+
+
+class DemotionCard(StrEnum):
+    """Which card winning the last trick demotes a dealer team at J / Q (000 6.5, 6.6)."""
+
+    TRUMP_SUIT = "trump_suit"
+    """The trump suit's J / Q."""
+    ANY_LEVEL = "any_level"
+    """Any J / Q."""
+
+
+class PairFollowing(StrEnum):
+    """What a led pair or triple owes (``pair_following``, three-deck)."""
+
+    DEAD = "dead"
+    """死棒: a pair / triple when the follower holds one."""
+    LIVE = "live"
+    """活棒: only the suit."""
+
+
+class FirstFlip(StrEnum):
+    """The first deal without a big-joker grab: which flipped kitty card names the dealer and
+    the suit (``first_flip``, three-deck)."""
+
+    LOWEST = "lowest"
+    """The lowest (001)."""
+    HIGHEST = "highest"
+    """The highest (002)."""
+
+
+_CHOICES: dict[str, type[StrEnum]] = {
+    "level_table": LevelTable, "kitty_multiplier": KittyMultiplier, "after_ace": AfterAce,
+    "declaration": DeclarationRule, "overturn": Overturn, "first_receiver": FirstReceiver,
+    "no_declaration": NoDeclaration, "attacker_declare": AttackerDeclare,
+    "demotion_card": DemotionCard, "pair_following": PairFollowing, "first_flip": FirstFlip,
+}
+"""The options whose value is one of a few names, and the enum of each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,26 +158,26 @@ class RuleSet:
     # Ranks a team leaves only by going up from them as the dealer team (必打, 003 section 2).
     must_play: tuple[str, ...] = ()
     # How the attackers' total turns into levels: "per_20" (003 section 10) or "fry_table" (004).
-    level_table: str = "per_20"
+    level_table: LevelTable = LevelTable.PER_20
     # Kitty digging (摳底) multiplier: "doubling" (2 for a single, x2 per pair: 003 section 9) or
     # "per_pair" (2 for a single, 4 per pair: 004).
-    kitty_multiplier: str = "doubling"
+    kitty_multiplier: KittyMultiplier = KittyMultiplier.DOUBLING
     # Points per card in the beatable units of a failed throw (甩牌失敗).
     throw_penalty: int = 10
     # A level passing A: "win" (the game ends) or "wrap" (back to 2, 004).
-    after_ace: str = "win"
+    after_ace: AfterAce = AfterAce.WIN
     # 003 section 12: the J/A reset and its restoration (落实政策).
     ja_reset: bool = False
     # How a trump is declared: "level_single" (any level card, 003) or "level_joker" (a level card
     # plus a joker of its colour, 004).
-    declaration: str = "level_single"
+    declaration: DeclarationRule = DeclarationRule.LEVEL_SINGLE
     # The overturn ladder: "level_pairs" (炒地皮, 003 section 7) or "pair_joker" (反主, 004).
-    overturn: str = "level_pairs"
+    overturn: Overturn = Overturn.LEVEL_PAIRS
     # Who receives the first card of a game: "flip" (highest flipped card, 003 section 3) or
     # "seeded" (a seeded random seat).
-    first_receiver: str = "flip"
+    first_receiver: FirstReceiver = FirstReceiver.FLIP
     # Nobody declares on a later deal: "open_kitty" (003 section 5) or "draw_kitty_card" (004).
-    no_declaration: str = "open_kitty"
+    no_declaration: NoDeclaration = NoDeclaration.OPEN_KITTY
     # 暴动: an attacker holding fewer than `redeal_points` points may demand a redeal, at most
     # `max_redeals` times a deal (0 disables it).
     max_redeals: int = 0
@@ -60,20 +188,20 @@ class RuleSet:
     first_deal_redeals: int = 10
     # 004 later deals: only the dealer team declares; an attacker may declare (with its own level
     # rank, becoming dealer) when neither dealer-team seat can: "when_dealer_team_cannot" or "never".
-    attacker_declare: str = "never"
+    attacker_declare: AttackerDeclare = AttackerDeclare.NEVER
     # single-deck (000): who wins the last trick with which card demotes a dealer team at J / Q
     # (6.5, 6.6): "trump_suit" (the trump-suit J / Q) or "any_level" (any J / Q).
-    demotion_card: str = "trump_suit"
+    demotion_card: DemotionCard = DemotionCard.TRUMP_SUIT
     # single-deck (000 3.6): the most points a burial may hold, and whether it may leave the
     # dealer void of a side suit it held among its cards.
     kitty_points_cap: int = 25
     bury_no_void: bool = True
     # three-deck (001, 002): "dead" (死棒: a pair / triple lead owes a pair / triple when held) or
     # "live" (活棒: only the suit is owed).
-    pair_following: str = "dead"
+    pair_following: PairFollowing = PairFollowing.DEAD
     # three-deck first deal without a big-joker grab: the "lowest" (001) or "highest" (002)
     # flipped kitty card names the dealer and the suit.
-    first_flip: str = "lowest"
+    first_flip: FirstFlip = FirstFlip.LOWEST
     # three-deck (002): a dealer team at J whose kitty is dug restarts at 3.
     jack_reset: bool = True
     # three-deck (001 section 10): tribute (进贡) before each deal after the first.
@@ -87,16 +215,8 @@ class RuleSet:
         _check(self.start_level in RANKS, "start_level", self.start_level, f"one of {RANKS}")
         for rank in self.must_play:
             _check(rank in RANKS, "must_play", rank, f"ranks from {RANKS}")
-        _choice(self, "level_table", ("per_20", "fry_table", "single_deck_table",
-                                      "three_deck_table"))
-        _choice(self, "kitty_multiplier", ("doubling", "per_pair"))
-        _choice(self, "after_ace", ("win", "wrap"))
-        _choice(self, "declaration", ("level_single", "level_joker", "single_reveal",
-                                      "level_cards_or_three_jokers"))
-        _choice(self, "overturn", ("level_pairs", "pair_joker", "none", "stronger"))
-        _choice(self, "first_receiver", ("flip", "seeded"))
-        _choice(self, "no_declaration", ("open_kitty", "draw_kitty_card", "flip_kitty"))
-        _choice(self, "attacker_declare", ("never", "when_dealer_team_cannot"))
+        for name, kind in _CHOICES.items():
+            _choose(self, name, kind)
         _check(isinstance(self.throw_penalty, int) and self.throw_penalty >= 0, "throw_penalty",
                self.throw_penalty, "an integer >= 0")
         _check(isinstance(self.max_redeals, int) and 0 <= self.max_redeals <= 10, "max_redeals",
@@ -108,9 +228,6 @@ class RuleSet:
         for name in ("ja_reset", "bury_no_void", "jack_reset", "tribute"):
             _check(isinstance(getattr(self, name), bool), name, getattr(self, name),
                    "true or false")
-        _choice(self, "demotion_card", ("trump_suit", "any_level"))
-        _choice(self, "pair_following", ("dead", "live"))
-        _choice(self, "first_flip", ("lowest", "highest"))
         _check(isinstance(self.kitty_points_cap, int) and self.kitty_points_cap >= 0,
                "kitty_points_cap", self.kitty_points_cap, "an integer >= 0")
 
@@ -138,6 +255,8 @@ class RuleSet:
         """Plain data for a match record (tuples as lists)."""
         out = dataclasses.asdict(self)
         out["must_play"] = list(self.must_play)
+        for name in _CHOICES:
+            out[name] = out[name].value
         return out
 
 
@@ -146,6 +265,12 @@ def _check(ok: bool, name: str, value: Any, expected: str) -> None:
         raise ValueError(f"option {name!r} = {value!r} is not allowed; expected {expected}")
 
 
-def _choice(rules: RuleSet, name: str, allowed: tuple[str, ...]) -> None:
+def _choose(rules: RuleSet, name: str, kind: type[StrEnum]) -> None:
+    """Turn a named option's text into its enum member (raises naming what it accepts)."""
     value = getattr(rules, name)
-    _check(value in allowed, name, value, "one of " + ", ".join(repr(a) for a in allowed))
+    try:
+        member = kind(value)
+    except ValueError:
+        member = None
+    _check(member is not None, name, value, "one of " + ", ".join(repr(m.value) for m in kind))
+    object.__setattr__(rules, name, member)

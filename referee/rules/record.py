@@ -13,9 +13,9 @@ from typing import Any
 
 from .actions import Action, parse_action
 from .cards import RANK_TEXT
-from .engine import apply
+from .engine import apply, new_game
 from .families import family_of
-from .state import State, new_game
+from .state import State
 from .variants import rules_for
 
 FORMAT = "shengji-arena/record/1"

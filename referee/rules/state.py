@@ -2,15 +2,17 @@
 walks (dealing one card at a time with chances to declare, rounds of offers, cards passed between
 seats, tricks), and the dealer and kitty bookkeeping.
 
-``new_game`` builds the first state; the engine (``engine``) applies actions to it through the
-handlers of the state's game family. States are never changed in place: a rejected action leaves
-the state as it was, and any earlier state can be kept and reused.
+The engine's ``new_game`` builds the first state (of the family's state type: ``State`` plus the
+fields only that family keeps) and applies actions to it through the family's rules. States are
+never changed in place: a rejected action leaves the state as it was, and any earlier state can be
+kept and reused.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, ClassVar
 
 from .actions import DecisionKind, Shuffle
 from .cards import KINDS, POINTS, RANK_TEXT, TEXT
@@ -53,21 +55,39 @@ P_REDEAL, P_BURY, P_PLAY, P_OVER = Phase.REDEAL, Phase.BURY, Phase.PLAY, Phase.O
 
 
 class State:
-    """One moment of a game. Read its attributes; change it only through ``apply``."""
+    """One moment of a game. Read its attributes; change it only through ``apply``.
+
+    What every family keeps. For the whole game: ``rules``, ``levels`` (by team), ``dealer``,
+    ``deal_no``, ``winner_team``, ``max_deals``, ``flip_seat`` (the first deal's drawn first
+    receiver), ``match_points`` (per seat; three-deck 积分). For one deal: ``phase``, ``turn``
+    and ``decision`` (who acts on what), ``deck``, ``next_card``, ``first_receiver``, ``hands``
+    (card counts per seat), ``kitty`` and ``kitty_owner``, ``level``, ``trump`` and ``ctx`` (the
+    trump context once the trump is fixed), ``decl`` and ``declarations``, ``first_deal``,
+    ``redeals``, ``round_next`` and ``round_passes`` (a round of chances), the trick (``trick``,
+    ``trick_fmt``, ``trick_best``, ``trick_key``, ``leader``) and ``tricks`` won, points
+    (``attacker_points``, ``penalties`` by team, ``points_by_seat``), and what the table has
+    seen (``drawn_indexes`` and ``drawn_card`` of the kitty, ``opened_kitty``, ``hard_duns``,
+    ``dry_pot``, ``kitty_public``). A family's own fields are in its state type."""
 
     __slots__ = (
-        "rules", "levels", "dealer", "deal_no", "restore_level", "two_exempt", "winner_team",
+        "rules", "levels", "dealer", "deal_no", "winner_team", "max_deals", "flip_seat",
+        "match_points",
         "phase", "turn", "decision", "deck", "next_card", "first_receiver", "hands", "kitty",
-        "kitty_owner", "level", "trump", "decl", "first_declarer", "shown", "kitty_opened",
-        "first_deal", "dealer_known_at_start", "redeals", "round_next", "round_passes",
-        "round_kind", "round_seats", "ctx", "trick", "trick_fmt", "trick_best", "trick_key",
-        "leader", "tricks", "attacker_points", "penalties", "points_by_seat", "declarations",
-        "revealed", "last_deal", "max_deals", "flip_seat", "attackers_asked",
-        # single-deck and three-deck
-        "step", "queue", "hard_duns", "uprising", "grabber", "grab_pending", "dry_pot",
-        "kitty_public", "match_points", "prev_result", "deal_match_points", "pending",
-        "side_suits_held", "trick_req",
+        "kitty_owner", "level", "trump", "ctx", "decl", "declarations", "first_deal",
+        "redeals", "round_next", "round_passes", "trick", "trick_fmt", "trick_best",
+        "trick_key", "leader", "tricks", "attacker_points", "penalties", "points_by_seat",
+        "drawn_indexes", "drawn_card", "opened_kitty", "hard_duns", "dry_pot", "kitty_public",
     )
+
+    GAME_FIELDS: ClassVar[dict[str, Any]] = {}
+    """A family's state type: its own slots kept for the whole game, with their starting
+    values (immutable ones: states share them)."""
+    DEAL_FIELDS: ClassVar[dict[str, Any]] = {}
+    """A family's state type: its own slots that start again at each deal, with their values."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.copy = _make_copy(cls)
 
     def copy(self) -> "State":
         """A shallow copy (hands are copied by whoever changes them)."""
@@ -105,31 +125,34 @@ class State:
                 f"{self.decision.value}>")
 
 
-def _make_copy():
-    # One attribute assignment per slot, generated once: the copy is on every action's path.
-    lines = ["def copy(self):", "    n = _new(State)"]
-    lines += [f"    n.{name} = self.{name}" for name in State.__slots__]
+def _make_copy(cls):
+    # One attribute assignment per slot, generated once per state type: the copy is on every
+    # action's path.
+    names = [name for klass in reversed(cls.__mro__) for name in getattr(klass, "__slots__", ())]
+    lines = ["def copy(self):", "    n = _new(cls)"]
+    lines += [f"    n.{name} = self.{name}" for name in names]
     lines.append("    return n")
-    scope = {"State": State, "_new": object.__new__}
+    scope = {"cls": cls, "_new": object.__new__}
     exec("\n".join(lines), scope)
     copy = scope["copy"]
     copy.__doc__ = "A shallow copy (hands are copied by whoever changes them)."
     return copy
 
 
-State.copy = _make_copy()
+State.copy = _make_copy(State)
 
 
 def empty_hands() -> list[list[int]]:
     return [[0] * KINDS for _ in range(4)]
 
 
-def new_game(rules: RuleSet, *, levels: tuple[str, str] | None = None, dealer: int | None = None,
-             max_deals: int | None = None) -> State:
-    """The state before the first shuffle. ``levels`` (team 0 = seats 0 and 2, team 1 = seats 1
-    and 3) and ``dealer`` start a game from a given position; a ``dealer`` of ``None`` makes the
-    first deal decide it (抢庄). ``max_deals`` ends the game after that many deals."""
-    s = State.__new__(State)
+def start_game(state_type: type[State], rules: RuleSet, *, levels: tuple[str, str] | None = None,
+               dealer: int | None = None, max_deals: int | None = None) -> State:
+    """The state before the first shuffle (the engine's ``new_game`` names the family's state
+    type). ``levels`` (team 0 = seats 0 and 2, team 1 = seats 1 and 3) and ``dealer`` start a
+    game from a given position; a ``dealer`` of ``None`` makes the first deal decide it (抢庄).
+    ``max_deals`` ends the game after that many deals."""
+    s = state_type.__new__(state_type)
     start = RANK_TEXT.index(rules.start_level)
     if levels is None:
         s.levels = (start, start)
@@ -140,15 +163,12 @@ def new_game(rules: RuleSet, *, levels: tuple[str, str] | None = None, dealer: i
     s.rules = rules
     s.dealer = dealer
     s.deal_no = 0
-    s.restore_level = None
-    s.two_exempt = frozenset()
     s.winner_team = None
     s.max_deals = max_deals
-    s.last_deal = None
     s.flip_seat = None
     s.match_points = (0, 0, 0, 0)
-    s.prev_result = None
-    s.uprising = False
+    for name, value in state_type.GAME_FIELDS.items():
+        setattr(s, name, value)
     reset_deal(s)
     return s
 
@@ -164,18 +184,12 @@ def reset_deal(s: State, redeals: int = 0) -> None:
     s.kitty = ()
     s.kitty_owner = None
     s.first_deal = s.dealer is None
-    s.dealer_known_at_start = s.dealer is not None
     s.level = s.levels[s.dealer % 2] if s.dealer is not None else s.levels[0]
     s.trump = None
     s.decl = None
-    s.first_declarer = None
-    s.shown = frozenset()
-    s.kitty_opened = False
     s.redeals = redeals
     s.round_next = None
     s.round_passes = 0
-    s.round_kind = None
-    s.round_seats = None
     s.ctx = None
     s.trick = ()
     s.trick_fmt = None
@@ -187,19 +201,14 @@ def reset_deal(s: State, redeals: int = 0) -> None:
     s.penalties = (0, 0)
     s.points_by_seat = (0, 0, 0, 0)
     s.declarations = ()
-    s.revealed = ()
-    s.attackers_asked = False
-    s.step = None
-    s.queue = ()
+    s.drawn_indexes = ()
+    s.drawn_card = None
+    s.opened_kitty = ()
     s.hard_duns = frozenset()
-    s.grabber = None
-    s.grab_pending = False
     s.dry_pot = False
     s.kitty_public = False
-    s.deal_match_points = (0, 0, 0, 0)
-    s.pending = None
-    s.side_suits_held = ()
-    s.trick_req = None
+    for name, value in type(s).DEAL_FIELDS.items():
+        setattr(s, name, value)
 
 
 def deal_until_choice(s: State, ev: list, may_declare, after_card=None) -> bool:
@@ -223,10 +232,10 @@ def deal_until_choice(s: State, ev: list, may_declare, after_card=None) -> bool:
     return False
 
 
-def offer_round(s: State, may_declare) -> bool:
+def offer_round(s: State, may_declare, seats=None) -> bool:
     """Go round in seat order from ``round_next`` until four seats in a row have passed (or
-    could not declare). True when a seat's DECLARE decision is set."""
-    seats = s.round_seats
+    could not declare; only ``seats`` are asked when given). True when a seat's DECLARE decision
+    is set."""
     while s.round_passes < 4:
         seat = s.round_next
         if (seats is None or seat in seats) and may_declare(s, seat):
@@ -258,13 +267,9 @@ def set_dealer(s: State, seat: int, reason: str, ev: list) -> None:
 
 def restart(s: State, redeals: int) -> None:
     """A redeal: same dealer (or none yet), same first receiver rule, new deck."""
-    keep = (s.levels, s.dealer, s.deal_no, s.restore_level, s.two_exempt, s.flip_seat)
     first_deal = s.first_deal
-    reset_deal(s, redeals)
-    s.levels, s.dealer, s.deal_no, s.restore_level, s.two_exempt, s.flip_seat = keep
+    reset_deal(s, redeals)  # the game's fields (levels, dealer, deal number) stay
     s.first_deal = s.dealer is None and first_deal
-    s.dealer_known_at_start = s.dealer is not None
-    s.level = s.levels[s.dealer % 2] if s.dealer is not None else s.levels[0]
 
 
 def start_play(s: State) -> None:
@@ -362,17 +367,19 @@ def follow_played(s: State, seat: int, cards: tuple, key, end_deal):
     return n, tuple(ev)
 
 
-def shuffle_and_deal(s: State, a: Shuffle, dry: bool, advance):
-    """A shuffle for a game whose first deal draws its first receiver (single- and three-deck):
-    deal from the dealer, or from the drawn seat while there is none."""
-    rules = s.rules
+def check_drawn_shuffle(s: State, a: Shuffle) -> None:
+    """The shuffle of a game whose first deal draws its first receiver (single- and three-deck):
+    a full deck, and a first seat while there is no dealer yet."""
     if s.dealer is None and s.flip_seat is None and a.first_seat not in range(4):
         raise InvalidActionError("shuffle: the first deal draws its first receiver; expected a "
                                  "first seat 0-3")
+    check_deck(s.rules, tuple(a.deck))
+
+
+def do_drawn_shuffle(s: State, a: Shuffle, advance):
+    """Deal a checked shuffle from the dealer, or from the drawn seat while there is none."""
+    rules = s.rules
     deck = tuple(a.deck)
-    check_deck(rules, deck)
-    if dry:
-        return None
     n = s.copy()
     if n.dealer is not None:
         first = n.dealer
@@ -389,11 +396,9 @@ def shuffle_and_deal(s: State, a: Shuffle, dry: bool, advance):
     return n, tuple(ev)
 
 
-def pass_in_round(s: State, seat: int, dry: bool, advance, queue_phase: str):
+def do_pass(s: State, seat: int, advance, queue_phase: str | None = None):
     """A pass: during dealing play goes on, in a declaration round the next seat is asked, in a
     queue of offers (``queue_phase``) the next seat in it."""
-    if dry:
-        return None
     n = s.copy()
     if n.phase == P_DEALING:
         n.hands = [list(h) for h in n.hands]

@@ -19,5 +19,5 @@ TOY_TRICK = RuleSet(variant="toy-trick", family="toy", decks=1, hand_size=13, ki
                     first_receiver="seeded", declaration="single_reveal", overturn="none")
 
 FAMILY = Family(
-    name="toy", decks=1, presets=(TOY_TRICK,), handlers=rules.HANDLERS, actions=rules.actions,
+    name="toy", decks=1, presets=(TOY_TRICK,), action_rules=rules.RULES, actions=rules.actions,
     random_action=rules.random_action, judges="tests.toy_family.judges", engine_goal=1000)

@@ -7,6 +7,7 @@ import random
 from referee.rules import state as st
 from referee.rules.actions import Bury, DecisionKind, Play, Shuffle
 from referee.rules.errors import IllegalActionError
+from referee.rules.family import Rule
 from referee.rules.events import (Buried, BuriedPublic, DealEnded, GameEnded, KittyTaken,
                                   KittyTakenPublic, Played)
 from referee.rules.multisets import hand_counts, multiset_combinations
@@ -31,17 +32,23 @@ def _advance(s, ev: list) -> None:
     s.phase, s.turn, s.decision = st.P_BURY, s.dealer, DecisionKind.BURY
 
 
-def _shuffle(s, a: Shuffle, seat, dry):
-    return st.shuffle_and_deal(s, a, dry, _advance)
+def _check_shuffle(s, a: Shuffle, seat) -> None:
+    st.check_drawn_shuffle(s, a)
 
 
-def _bury(s, a: Bury, seat, dry):
+def _shuffle(s, a: Shuffle, seat, found):
+    return st.do_drawn_shuffle(s, a, _advance)
+
+
+def _check_bury(s, a: Bury, seat) -> None:
     cards = tuple(a.cards)
     if len(cards) != s.rules.kitty_size:
         raise IllegalActionError(f"bury exactly {s.rules.kitty_size} cards, not {len(cards)}")
     st.require_held(s, seat, cards, "bury")
-    if dry:
-        return None
+
+
+def _bury(s, a: Bury, seat, found):
+    cards = tuple(a.cards)
     n = s.copy()
     st.remove_cards(n, seat, cards)
     n.kitty = cards
@@ -75,26 +82,27 @@ def trick_winner(cards, ctx) -> int:
     return best
 
 
-def _play(s, a: Play, seat, dry):
+def _check_play(s, a: Play, seat) -> None:
     cards = tuple(a.cards)
     if len(cards) != 1:
         raise IllegalActionError("play one card")
     st.require_held(s, seat, cards, "play")
+    if s.decision == DecisionKind.FOLLOW:
+        reason = follow_error(s.trick_fmt, s.hands[seat], cards[0], s.ctx)
+        if reason:
+            raise IllegalActionError(reason)
+
+
+def _play(s, a: Play, seat, found):
+    cards = tuple(a.cards)
     ctx = s.ctx
     if s.decision == DecisionKind.LEAD:
-        if dry:
-            return None
         n = s.copy()
         st.remove_cards(n, seat, cards)
         n.trick, n.trick_fmt = ((seat, cards),), ctx.cls[cards[0]]
         n.trick_key, n.trick_best, n.leader = card_key(n.trick_fmt, cards[0], ctx), 0, seat
         n.turn, n.decision = (seat + 1) % 4, DecisionKind.FOLLOW
         return n, (Played(seat, cards, True),)
-    reason = follow_error(s.trick_fmt, s.hands[seat], cards[0], ctx)
-    if reason:
-        raise IllegalActionError(reason)
-    if dry:
-        return None
     return st.follow_played(s, seat, cards, card_key(s.trick_fmt, cards[0], ctx), _end_deal)
 
 
@@ -118,7 +126,8 @@ def _end_deal(n, winner: int, ev: list) -> None:
     st.reset_deal(n)
 
 
-HANDLERS = {Shuffle: _shuffle, Bury: _bury, Play: _play}
+RULES = {Shuffle: Rule(_check_shuffle, _shuffle), Bury: Rule(_check_bury, _bury),
+         Play: Rule(_check_play, _play)}
 
 
 def actions(s, kind: DecisionKind, seat: int):

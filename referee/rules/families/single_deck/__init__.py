@@ -4,7 +4,7 @@ singles and duns (礅). Preset: ``single-deck``."""
 from ...family import Family
 from ...options import RuleSet
 from . import legal, policy
-from .rules import HANDLERS, trick_winner
+from .rules import RULES, SingleDeckState, trick_winner
 
 SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
     variant="single-deck", family="single_deck", decks=1, hand_size=12, kitty_size=6,
@@ -16,7 +16,7 @@ SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
 )
 
 FAMILY = Family(
-    name="single_deck", decks=1, presets=(SINGLE_DECK,), handlers=HANDLERS,
+    name="single_deck", decks=1, presets=(SINGLE_DECK,), action_rules=RULES, state_type=SingleDeckState,
     actions=legal.actions, random_action=policy.random_action,
     judges="referee.conformance.single_deck",
     trick_winner=lambda plays, ctx: trick_winner(plays, ctx)[0],

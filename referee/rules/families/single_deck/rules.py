@@ -9,13 +9,14 @@ The deal flow shares the state, actions and events of ``state``; only the rules 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
 
 from ... import state as st
 from ...actions import (Bury, Declare, DecisionKind, HandOver, Pass, Play, Return, RevealDun,
                       Shuffle, Transfer, Uprising)
 from ...cards import KINDS, POINTS, RANK_TEXT, TEXT
-from ...state import Declaration
+from ...family import Rule, nothing_to_check
+from ...settlement import DealOutcome
+from ...state import Declaration, State
 from ...errors import IllegalActionError
 from ...events import (Buried, DealEnded, DealerSet, Declared,
                      GameEnded, KittyOpened, KittyShown, KittyTakenPublic, Played,
@@ -37,6 +38,22 @@ class SingleDeckPhase(StrEnum):
 
 
 P_PRE = SingleDeckPhase.PRE_KITTY
+
+
+class SingleDeckState(State):
+    """A single-deck game's state: the shared ``State`` and what only this family keeps."""
+
+    __slots__ = ("uprising", "step", "queue", "pending", "side_suits_held", "trick_req")
+    GAME_FIELDS = {"uprising": False}
+    """``uprising``: this deal is the redeal after an uprising (起义): either team's level cards
+    may be revealed."""
+    DEAL_FIELDS = {"step": None, "queue": (), "pending": None, "side_suits_held": (),
+                   "trick_req": None}
+    """``step``: the pre-kitty step on offer (uprising, handover, transfer, dun_reveal);
+    ``queue``: the seats still to be asked in it; ``pending``: (giver, receiver) of a
+    transferred trump awaiting its return; ``side_suits_held``: the dealer's side suits with
+    the kitty taken up (a burial keeps them); ``trick_req``: the dun kind a follow of a led dun
+    must answer."""
 
 
 # -- combinations ---------------------------------------------------------------------------
@@ -210,21 +227,9 @@ def lead_units(cards, ctx: TrumpContext) -> list[tuple[int, ...]]:
 
 # -- scoring (5.1, 6.5, 6.6) ------------------------------------------------------------------
 
-class Outcome(NamedTuple):
-    """What a finished single-deck deal does (5.1, 6.5, 6.6)."""
-
-    attacker_total: int
-    levels: tuple[int, int]
-    next_dealer: int
-    game_over: bool
-    winner_team: int | None
-    dealer_team_gain: int
-    attacker_gain: int
-
-
 def settle(rules, *, dealer: int, levels: tuple[int, int], attacker_points: int,
            kitty_points: int, attackers_won_last: bool, last_winning_card: int | None,
-           trump: int | None) -> Outcome:
+           trump: int | None) -> DealOutcome:
     """The deal's result; the attackers' total is their trick points (kitty points never count,
     whoever wins the last trick: 5.1)."""
     dt = dealer % 2
@@ -259,7 +264,7 @@ def settle(rules, *, dealer: int, levels: tuple[int, int], attacker_points: int,
         c = last_winning_card
         if c % 13 == dl and (rules.demotion_card == "any_level" or c // 13 == trump):
             new[dt] = TWO if dl == JACK else SIX
-    return Outcome(p, (new[0], new[1]), nxt, winner is not None, winner,
+    return DealOutcome(p, (new[0], new[1]), nxt, winner is not None, winner,
                    0 if take else new[dt] - levels[dt], new[at] - levels[at] if take else 0)
 
 
@@ -481,11 +486,15 @@ def _some_burial_keeps_suits(rules, hand, ctx, side_suits_held) -> bool:
 
 # -- handlers ---------------------------------------------------------------------------------
 
-def _do_shuffle(s, a: Shuffle, seat, dry):
-    return st.shuffle_and_deal(s, a, dry, _advance)
+def _check_shuffle(s, a: Shuffle, seat) -> None:
+    st.check_drawn_shuffle(s, a)
 
 
-def _do_declare(s, a: Declare, seat, dry):
+def _do_shuffle(s, a: Shuffle, seat, found):
+    return st.do_drawn_shuffle(s, a, _advance)
+
+
+def _check_declare(s, a: Declare, seat) -> None:
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "reveal")
     reason = reveal_error(cards, s.level, s.decl is not None, True, _uprising_levels(s))
@@ -493,8 +502,10 @@ def _do_declare(s, a: Declare, seat, dry):
         if s.decl is not None:
             reason += f": the trump is already {TEXT[s.decl.cards[0]][-1]}"
         raise IllegalActionError(reason)
-    if dry:
-        return None
+
+
+def _do_declare(s, a: Declare, seat, found):
+    cards = tuple(a.cards)
     n = s.copy()
     if n.phase == st.P_DEALING:
         n.hands = [list(h) for h in n.hands]
@@ -514,28 +525,22 @@ def _do_declare(s, a: Declare, seat, dry):
     return n, tuple(ev)
 
 
-def _do_pass(s, a: Pass, seat, dry):
-    return st.pass_in_round(s, seat, dry, _advance, P_PRE)
+def _do_pass(s, a: Pass, seat, found):
+    return st.do_pass(s, seat, _advance, P_PRE)
 
 
-def _do_uprising(s, a: Uprising, seat, dry):
-    if dry:
-        return None
+def _do_uprising(s, a: Uprising, seat, found):
     n = s.copy()
     ev: list = [PreKittyAction(seat, "uprising", ()), Redealt(f"seat {seat} rose (起义)")]
     first = n.first_receiver
-    keep = (n.levels, n.deal_no, n.match_points, n.prev_result)
     n.dealer = None
-    st.reset_deal(n)
-    n.levels, n.deal_no, n.match_points, n.prev_result = keep
+    st.reset_deal(n)  # the game's fields (levels, deal number) stay
     n.flip_seat = first
     n.uprising = True
     return n, tuple(ev)
 
 
-def _do_handover(s, a: HandOver, seat, dry):
-    if dry:
-        return None
+def _do_handover(s, a: HandOver, seat, found):
     n = s.copy()
     ev: list = [PreKittyAction(seat, "handover", ())]
     partner = (seat + 2) % 4
@@ -546,15 +551,17 @@ def _do_handover(s, a: HandOver, seat, dry):
     return n, tuple(ev)
 
 
-def _do_transfer(s, a: Transfer, seat, dry):
+def _check_transfer(s, a: Transfer, seat) -> None:
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "transfer")
     trumps = trumps_of(s, seat)
     if len(cards) != 1 or cards[0] not in trumps:
         raise IllegalActionError("a transfer (渡) passes your one trump to your partner: "
                                  + " ".join(TEXT[k] for k in trumps))
-    if dry:
-        return None
+
+
+def _do_transfer(s, a: Transfer, seat, found):
+    cards = tuple(a.cards)
     n = s.copy()
     partner = (seat + 2) % 4
     ev: list = [PreKittyAction(seat, "transfer", ())]
@@ -565,7 +572,7 @@ def _do_transfer(s, a: Transfer, seat, dry):
     return n, tuple(ev)
 
 
-def _do_return(s, a: Return, seat, dry):
+def _check_return(s, a: Return, seat) -> None:
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "return")
     hand = s.hands[seat]
@@ -573,8 +580,10 @@ def _do_return(s, a: Return, seat, dry):
     if len(cards) != 1 or (has_side and s.ctx.cls[cards[0]] == TRUMP):
         raise IllegalActionError("return one side card (副牌) of your choice for the trump (any "
                                  "card when you hold no side card)")
-    if dry:
-        return None
+
+
+def _do_return(s, a: Return, seat, found):
+    cards = tuple(a.cards)
     n = s.copy()
     ev: list = []
     st.pass_cards(n, seat, n.pending[0], cards, "return", ev)
@@ -583,14 +592,16 @@ def _do_return(s, a: Return, seat, dry):
     return n, tuple(ev)
 
 
-def _do_reveal_dun(s, a: RevealDun, seat, dry):
+def _check_reveal_dun(s, a: RevealDun, seat) -> None:
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "reveal")
     reason = dun_reveal_error(cards, s.hands[seat], s.level, s.hard_duns)
     if reason:
         raise IllegalActionError(reason)
-    if dry:
-        return None
+
+
+def _do_reveal_dun(s, a: RevealDun, seat, found):
+    cards = tuple(a.cards)
     n = s.copy()
     n.hard_duns = n.hard_duns | {dun_rank(cards)}
     ev: list = [PreKittyAction(seat, "hard_dun", cards)]
@@ -598,14 +609,16 @@ def _do_reveal_dun(s, a: RevealDun, seat, dry):
     return n, tuple(ev)
 
 
-def _do_bury(s, a: Bury, seat, dry):
+def _check_bury(s, a: Bury, seat) -> None:
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "bury")
     reason = bury_error(s.rules, s.hands[seat], cards, s.ctx, s.side_suits_held)
     if reason:
         raise IllegalActionError(reason)
-    if dry:
-        return None
+
+
+def _do_bury(s, a: Bury, seat, found):
+    cards = tuple(a.cards)
     n = s.copy()
     st.remove_cards(n, seat, cards)
     n.kitty = cards
@@ -622,7 +635,9 @@ def _kind_of(s, seat):
 _LEAD = DecisionKind.LEAD
 
 
-def _do_play(s, a: Play, seat, dry):
+def _check_play(s, a: Play, seat):
+    """Cards held that make a lead or a follow; returns a lead's (format, suit class), or a
+    follow's strength (None: it cannot win)."""
     cards = tuple(a.cards)
     if not cards:
         raise IllegalActionError("a play needs at least one card")
@@ -637,8 +652,27 @@ def _do_play(s, a: Play, seat, dry):
             raise IllegalActionError(
                 "a lead is a single, a throw of one suit (trumps count as one suit) or a dun "
                 f"(four of a rank): {' '.join(TEXT[k] for k in cards)} is none of these")
-        if dry:
-            return None
+        return kind, c
+    kind, c, lead = s.trick_fmt
+    if kind == SINGLE:  # fast path: a single led
+        k = cards[0]
+        cls = ctx.cls
+        if len(cards) != 1 or (cls[k] != c and any(map(s.hands[seat].__getitem__,
+                                                         ctx.members[c]))):
+            reason = follow_error(lead, kind, c, None, s.hands[seat], cards, ctx)
+            raise IllegalActionError(reason)
+        return (1 if cls[k] == TRUMP else 0, ctx.pos[k]) if cls[k] in (c, TRUMP) else None
+    reason = follow_error(lead, kind, c, s.trick_req, s.hands[seat], cards, ctx)
+    if reason:
+        raise IllegalActionError(reason)
+    return play_key(kind, c, cards, ctx, _kind_of(s, seat))
+
+
+def _do_play(s, a: Play, seat, found):
+    cards = tuple(a.cards)
+    ctx = s.ctx
+    if s.decision is _LEAD:
+        kind, c = found
         n = s.copy()
         ev: list = []
         if kind == THROW:
@@ -661,23 +695,8 @@ def _do_play(s, a: Play, seat, dry):
         n.turn, n.decision = (seat + 1) % 4, DecisionKind.FOLLOW
         ev.append(Played(seat, cards, True))
         return n, tuple(ev)
-    kind, c, lead = s.trick_fmt
-    if kind == SINGLE:  # fast path: a single led
-        k = cards[0]
-        cls = ctx.cls
-        if len(cards) != 1 or (cls[k] != c and any(map(s.hands[seat].__getitem__,
-                                                         ctx.members[c]))):
-            reason = follow_error(lead, kind, c, None, s.hands[seat], cards, ctx)
-            raise IllegalActionError(reason)
-        key = (1 if cls[k] == TRUMP else 0, ctx.pos[k]) if cls[k] in (c, TRUMP) else None
-    else:
-        reason = follow_error(lead, kind, c, s.trick_req, s.hands[seat], cards, ctx)
-        if reason:
-            raise IllegalActionError(reason)
-        key = play_key(kind, c, cards, ctx, _kind_of(s, seat))
-    if dry:
-        return None
-    n, ev = st.follow_played(s, seat, cards, key, _end_deal)
+    kind = s.trick_fmt[0]
+    n, ev = st.follow_played(s, seat, cards, found, _end_deal)
     if kind == DUN and n.trick_best == len(n.trick) - 1 and len(n.trick) < 4:
         n.trick_req = _kind_of(n, seat)(dun_rank(cards))  # the stronger dun binds (4.3.1.3)
     return n, ev
@@ -707,8 +726,15 @@ def _end_deal(n, winner: int, ev: list) -> None:
     st.reset_deal(n)
 
 
-HANDLERS = {
-    Shuffle: _do_shuffle, Declare: _do_declare, Pass: _do_pass, Uprising: _do_uprising,
-    HandOver: _do_handover, Transfer: _do_transfer, Return: _do_return,
-    RevealDun: _do_reveal_dun, Bury: _do_bury, Play: _do_play,
+RULES = {
+    Shuffle: Rule(_check_shuffle, _do_shuffle),
+    Declare: Rule(_check_declare, _do_declare),
+    Pass: Rule(nothing_to_check, _do_pass),
+    Uprising: Rule(nothing_to_check, _do_uprising),
+    HandOver: Rule(nothing_to_check, _do_handover),
+    Transfer: Rule(_check_transfer, _do_transfer),
+    Return: Rule(_check_return, _do_return),
+    RevealDun: Rule(_check_reveal_dun, _do_reveal_dun),
+    Bury: Rule(_check_bury, _do_bury),
+    Play: Rule(_check_play, _do_play),
 }

@@ -4,7 +4,7 @@
 from ...family import Family
 from ...options import RuleSet
 from . import legal, policy
-from .rules import HANDLERS, context, title, trick_winner
+from .rules import RULES, ThreeDeckState, context, title, trick_winner
 
 THREE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
     variant="three-deck", family="three_deck", decks=3, hand_size=39, kitty_size=6,
@@ -23,7 +23,7 @@ def _result_extras(state) -> dict:
 
 
 FAMILY = Family(
-    name="three_deck", decks=3, presets=(THREE_DECK,), handlers=HANDLERS,
+    name="three_deck", decks=3, presets=(THREE_DECK,), action_rules=RULES, state_type=ThreeDeckState,
     actions=legal.actions, random_action=policy.random_action,
     judges="referee.conformance.three_deck", trick_winner=trick_winner, title=title, context=context, result_extras=_result_extras,
     engine_goal=100)

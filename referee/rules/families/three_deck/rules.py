@@ -10,13 +10,16 @@ events of ``state``; only the rules differ.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from ... import state as st
 from ...actions import (Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, Pass, Play, Return,
                       Shuffle)
 from ...cards import BIG_JOKER, KINDS, LITTLE_JOKER, POINTS, RANK_TEXT, TEXT
-from ...state import Declaration
+from ...family import Rule, nothing_to_check
+from ...settlement import DealOutcome
+from ...state import Declaration, State
 from ...errors import IllegalActionError, InvalidActionError
 from ...events import (Buried, BuriedPublic, DealEnded, Declared,
                      GameEnded, KittyCardDrawn, KittyShown, KittyTaken, KittyTakenPublic, MatchPoints,
@@ -37,6 +40,21 @@ class ThreeDeckPhase(StrEnum):
 
 
 P_TRIBUTE, P_JOKERS = ThreeDeckPhase.TRIBUTE, ThreeDeckPhase.JOKER_BURY
+
+
+class ThreeDeckState(State):
+    """A three-deck game's state: the shared ``State`` and what only this family keeps."""
+
+    __slots__ = ("prev_result", "grabber", "grab_pending", "queue", "pending", "dealer_six",
+                 "deal_match_points")
+    GAME_FIELDS = {"prev_result": None}
+    """``prev_result``: the last deal's (total points, joker units) that decide the tribute."""
+    DEAL_FIELDS = {"grabber": None, "grab_pending": False, "queue": (), "pending": None,
+                   "dealer_six": (), "deal_match_points": (0, 0, 0, 0)}
+    """``grabber``: the first deal's first seat to show a big joker (抢庄), ``grab_pending``: its
+    next suited card names the trump; ``queue``: seats still to be asked whether they bury
+    jokers; ``pending``: a tribute's (returner, receiver, count); ``dealer_six``: the six cards
+    the dealer buried; ``deal_match_points``: match points this deal's tribute moved."""
 
 TITLES = (
     (92898, "神"), (51610, "太空堡垒"), (28672, "星球战舰"), (15929, "宇宙飞船"),
@@ -146,15 +164,35 @@ def declaration_shape(cards, level: int, suit: int | None):
     return n, k // 13
 
 
-def judge_declaration(first_deal: bool, grabbed: bool, current: Declaration | None, seat: int,
-                      cards, suit, level: int):
-    """(reason, Declaration or None) for a three-deck declaration."""
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """The facts a three-deck declaration is judged on."""
+
+    first_deal: bool
+    """The first deal: a big joker shown grabs the deal (抢亮大王)."""
+    grabbed: bool
+    """A big joker was already shown on the first deal."""
+    current: Declaration | None
+    """The standing declaration of a later deal."""
+    level: int
+    """The dealer team's level rank."""
+
+
+def situation(s, seat: int) -> Situation:
+    """The facts a declaration by ``seat`` is judged on now."""
+    return Situation(s.first_deal, s.grabber is not None, s.decl, s.level)
+
+
+def judge_declaration(sit: Situation, seat: int, cards, suit: int | None = None):
+    """(reason, Declaration or None) for a declaration of ``cards`` (three jokers name ``suit``)
+    by ``seat``."""
     shown = " ".join(TEXT[c] for c in cards)
-    if first_deal:
+    level, current = sit.level, sit.current
+    if sit.first_deal:
         if tuple(cards) != (BIG_JOKER,):
             return ("on the first deal the dealer is decided by the first big joker shown "
                     "(抢亮大王): show one BJ"), None
-        if grabbed:
+        if sit.grabbed:
             return "a big joker was already shown: the first grab decides", None
         return None, Declaration(seat, (BIG_JOKER,), 0, None, False)
     shape = declaration_shape(cards, level, suit)
@@ -178,8 +216,8 @@ def declaration_options(s, seat: int) -> list[Declare]:
             return [Declare((BIG_JOKER,))]
         return []
     out = []
-    cur = s.decl
     lv = s.level
+    sit = situation(s, seat)
     for su in range(4):
         k = su * 13 + lv
         for n in range(1, min(3, hand[k]) + 1):
@@ -188,7 +226,7 @@ def declaration_options(s, seat: int) -> list[Declare]:
         if hand[j] >= 3:
             out.extend(Declare((j, j, j), su) for su in range(4))
     return [d for d in out
-            if judge_declaration(False, False, cur, seat, d.cards, d.suit, lv)[0] is None]
+            if judge_declaration(sit, seat, d.cards, d.suit)[0] is None]
 
 
 # -- the first deal without a grab, dry pot, tribute, joker burying -----------------------------
@@ -335,8 +373,8 @@ def return_error(hand: list[int], cards, count: int, ctx: TrumpContext) -> str |
 
 def settle(rules, *, dealer: int, levels: tuple[int, int], attacker_points: int, kitty,
            attackers_won_last: bool, dry_pot: bool, tribute=None):
-    """The three-deck deal result: dict with total, levels, next_dealer, game_over, winner_team,
-    match_points (this deal's, per seat, tribute included)."""
+    """The three-deck deal result; its ``match_points`` are this deal's, per seat, the tribute
+    included."""
     dt, at = dealer % 2, 1 - dealer % 2
     kitty_points = sum(POINTS[k] for k in kitty)
     total = attacker_points + (2 * kitty_points if attackers_won_last else 0)
@@ -381,12 +419,11 @@ def settle(rules, *, dealer: int, levels: tuple[int, int], attacker_points: int,
         giver, receiver, count = tribute
         mp[giver] -= count
         mp[receiver] += count
-    return {
-        "total": total, "levels": (new[0], new[1]),
-        "next_dealer": (dealer + 2) % 4 if total < 120 else (dealer + 1) % 4,
-        "game_over": winner is not None, "winner_team": winner, "special": special,
-        "match_points": tuple(mp), "joker_units": joker_units(kitty),
-    }
+    return DealOutcome(
+        total, (new[0], new[1]), (dealer + 2) % 4 if total < 120 else (dealer + 1) % 4,
+        winner is not None, winner, dealer_team_gain=gain_dt, attacker_gain=gain_at,
+        kitty_bonus=total - attacker_points, match_points=tuple(mp),
+        joker_units=joker_units(kitty), special=special)
 
 
 # -- the deal ---------------------------------------------------------------------------------
@@ -513,7 +550,7 @@ def _take_kitty(s, ev: list) -> bool:
 
 
 def dealer_six(s):
-    return s.revealed[0][1] if s.revealed and s.revealed[0][0] == "dealer_six" else ()
+    return s.dealer_six
 
 
 def _may_bury_jokers(s, seat: int) -> bool:
@@ -527,19 +564,26 @@ def _may_bury_jokers(s, seat: int) -> bool:
 
 # -- handlers ---------------------------------------------------------------------------------
 
-def _do_shuffle(s, a: Shuffle, seat, dry):
-    return st.shuffle_and_deal(s, a, dry, _advance)
+def _check_shuffle(s, a: Shuffle, seat) -> None:
+    st.check_drawn_shuffle(s, a)
 
 
-def _do_declare(s, a: Declare, seat, dry):
+def _do_shuffle(s, a: Shuffle, seat, found):
+    return st.do_drawn_shuffle(s, a, _advance)
+
+
+def _check_declare(s, a: Declare, seat):
+    """Cards held that make a declaration now; returns the judged ``Declaration``."""
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "show")
-    reason, decl = judge_declaration(s.first_deal, s.grabber is not None, s.decl, seat, cards,
-                                     a.suit, s.level)
+    reason, decl = judge_declaration(situation(s, seat), seat, cards, a.suit)
     if reason:
         raise IllegalActionError(reason)
-    if dry:
-        return None
+    return decl
+
+
+def _do_declare(s, a: Declare, seat, decl):
+    cards = tuple(a.cards)
     n = s.copy()
     if n.phase == st.P_DEALING:
         n.hands = [list(h) for h in n.hands]
@@ -555,22 +599,23 @@ def _do_declare(s, a: Declare, seat, dry):
     return n, tuple(ev)
 
 
-def _do_pass(s, a: Pass, seat, dry):
-    return st.pass_in_round(s, seat, dry, _advance, P_JOKERS)
+def _do_pass(s, a: Pass, seat, found):
+    return st.do_pass(s, seat, _advance, P_JOKERS)
 
 
-def _do_draw(s, a: DrawKittyCard, seat, dry):
-    drawn = [x[1] for x in s.revealed if x[0] == "drawn_index"]
-    if not isinstance(a.index, int) or not 0 <= a.index < len(s.kitty) or a.index in drawn:
+def _check_draw(s, a: DrawKittyCard, seat) -> None:
+    if not isinstance(a.index, int) or not 0 <= a.index < len(s.kitty) or \
+            a.index in s.drawn_indexes:
         raise InvalidActionError(f"draw: index {a.index!r} is not an undrawn kitty card")
-    if dry:
-        return None
+
+
+def _do_draw(s, a: DrawKittyCard, seat, found):
     n = s.copy()
     card = n.kitty[a.index]
-    n.revealed = n.revealed + (("drawn_index", a.index), ("drawn", card))
+    n.drawn_indexes, n.drawn_card = n.drawn_indexes + (a.index,), card
     ev: list = [KittyCardDrawn(card, None if card >= 52 else card // 13)]
     if card >= 52:
-        if len(drawn) + 1 == len(n.kitty):  # a kitty of jokers only: redeal
+        if len(n.drawn_indexes) == len(n.kitty):  # a kitty of jokers only: redeal
             ev.append(Redealt("the kitty holds only jokers"))
             st.restart(n, n.redeals + 1)
         return n, tuple(ev)  # a joker: draw again
@@ -579,15 +624,17 @@ def _do_draw(s, a: DrawKittyCard, seat, dry):
     return n, tuple(ev)
 
 
-def _do_return(s, a: Return, seat, dry):
+def _check_return(s, a: Return, seat) -> None:
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "return")
-    _, to, count = s.pending
-    reason = return_error(s.hands[seat], cards, count, s.ctx)
+    reason = return_error(s.hands[seat], cards, s.pending[2], s.ctx)
     if reason:
         raise IllegalActionError(reason)
-    if dry:
-        return None
+
+
+def _do_return(s, a: Return, seat, found):
+    cards = tuple(a.cards)
+    to = s.pending[1]
     n = s.copy()
     ev: list = []
     st.pass_cards(n, seat, to, cards, "tribute_return", ev)
@@ -606,24 +653,24 @@ def bury_error(rules, hand: list[int], cards) -> str | None:
     return None
 
 
-def _do_bury(s, a: Bury, seat, dry):
+def _check_bury(s, a: Bury, seat) -> None:
     cards = tuple(a.cards)
     if len(cards) == s.rules.kitty_size:
         st.require_held(s, seat, cards, "bury")
     reason = bury_error(s.rules, s.hands[seat], cards)
     if reason:
         raise IllegalActionError(reason)
-    lj = sum(1 for k in cards if k == LITTLE_JOKER)
-    bj = sum(1 for k in cards if k == BIG_JOKER)
-    if dry:
-        return None
+
+
+def _do_bury(s, a: Bury, seat, found):
+    cards = tuple(a.cards)
     n = s.copy()
     st.remove_cards(n, seat, cards)
     n.kitty, n.kitty_owner = cards, seat
-    n.revealed = (("dealer_six", cards),) + n.revealed
+    n.dealer_six = cards
     ev: list = [Buried(seat, cards, seat)]
     # the new kitty is hidden, unless a joker is buried into it (001 section 4)
-    n.kitty_public = bool(lj or bj)
+    n.kitty_public = LITTLE_JOKER in cards or BIG_JOKER in cards
     if n.kitty_public:
         ev.append(KittyShown(cards))
     else:
@@ -640,15 +687,19 @@ def default_take(kitty, count: int, ctx: TrumpContext) -> tuple[int, ...]:
     return tuple(sorted(take_candidates(kitty, ctx), key=lambda k: (_take_key(k, ctx), k))[:count])
 
 
-def _do_bury_jokers(s, a: BuryJokers, seat, dry):
-    if not a.take:
-        a = BuryJokers(a.jokers, default_take(s.kitty, len(a.jokers), s.ctx))
-    reason = joker_bury_error(s.kitty, dealer_six(s), s.hands[seat], a.jokers, a.take, s.ctx,
+def _check_bury_jokers(s, a: BuryJokers, seat) -> tuple[int, ...]:
+    """Jokers and kitty cards that make a joker burial; returns the cards taken (the referee's
+    choice when the action names none)."""
+    take = a.take or default_take(s.kitty, len(a.jokers), s.ctx)
+    reason = joker_bury_error(s.kitty, dealer_six(s), s.hands[seat], a.jokers, take, s.ctx,
                               s.dry_pot)
     if reason:
         raise IllegalActionError(reason)
-    if dry:
-        return None
+    return take
+
+
+def _do_bury_jokers(s, a: BuryJokers, seat, take):
+    a = BuryJokers(a.jokers, take)
     n = s.copy()
     hand = st.own_hand(n, seat)
     kitty = list(n.kitty)
@@ -667,7 +718,9 @@ def _do_bury_jokers(s, a: BuryJokers, seat, dry):
     return n, tuple(ev)
 
 
-def _do_play(s, a: Play, seat, dry):
+def _check_play(s, a: Play, seat):
+    """Cards held that make a lead or a follow; returns a lead's suit class, or a follow's
+    strength (None: it cannot win)."""
     cards = tuple(a.cards)
     if not cards:
         raise IllegalActionError("a play needs at least one card")
@@ -678,23 +731,27 @@ def _do_play(s, a: Play, seat, dry):
         if kind == INVALID:
             raise IllegalActionError("a lead is a single, a pair (棒子) or a triple (滚子) of "
                                      f"identical cards: {' '.join(TEXT[k] for k in cards)} is not")
-        if dry:
-            return None
-        n = s.copy()
-        st.remove_cards(n, seat, cards)
-        n.trick = ((seat, cards),)
-        n.trick_fmt = cards
-        n.trick_key = (1 if c == TRUMP else 0, ctx.pos[cards[0]])
-        n.trick_best, n.leader = 0, seat
-        n.turn, n.decision = (seat + 1) % 4, DecisionKind.FOLLOW
-        return n, (Played(seat, cards, True),)
+        return c
     reason = follow_error(s.trick_fmt, s.hands[seat], cards, ctx,
                           s.rules.pair_following == "live")
     if reason:
         raise IllegalActionError(reason)
-    if dry:
-        return None
-    return st.follow_played(s, seat, cards, play_key(s.trick_fmt, cards, ctx), _end_deal)
+    return play_key(s.trick_fmt, cards, ctx)
+
+
+def _do_play(s, a: Play, seat, found):
+    cards = tuple(a.cards)
+    ctx = s.ctx
+    if s.decision == DecisionKind.LEAD:
+        n = s.copy()
+        st.remove_cards(n, seat, cards)
+        n.trick = ((seat, cards),)
+        n.trick_fmt = cards
+        n.trick_key = (1 if found == TRUMP else 0, ctx.pos[cards[0]])
+        n.trick_best, n.leader = 0, seat
+        n.turn, n.decision = (seat + 1) % 4, DecisionKind.FOLLOW
+        return n, (Played(seat, cards, True),)
+    return st.follow_played(s, seat, cards, found, _end_deal)
 
 
 def _end_deal(n, winner: int, ev: list) -> None:
@@ -702,26 +759,31 @@ def _end_deal(n, winner: int, ev: list) -> None:
     mp0 = n.deal_match_points
     out = settle(n.rules, dealer=n.dealer, levels=n.levels, attacker_points=n.attacker_points,
                  kitty=n.kitty, attackers_won_last=winner % 2 != dt, dry_pot=n.dry_pot)
-    deal_points = tuple(a + b for a, b in zip(out["match_points"], mp0))
+    deal_points = tuple(a + b for a, b in zip(out.match_points, mp0))
     totals = tuple(a + b for a, b in zip(n.match_points, deal_points))
-    ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points,
-                        out["total"] - n.attacker_points, (0, 0), out["total"], out["levels"],
-                        out["next_dealer"], None))
+    ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, out.kitty_bonus, (0, 0),
+                        out.attacker_total, out.levels, out.next_dealer, None))
     ev.append(MatchPoints(deal_points, totals, tuple(title(t) for t in totals)))
     n.match_points = totals
     # a dry pot's jokers count for nothing, the next tribute included (001 干锅: 不算血)
-    n.prev_result = (out["total"], 0 if n.dry_pot else out["joker_units"])
-    n.levels, n.dealer = out["levels"], out["next_dealer"]
+    n.prev_result = (out.attacker_total, 0 if n.dry_pot else out.joker_units)
+    n.levels, n.dealer = out.levels, out.next_dealer
     n.deal_no += 1
-    if out["game_over"] or (n.max_deals is not None and n.deal_no >= n.max_deals):
-        n.winner_team = out["winner_team"]
+    if out.game_over or (n.max_deals is not None and n.deal_no >= n.max_deals):
+        n.winner_team = out.winner_team
         n.phase, n.turn, n.decision = st.P_OVER, st.NOBODY, DecisionKind.GAME_OVER
-        ev.append(GameEnded(out["winner_team"], out["levels"], n.deal_no))
+        ev.append(GameEnded(out.winner_team, out.levels, n.deal_no))
         return
     st.reset_deal(n)
 
 
-HANDLERS = {
-    Shuffle: _do_shuffle, Declare: _do_declare, Pass: _do_pass, DrawKittyCard: _do_draw,
-    Return: _do_return, Bury: _do_bury, BuryJokers: _do_bury_jokers, Play: _do_play,
+RULES = {
+    Shuffle: Rule(_check_shuffle, _do_shuffle),
+    Declare: Rule(_check_declare, _do_declare),
+    Pass: Rule(nothing_to_check, _do_pass),
+    DrawKittyCard: Rule(_check_draw, _do_draw),
+    Return: Rule(_check_return, _do_return),
+    Bury: Rule(_check_bury, _do_bury),
+    BuryJokers: Rule(_check_bury_jokers, _do_bury_jokers),
+    Play: Rule(_check_play, _do_play),
 }

@@ -4,7 +4,7 @@ Presets: ``two-deck-80`` (003) and ``two-deck-fry`` (004)."""
 from ...family import Family
 from ...options import RuleSet
 from . import combos, legal, policy
-from .flow import HANDLERS
+from .flow import RULES, TwoDeckState
 
 TWO_DECK_80 = RuleSet(
     variant="two-deck-80",
@@ -34,6 +34,6 @@ TWO_DECK_FRY = RuleSet(
 )
 
 FAMILY = Family(
-    name="two_deck", decks=2, presets=(TWO_DECK_80, TWO_DECK_FRY), handlers=HANDLERS,
+    name="two_deck", decks=2, presets=(TWO_DECK_80, TWO_DECK_FRY), action_rules=RULES, state_type=TwoDeckState,
     actions=legal.actions, count=legal.count, plays=legal.plays, random_action=policy.random_action,
     judges="referee.conformance.two_deck", trick_winner=combos.trick_winner, throws=True, engine_goal=400)

@@ -74,8 +74,10 @@ def declaration_shape(cards: tuple[int, ...], level: int, rules: RuleSet):
     return len(suited), k // 13, False
 
 
-def judge_declaration(sit: Situation, seat: int, cards: tuple[int, ...]):
-    """``(None, Declaration)`` when ``seat`` may show ``cards`` now, else ``(reason, None)``."""
+def judge_declaration(sit: Situation, seat: int, cards: tuple[int, ...], suit: int | None = None):
+    """``(None, Declaration)`` when ``seat`` may show ``cards`` now, else ``(reason, None)``.
+    Every family judges declarations with this signature; with two decks the cards name the
+    suit, so ``suit`` is not read."""
     rules = sit.rules
     shape = declaration_shape(cards, sit.level, rules)
     shown = " ".join(TEXT[c] for c in cards)

@@ -8,6 +8,7 @@ from ... import state as st
 from ...actions import (Bury, Declare, DecisionKind, DrawKittyCard, Pass, Play, Redeal, Shuffle)
 from ...cards import KINDS, POINTS, TEXT
 from ...errors import IllegalActionError, InvalidActionError
+from ...family import Rule, nothing_to_check
 from ...events import (Buried, BuriedPublic, DealEnded, DealStarted, Declared, GameEnded, KittyCardDrawn,
                        KittyOpened, KittyTaken, KittyTakenPublic, Passed, Played, Redealt,
                        RedealDemanded, ThrowFailed)
@@ -19,6 +20,24 @@ from . import combos
 from .declare import (AFTER_BURIAL, DEALING, Situation, declaration_options, declaring_level,
                       judge_declaration)
 from .scoring import settle_deal
+
+
+class TwoDeckState(State):
+    """A two-deck game's state: the shared ``State`` and what only this family keeps."""
+
+    __slots__ = ("restore_level", "two_exempt", "shown", "kitty_opened", "round_kind",
+                 "round_seats", "attackers_asked")
+    GAME_FIELDS = {"restore_level": None, "two_exempt": frozenset()}
+    """``restore_level``: the level the dealer team may get back after a J/A reset (or None);
+    ``two_exempt``: the teams for which 2 is not a must-play level after the J reset."""
+    DEAL_FIELDS = {"shown": frozenset(), "kitty_opened": False, "round_kind": None,
+                   "round_seats": None, "attackers_asked": False}
+    """``shown``: level cards shown as single declarations (003: a pair of one shown card does
+    not overturn); ``kitty_opened``: nobody declared and the kitty was opened (003);
+    ``round_kind``: which round of chances runs ("dealing", "attackers", "after_burial");
+    ``round_seats``: who is asked in it (None: everyone); ``attackers_asked``: the attackers
+    have had their chance to declare (004)."""
+
 
 def situation(s: State, seat: int) -> Situation:
     """The facts a declaration by ``seat`` is judged on now."""
@@ -73,7 +92,7 @@ def _advance(s: State, ev: list) -> None:
             s.round_kind = "dealing"
             continue
         if s.phase == P_ROUND:
-            if st.offer_round(s, _may_declare):
+            if st.offer_round(s, _may_declare, s.round_seats):
                 return
             kind = s.round_kind
             s.round_kind = None
@@ -169,7 +188,7 @@ def _open_kitty(s: State, ev: list) -> None:
                 best = k % 13
                 suit = k // 13
     s.kitty_opened = True
-    s.revealed = s.revealed + (("opened", tuple(s.kitty)),)
+    s.opened_kitty = tuple(s.kitty)
     _set_trump(s, suit)
     ev.append(KittyOpened(tuple(s.kitty), suit))
 
@@ -199,7 +218,8 @@ def _take_kitty(s: State, seat: int, ev: list) -> None:
     s.decision = DecisionKind.BURY
 
 
-def _do_shuffle(s: State, a: Shuffle, seat, dry):
+def _check_shuffle(s: State, a: Shuffle, seat) -> int:
+    """A full deck; returns the seat that receives the first card."""
     rules = s.rules
     deck = tuple(a.deck)
     st.check_deck(rules, deck)
@@ -214,8 +234,12 @@ def _do_shuffle(s: State, a: Shuffle, seat, dry):
             raise InvalidActionError("shuffle: this variant draws the first receiver of a game; "
                                      "expected a first seat 0-3")
         first = a.first_seat
-    if dry:
-        return None
+    return first
+
+
+def _do_shuffle(s: State, a: Shuffle, seat, first: int):
+    rules = s.rules
+    deck = tuple(a.deck)
     n = s.copy()
     ev: list = []
     if n.dealer is None:
@@ -237,16 +261,17 @@ def _flip_key(k: int) -> tuple[int, int]:
     return (k % 13, 3 - k // 13)
 
 
-def _do_draw(s: State, a: DrawKittyCard, seat, dry):
+def _check_draw(s: State, a: DrawKittyCard, seat) -> None:
     if not isinstance(a.index, int) or not 0 <= a.index < len(s.kitty):
         raise InvalidActionError(f"draw: index {a.index!r} out of range 0-{len(s.kitty) - 1}")
-    if dry:
-        return None
+
+
+def _do_draw(s: State, a: DrawKittyCard, seat, found):
     n = s.copy()
     ev: list = []
     card = n.kitty[a.index]
     suit = None if card >= 52 else card // 13
-    n.revealed = n.revealed + (("drawn", card),)
+    n.drawn_indexes, n.drawn_card = n.drawn_indexes + (a.index,), card
     ev.append(KittyCardDrawn(card, suit))
     # 004 无人报主: the seat holding the card identical to it becomes dealer
     holder = None
@@ -265,9 +290,7 @@ def _do_draw(s: State, a: DrawKittyCard, seat, dry):
     return n, tuple(ev)
 
 
-def _do_pass(s: State, a: Pass, seat, dry):
-    if dry:
-        return None
+def _do_pass(s: State, a: Pass, seat, found):
     n = s.copy()
     if n.phase == P_DEALING:
         n.hands = [list(h) for h in n.hands]
@@ -283,14 +306,18 @@ def _do_pass(s: State, a: Pass, seat, dry):
     return n, tuple(ev)
 
 
-def _do_declare(s: State, a: Declare, seat, dry):
+def _check_declare(s: State, a: Declare, seat):
+    """Cards held that make a declaration now; returns the judged ``Declaration``."""
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "show")
     reason, decl = judge_declaration(situation(s, seat), seat, cards)
     if reason:
         raise IllegalActionError(reason)
-    if dry:
-        return None
+    return decl
+
+
+def _do_declare(s: State, a: Declare, seat, decl):
+    cards = tuple(a.cards)
     n = s.copy()
     if n.phase == P_DEALING:
         n.hands = [list(h) for h in n.hands]
@@ -301,8 +328,6 @@ def _do_declare(s: State, a: Declare, seat, dry):
     n.decl = decl
     n.declarations = n.declarations + (decl,)
     ev.append(Declared(seat, cards, decl.suit, decl.overturn))
-    if n.first_declarer is None:
-        n.first_declarer = seat
     if n.round_kind == "attackers":
         # an attacker declares with its own level and becomes dealer
         st.set_dealer(n, seat, "attacker declared", ev)
@@ -324,16 +349,13 @@ def _do_declare(s: State, a: Declare, seat, dry):
     return n, tuple(ev)
 
 
-def _do_redeal(s: State, a: Redeal, seat, dry):
-    if dry:
-        return None
+def _do_redeal(s: State, a: Redeal, seat, found):
     n = s.copy()
     ev: list = [RedealDemanded(seat), Redealt(f"seat {seat} demanded a redeal (暴动)")]
     dealer = n.dealer
     st.restart(n, n.redeals + 1)
     n.dealer = dealer
     n.first_deal = False
-    n.dealer_known_at_start = True
     n.level = n.levels[dealer % 2]
     return n, tuple(ev)
 
@@ -345,15 +367,17 @@ def bury_error(rules: RuleSet, cards) -> str | None:
     return None
 
 
-def _do_bury(s: State, a: Bury, seat, dry):
-    rules = s.rules
+def _check_bury(s: State, a: Bury, seat) -> None:
     cards = tuple(a.cards)
-    reason = bury_error(rules, cards)
+    reason = bury_error(s.rules, cards)
     if reason:
         raise IllegalActionError(reason)
     st.require_held(s, seat, cards, "bury")
-    if dry:
-        return None
+
+
+def _do_bury(s: State, a: Bury, seat, found):
+    rules = s.rules
+    cards = tuple(a.cards)
     n = s.copy()
     st.remove_cards(n, seat, cards)
     n.kitty = cards
@@ -373,7 +397,8 @@ def _do_bury(s: State, a: Bury, seat, dry):
     return n, tuple(ev)
 
 
-def _do_play(s: State, a: Play, seat, dry):
+def _check_play(s: State, a: Play, seat):
+    """Cards held that make a lead or a follow; returns a lead's format (None for a follow)."""
     cards = tuple(a.cards)
     if not cards:
         raise IllegalActionError("a play needs at least one card")
@@ -386,18 +411,18 @@ def _do_play(s: State, a: Play, seat, dry):
             raise IllegalActionError(
                 f"a lead must be one suit (trumps count as one suit): {' '.join(TEXT[c] for c in cards)} "
                 f"mixes {' and '.join(classes)}")
-        if dry:
-            return None
-        return _lead(s, seat, cards, fmt)
+        return fmt
     reason = combos.follow_error(s.trick_fmt, s.hands[seat], cards, ctx)
     if reason:
         raise IllegalActionError(reason)
-    if dry:
-        return None
-    return _follow(s, seat, cards)
+    return None
 
 
-def _lead(s: State, seat: int, cards, fmt):
+def _do_play(s: State, a: Play, seat, fmt):
+    cards = tuple(a.cards)
+    if fmt is None:
+        return st.follow_played(s, seat, cards, combos.play_key(s.trick_fmt, cards, s.ctx),
+                                _end_deal)
     n = s.copy()
     a_cards = cards
     ev: list = []
@@ -425,11 +450,6 @@ def _lead(s: State, seat: int, cards, fmt):
     return n, tuple(ev)
 
 
-def _follow(s: State, seat: int, cards):
-    return st.follow_played(s, seat, tuple(cards), combos.play_key(s.trick_fmt, cards, s.ctx),
-                         _end_deal)
-
-
 def _decisive_rank(n: State) -> int | None:
     """Rank of the card that decides the last trick's winning play (its largest unit's top)."""
     _, play = n.trick[n.trick_best]
@@ -455,7 +475,6 @@ def _end_deal(n: State, winner: int, ev: list) -> None:
     ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, out.kitty_bonus,
                         n.penalties, out.attacker_total, out.levels, out.next_dealer,
                         out.restore_level))
-    n.last_deal = out
     n.levels = out.levels
     n.restore_level = out.restore_level
     n.two_exempt = out.two_exempt
@@ -471,12 +490,12 @@ def _end_deal(n: State, winner: int, ev: list) -> None:
     st.reset_deal(n)
 
 
-HANDLERS = {
-    Shuffle: _do_shuffle,
-    DrawKittyCard: _do_draw,
-    Pass: _do_pass,
-    Declare: _do_declare,
-    Redeal: _do_redeal,
-    Bury: _do_bury,
-    Play: _do_play,
+RULES = {
+    Shuffle: Rule(_check_shuffle, _do_shuffle),
+    DrawKittyCard: Rule(_check_draw, _do_draw),
+    Pass: Rule(nothing_to_check, _do_pass),
+    Declare: Rule(_check_declare, _do_declare),
+    Redeal: Rule(nothing_to_check, _do_redeal),
+    Bury: Rule(_check_bury, _do_bury),
+    Play: Rule(_check_play, _do_play),
 }

@@ -6,34 +6,12 @@ Levels are rank indexes (0 = ``2`` ... 12 = ``A``); teams are 0 (seats 0, 2) and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...options import RuleSet
+from ...settlement import DealOutcome
 
 ACE = 12
 JACK = 9
 TWO = 0
-
-
-@dataclass(frozen=True, slots=True)
-class DealOutcome:
-    """What a finished deal does.
-
-    ``levels`` are both teams' levels after the deal, indexed by team; ``dealer_team`` is the
-    team that deals next; ``restore_level`` is set when the J/A reset happened (the level the
-    dealer team may get back next deal); ``two_exempt`` holds the teams for which 2 is not a
-    must-play rank: restarted at 2 by the J reset and still at 2 (003 section 12 此时2非必打)."""
-
-    attacker_total: int
-    kitty_bonus: int
-    levels: tuple[int, int]
-    next_dealer: int
-    game_over: bool
-    winner_team: int | None
-    restore_level: int | None
-    two_exempt: frozenset[int]
-    dealer_team_gain: int
-    attacker_gain: int
 
 
 def kitty_multiplier(rules: RuleSet, pairs: int) -> int:
@@ -110,30 +88,31 @@ def settle_deal(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacke
             and last_winning_rank == dl):
         new[dt] = TWO if dl == JACK else JACK
         exempt = _still_at_two(two_exempt, new) | ({dt} if dl == JACK else set())
-        return DealOutcome(total, bonus, (new[0], new[1]), partner, False, None, dl,
-                           frozenset(exempt), 0, 0)
+        return DealOutcome(total, (new[0], new[1]), partner, False, None, kitty_bonus=bonus,
+                           restore_level=dl, two_exempt=frozenset(exempt))
     # 落实政策: the deal after a reset, attackers under 40 -> back to the level it was reset from.
     if restore_level is not None and total < 40:
         new[dt] = restore_level
-        return DealOutcome(total, bonus, (new[0], new[1]), partner, False, None, None,
-                           _still_at_two(two_exempt, new), 0, 0)
+        return DealOutcome(total, (new[0], new[1]), partner, False, None, kitty_bonus=bonus,
+                           two_exempt=_still_at_two(two_exempt, new))
     take_over, gain = table_gain(rules, total)
     if take_over:
         lvl, short, won = _climb(rules, levels[at], gain, False, at in two_exempt)
         new[at] = lvl
         if short:
             new[dt] = _drop(new[dt], short)
-        return DealOutcome(total, bonus, (new[0], new[1]), next_seat, won,
-                           at if won else None, None, _still_at_two(two_exempt, new), 0,
-                           lvl - levels[at])
+        return DealOutcome(total, (new[0], new[1]), next_seat, won, at if won else None,
+                           attacker_gain=lvl - levels[at], kitty_bonus=bonus,
+                           two_exempt=_still_at_two(two_exempt, new))
     lvl, short, won = _climb(rules, dl, gain, True, dt in two_exempt)
     new[dt] = lvl
     if short:
         new[at] = _drop(new[at], short)
     # The dealer team held (and, but for a 003 hold under 80 by less than 20, went up): the
     # dealer's partner deals next.
-    return DealOutcome(total, bonus, (new[0], new[1]), partner, won, dt if won else None, None,
-                       _still_at_two(two_exempt, new), gain, 0)
+    return DealOutcome(total, (new[0], new[1]), partner, won, dt if won else None,
+                       dealer_team_gain=gain, kitty_bonus=bonus,
+                       two_exempt=_still_at_two(two_exempt, new))
 
 
 def _still_at_two(exempt: frozenset[int], levels: list[int]) -> frozenset[int]:
