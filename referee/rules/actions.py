@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import ClassVar
 
 from .cards import SUITS, TEXT, parse_cards
 from .errors import InvalidActionError
@@ -103,11 +104,34 @@ class DrawKittyCard(_ActionText):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Pass(_ActionText):
-    """Decline a declaration, an overturn or a redeal."""
+class _Word(_ActionText):
+    """An action that is its kind alone: its text is its word."""
+
+    WORD: ClassVar[str] = ""
 
     def text(self) -> str:
-        return "pass"
+        return self.WORD
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class _Cards(_ActionText):
+    """An action of a multiset of cards: the same cards in any order are the same action."""
+
+    cards: tuple[int, ...]
+    WORD: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
+
+    def text(self) -> str:
+        return f"{self.WORD} {_cards_text(self.cards)}"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Pass(_Word):
+    """Decline a declaration, an overturn or a redeal."""
+
+    WORD = "pass"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -128,94 +152,59 @@ class Declare(_ActionText):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Redeal(_ActionText):
+class Redeal(_Word):
     """Demand a redeal (暴动)."""
 
-    def text(self) -> str:
-        return "redeal"
+    WORD = "redeal"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Bury(_ActionText):
+class Bury(_Cards):
     """Bury these cards as the kitty."""
 
-    cards: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        # a multiset: the same cards in any order are the same action
-        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
-
-    def text(self) -> str:
-        return f"bury {_cards_text(self.cards)}"
+    WORD = "bury"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Play(_ActionText):
+class Play(_Cards):
     """Lead or follow with these cards."""
 
-    cards: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        # a multiset: the same cards in any order are the same action
-        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
-
-    def text(self) -> str:
-        return f"play {_cards_text(self.cards)}"
+    WORD = "play"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Uprising(_ActionText):
+class Uprising(_Word):
     """Rise (起义): the deal is redealt with no dealer."""
 
-    def text(self) -> str:
-        return "uprising"
+    WORD = "uprising"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class HandOver(_ActionText):
+class HandOver(_Word):
     """Hand the kitty and the deal to the partner (打不起)."""
 
-    def text(self) -> str:
-        return "handover"
+    WORD = "handover"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Transfer(_ActionText):
+class Transfer(_Cards):
     """Pass the one trump to the partner (渡)."""
 
-    cards: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
-
-    def text(self) -> str:
-        return f"transfer {_cards_text(self.cards)}"
+    WORD = "transfer"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Return(_ActionText):
+class Return(_Cards):
     """Give cards back (for a transferred trump, or for a tribute)."""
 
-    cards: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
-
-    def text(self) -> str:
-        return f"return {_cards_text(self.cards)}"
+    WORD = "return"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class RevealDun(_ActionText):
+class RevealDun(_Cards):
     """Show a dun (礅) of the original hand so that it stays hard."""
 
-    cards: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
-
-    def text(self) -> str:
-        return f"reveal {_cards_text(self.cards)}"
+    WORD = "reveal"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -239,6 +228,9 @@ class BuryJokers(_ActionText):
 Action = (Shuffle | DrawKittyCard | Pass | Declare | Redeal | Bury | Play | Uprising | HandOver
           | Transfer | Return | RevealDun | BuryJokers)
 
+_BY_WORD = {kind.WORD: kind for kind in (Pass, Redeal, Uprising, HandOver, Bury, Play, Transfer,
+                                          Return, RevealDun)}
+"""The actions whose text is their word, alone or before their cards."""
 _WORDS = ("shuffle", "draw", "pass", "declare", "redeal", "bury", "play", "uprising",
           "handover", "transfer", "return", "reveal", "jokers")
 
@@ -259,32 +251,20 @@ def _parse_action(text: str) -> Action:
     word, _, rest = text.strip().partition(" ")
     word = word.lower()
     rest = rest.strip()
-    if word == "pass" and not rest:
-        return Pass()
-    if word == "redeal" and not rest:
-        return Redeal()
+    kind = _BY_WORD.get(word)
+    if kind is not None:
+        if issubclass(kind, _Cards):
+            return kind(parse_cards(rest))
+        if not rest:
+            return kind()
     if word == "declare":
         tokens = rest.split()
         if tokens and tokens[-1].upper() in ("S", "H", "D", "C"):
             return Declare(parse_cards(tokens[:-1]), SUITS.index(tokens[-1].upper()))
         return Declare(parse_cards(rest))
-    if word == "uprising" and not rest:
-        return Uprising()
-    if word == "handover" and not rest:
-        return HandOver()
-    if word == "transfer":
-        return Transfer(parse_cards(rest))
-    if word == "return":
-        return Return(parse_cards(rest))
-    if word == "reveal":
-        return RevealDun(parse_cards(rest))
     if word == "jokers":
         jokers, _, take = rest.partition(" take ")
         return BuryJokers(parse_cards(jokers), parse_cards(take))
-    if word == "bury":
-        return Bury(parse_cards(rest))
-    if word == "play":
-        return Play(parse_cards(rest))
     if word == "draw":
         try:
             return DrawKittyCard(int(rest))

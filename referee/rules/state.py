@@ -17,9 +17,10 @@ from typing import Any, ClassVar
 from .actions import DecisionKind, Shuffle
 from .cards import KINDS, POINTS, RANK_TEXT, TEXT
 from .errors import IllegalActionError, InvalidActionError
-from .events import (CardDealt, CardsPassed, CardsPassedPublic, DealerSet, DealStarted, Passed,
-                     Played, TrickWon)
+from .events import (CardDealt, CardsPassed, CardsPassedPublic, DealEnded, DealerSet,
+                     DealStarted, GameEnded, Passed, Played, TrickWon)
 from .options import RuleSet
+from .settlement import DealOutcome
 
 CHANCE = -1
 """``state.turn`` when chance acts (the shuffle, the 004 kitty card)."""
@@ -410,6 +411,25 @@ def do_pass(s: State, seat: int, advance, queue_phase: str | None = None):
         n.queue = n.queue[1:]
     advance(n, ev)
     return n, tuple(ev)
+
+
+def deal_ended(n: State, out: DealOutcome) -> DealEnded:
+    """The public event of a settled deal."""
+    return DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, out.kitty_bonus, n.penalties,
+                     out.attacker_total, out.levels, out.next_dealer, out.restore_level)
+
+
+def next_deal(n: State, out: DealOutcome, ev: list) -> None:
+    """After a settled deal: the new levels and dealer, then the game's end (at a winner, or
+    after ``max_deals``) or the next deal's shuffle."""
+    n.levels, n.dealer = out.levels, out.next_dealer
+    n.deal_no += 1
+    if out.game_over or (n.max_deals is not None and n.deal_no >= n.max_deals):
+        n.winner_team = out.winner_team
+        n.phase, n.turn, n.decision = P_OVER, NOBODY, DecisionKind.GAME_OVER
+        ev.append(GameEnded(out.winner_team, out.levels, n.deal_no))
+        return
+    reset_deal(n)
 
 
 def deal_points_in_play(s: State) -> int:

@@ -8,7 +8,8 @@ from referee.rules import state as st
 from referee.rules.actions import Bury, DecisionKind, Play, Shuffle
 from referee.rules.errors import IllegalActionError
 from referee.rules.family import Rule
-from referee.rules.events import (Buried, BuriedPublic, DealEnded, GameEnded, KittyTaken,
+from referee.rules.settlement import DealOutcome
+from referee.rules.events import (Buried, BuriedPublic, KittyTaken,
                                   KittyTakenPublic, Played)
 from referee.rules.multisets import hand_counts, multiset_combinations
 from referee.rules.sampling import DECLARE_RATE, expand
@@ -114,16 +115,10 @@ def _end_deal(n, winner: int, ev: list) -> None:
     won = levels[up] == ACE
     levels[up] = min(ACE, levels[up] + 1)
     next_dealer = (n.dealer + 1) % 4 if up == at else (n.dealer + 2) % 4
-    n.levels, n.dealer = tuple(levels), next_dealer
-    ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, 0, (0, 0),
-                        n.attacker_points, n.levels, next_dealer, None))
-    n.deal_no += 1
-    if won or (n.max_deals is not None and n.deal_no >= n.max_deals):
-        n.winner_team = up if won else None
-        n.phase, n.turn, n.decision = st.P_OVER, st.NOBODY, DecisionKind.GAME_OVER
-        ev.append(GameEnded(n.winner_team, n.levels, n.deal_no))
-        return
-    st.reset_deal(n)
+    out = DealOutcome(n.attacker_points, (levels[0], levels[1]), next_dealer, won,
+                      up if won else None)
+    ev.append(st.deal_ended(n, out))
+    st.next_deal(n, out, ev)
 
 
 RULES = {Shuffle: Rule(_check_shuffle, _shuffle), Bury: Rule(_check_bury, _bury),

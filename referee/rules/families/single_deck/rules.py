@@ -18,8 +18,8 @@ from ...family import Rule, nothing_to_check
 from ...settlement import DealOutcome
 from ...state import Declaration, State
 from ...errors import IllegalActionError
-from ...events import (Buried, DealEnded, DealerSet, Declared,
-                     GameEnded, KittyOpened, KittyShown, KittyTakenPublic, Played,
+from ...events import (Buried, DealerSet, Declared,
+                     KittyOpened, KittyShown, KittyTakenPublic, Played,
                      PreKittyAction, Redealt, ThrowFailed)
 from ...trump import TRUMP, TrumpContext, trump_context
 
@@ -713,17 +713,8 @@ def _end_deal(n, winner: int, ev: list) -> None:
         n.rules, dealer=n.dealer, levels=n.levels, attacker_points=n.attacker_points,
         kitty_points=sum(POINTS[k] for k in n.kitty), attackers_won_last=winner % 2 != dt,
         last_winning_card=_winning_card(n), trump=n.trump)
-    levels, nxt, over, win = out.levels, out.next_dealer, out.game_over, out.winner_team
-    ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, 0, (0, 0),
-                        out.attacker_total, levels, nxt, None))
-    n.levels, n.dealer = levels, nxt
-    n.deal_no += 1
-    if over or (n.max_deals is not None and n.deal_no >= n.max_deals):
-        n.winner_team = win
-        n.phase, n.turn, n.decision = st.P_OVER, st.NOBODY, DecisionKind.GAME_OVER
-        ev.append(GameEnded(win, levels, n.deal_no))
-        return
-    st.reset_deal(n)
+    ev.append(st.deal_ended(n, out))
+    st.next_deal(n, out, ev)
 
 
 RULES = {

@@ -10,8 +10,8 @@ events of ``state``; only the rules differ.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from ... import state as st
 from ...actions import (Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, Pass, Play, Return,
@@ -21,8 +21,8 @@ from ...family import Rule, nothing_to_check
 from ...settlement import DealOutcome
 from ...state import Declaration, State
 from ...errors import IllegalActionError, InvalidActionError
-from ...events import (Buried, BuriedPublic, DealEnded, Declared,
-                     GameEnded, KittyCardDrawn, KittyShown, KittyTaken, KittyTakenPublic, MatchPoints,
+from ...events import (Buried, BuriedPublic, Declared,
+                     KittyCardDrawn, KittyShown, KittyTaken, KittyTakenPublic, MatchPoints,
                      Played, PreKittyAction, Redealt, TrumpSet)
 from ...trump import TRUMP, TrumpContext, trump_context
 
@@ -164,9 +164,9 @@ def declaration_shape(cards, level: int, suit: int | None):
     return n, k // 13
 
 
-@dataclass(frozen=True, slots=True)
-class Situation:
-    """The facts a three-deck declaration is judged on."""
+class Situation(NamedTuple):
+    """The facts a three-deck declaration is judged on (a tuple: it is made for every card
+    dealt that might be declared)."""
 
     first_deal: bool
     """The first deal: a big joker shown grabs the deal (抢亮大王)."""
@@ -761,20 +761,12 @@ def _end_deal(n, winner: int, ev: list) -> None:
                  kitty=n.kitty, attackers_won_last=winner % 2 != dt, dry_pot=n.dry_pot)
     deal_points = tuple(a + b for a, b in zip(out.match_points, mp0))
     totals = tuple(a + b for a, b in zip(n.match_points, deal_points))
-    ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, out.kitty_bonus, (0, 0),
-                        out.attacker_total, out.levels, out.next_dealer, None))
+    ev.append(st.deal_ended(n, out))
     ev.append(MatchPoints(deal_points, totals, tuple(title(t) for t in totals)))
     n.match_points = totals
     # a dry pot's jokers count for nothing, the next tribute included (001 干锅: 不算血)
     n.prev_result = (out.attacker_total, 0 if n.dry_pot else out.joker_units)
-    n.levels, n.dealer = out.levels, out.next_dealer
-    n.deal_no += 1
-    if out.game_over or (n.max_deals is not None and n.deal_no >= n.max_deals):
-        n.winner_team = out.winner_team
-        n.phase, n.turn, n.decision = st.P_OVER, st.NOBODY, DecisionKind.GAME_OVER
-        ev.append(GameEnded(out.winner_team, out.levels, n.deal_no))
-        return
-    st.reset_deal(n)
+    st.next_deal(n, out, ev)
 
 
 RULES = {

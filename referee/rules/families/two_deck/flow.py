@@ -9,11 +9,11 @@ from ...actions import (Bury, Declare, DecisionKind, DrawKittyCard, Pass, Play, 
 from ...cards import KINDS, POINTS, TEXT
 from ...errors import IllegalActionError, InvalidActionError
 from ...family import Rule, nothing_to_check
-from ...events import (Buried, BuriedPublic, DealEnded, DealStarted, Declared, GameEnded, KittyCardDrawn,
+from ...events import (Buried, BuriedPublic, DealStarted, Declared, KittyCardDrawn,
                        KittyOpened, KittyTaken, KittyTakenPublic, Passed, Played, Redealt,
                        RedealDemanded, ThrowFailed)
 from ...options import RuleSet
-from ...state import (CHANCE, NOBODY, P_BURY, P_DEALING, P_DRAW, P_OVER, P_REDEAL,
+from ...state import (CHANCE, P_BURY, P_DEALING, P_DRAW, P_REDEAL,
                       P_ROUND, State)
 from ...trump import trump_context
 from . import combos
@@ -472,22 +472,10 @@ def _end_deal(n: State, winner: int, ev: list) -> None:
         last_lead_pairs=combos.dig_pairs(n.trick_fmt),
         last_winning_rank=_decisive_rank(n), penalties=n.penalties,
         restore_level=n.restore_level, two_exempt=n.two_exempt)
-    ev.append(DealEnded(n.deal_no, tuple(n.kitty), n.attacker_points, out.kitty_bonus,
-                        n.penalties, out.attacker_total, out.levels, out.next_dealer,
-                        out.restore_level))
-    n.levels = out.levels
+    ev.append(st.deal_ended(n, out))
     n.restore_level = out.restore_level
     n.two_exempt = out.two_exempt
-    n.dealer = out.next_dealer
-    n.deal_no += 1
-    if out.game_over or (n.max_deals is not None and n.deal_no >= n.max_deals):
-        n.winner_team = out.winner_team
-        n.phase = P_OVER
-        n.turn = NOBODY
-        n.decision = DecisionKind.GAME_OVER
-        ev.append(GameEnded(out.winner_team, out.levels, n.deal_no))
-        return
-    st.reset_deal(n)
+    st.next_deal(n, out, ev)
 
 
 RULES = {
