@@ -8,7 +8,8 @@ import pytest
 
 from conftest import ROOT
 from referee.play.chance import chance_action
-from referee.wire.protocol import DECISION_TO_PB, action_from_pb, legal_hint, observation_to_pb
+from referee.wire.hints import legal_hint
+from referee.wire.protocol import DECISION_TO_PB, action_from_pb, observation_to_pb
 from referee.play.random_play import random_action
 from referee.rules.actions import DecisionKind
 from referee.rules.variants import rules_for

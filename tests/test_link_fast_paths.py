@@ -3,6 +3,7 @@ observation, the two-deck hints built from the engine's card tuples, the lazily 
 follows, the cached conversions, and the seat mailboxes."""
 
 import asyncio
+import itertools
 import json
 import random
 import re
@@ -13,7 +14,7 @@ import types
 import pytest
 
 from conftest import ROOT
-from referee.wire import protocol
+from referee.wire import encode, hints, protocol
 from referee.play.chance import chance_action
 from referee.play.random_play import random_action
 from referee.rules.families.two_deck import combos
@@ -26,7 +27,7 @@ from referee.rules.observe import observe
 from referee.rules.variants import rules_for
 from referee.rules.engine import new_game
 from referee.rules.state import CHANCE
-from referee.rules.engine import apply
+from referee.rules.engine import apply, is_legal
 from referee.rules.trump import trump_context
 from referee.server.hub import TIMED_OUT, Mailbox
 from shengji_arena.v1 import referee_pb2 as pb
@@ -47,35 +48,29 @@ def _states(variant, games=2, deals=3):
             s, _ = apply(s, random_action(s, rng), s.turn)
 
 
-def _reference_hint(state, seed):
-    """legal_hint as it was: every listed action through action_to_pb and the constructor."""
+def _check_hint(state, seed):
+    """The hint lists legal actions, each as ``action_to_pb`` writes it: all of them, in the
+    listing's order, when the listing is complete and short; else a sample that says so."""
+    hint = hints.legal_hint(state, seed)
     listing = legal_actions(state)
+    listed = list(itertools.islice(listing, hints.HINT_LIMIT + 1))
+    got = [protocol.action_from_pb(a) for a in hint.actions]
+    assert got and all(is_legal(state, a, state.turn) for a in got)
+    assert list(hint.actions) == [protocol.action_to_pb(a) for a in got]
     kind = state.decision
-    actions = []
-    complete = listing.complete
     if kind == DecisionKind.BURY:
-        complete = False
+        assert not hint.complete and str(state.rules.kitty_size) in hint.note
+    elif listing.complete and len(listed) <= hints.HINT_LIMIT:
+        assert hint.complete and got == listed
     else:
-        for a in listing:
-            if len(actions) == protocol.HINT_LIMIT:
-                complete = False
-                break
-            actions.append(a)
-    if not actions or kind == DecisionKind.BURY:
-        rng = random.Random(seed)
-        seen = set(actions)
-        for _ in range(8):
-            a = random_action(state, rng)
-            if a not in seen:
-                seen.add(a)
-                actions.append(a)
-    note = protocol._NOTES.get(kind, "")
-    if kind == DecisionKind.BURY:
-        note = note.format(n=state.rules.kitty_size)
-    if not complete and kind == DecisionKind.FOLLOW:
-        note = f"more than {protocol.HINT_LIMIT} legal follows: a sample is listed"
-    return pb.LegalHint(complete=complete, actions=[protocol.action_to_pb(a) for a in actions],
-                        note=note)
+        assert not hint.complete
+        if len(listed) > hints.HINT_LIMIT:
+            assert got[:hints.HINT_LIMIT] == listed[:hints.HINT_LIMIT]
+        if kind == DecisionKind.FOLLOW:
+            assert "sample" in hint.note
+    if kind == DecisionKind.LEAD and not hint.complete:
+        assert "throws" in hint.note
+    return hint
 
 
 def _reference_follows(s, seat):
@@ -97,9 +92,8 @@ def test_observations_and_hints_are_what_the_constructors_give(variant):
     for i, s in enumerate(_states(variant)):
         for seat in range(4):
             o = observe(s, seat)
-            assert protocol.observation_to_pb(s, seat) == protocol._observation_fields(o, seat)
-        seed = f"{variant}:{i}"
-        assert protocol.legal_hint(s, seed) == _reference_hint(s, seed)
+            assert protocol.observation_to_pb(s, seat) == protocol.observation_message(o, seat)
+        _check_hint(s, f"{variant}:{i}")
         checked += 1
     assert checked > 100
 
@@ -117,8 +111,8 @@ def test_observation_encoding_of_unusual_values():
                          "drawn_kitty_card": 53, "public_kitty": (0, 53, 52),
                          "my_kitty": (1, 1), "trick": ((0, (5, 5)), (1, [6, 7])),
                          "declarations": ((2, (52, 52)), (0, (13,)))})
-    encoded = pb.Observation.FromString(protocol._encode_observation(odd, 2))
-    assert encoded == protocol._observation_fields(odd, 2)
+    encoded = pb.Observation.FromString(encode.encode_observation(odd, 2))
+    assert encoded == protocol.observation_message(odd, 2)
     assert encoded.dealer == -1 and encoded.match_points[0] == -7 and encoded.trick[1].seat == 1
 
 
@@ -189,9 +183,8 @@ def _void_follower():
 
 def test_a_huge_follow_listing_is_cut_the_same_way():
     s = _void_follower()
-    hint = protocol.legal_hint(s, "x")
-    assert hint == _reference_hint(s, "x")
-    assert not hint.complete and len(hint.actions) == protocol.HINT_LIMIT
+    hint = _check_hint(s, "x")
+    assert not hint.complete and len(hint.actions) == hints.HINT_LIMIT
     assert "sample" in hint.note
     # lazily: the first follows come without listing them all
     first = [c for _, c in zip(range(5), iter_follows(s, s.turn))]
@@ -215,7 +208,7 @@ def test_events_convert_the_same_from_the_cache():
     for s in _states("single-deck", games=1, deals=1):
         _, events = apply(s, random_action(s, random.Random(1)), s.turn)
         for e in events:
-            protocol._EVENT_CACHE.clear()
+            protocol.clear_caches()
             fresh = protocol.event_to_pb(e)
             assert fresh.kind == type(e).__name__ and json.loads(fresh.json) == e.to_dict()
             assert protocol.event_to_pb(e) == fresh  # from the cache
@@ -285,9 +278,11 @@ def test_a_padded_action_reads_as_itself_and_is_never_kept():
     unknown = b"\x9a\x06" + b"\xe8\x07" + b"x" * 1000  # field 99, 1000 bytes
     padded = pb.Action.FromString(plain.SerializeToString() + unknown)
     assert len(padded.SerializeToString()) > 1000  # the unknown field is kept
-    protocol._ACTION_CACHE.clear()
+    protocol.clear_caches()
     assert protocol.action_from_pb(padded) == protocol.action_from_pb(plain)
-    assert list(protocol._ACTION_CACHE) == [plain.SerializeToString()]
+    assert protocol.cache_sizes()["actions"] == 1  # the plain message's, not the padded one's
+    protocol.action_from_pb(padded)
+    assert protocol.cache_sizes()["actions"] == 1
 
 
 def test_a_long_text_from_a_bot_is_cut_in_the_error_that_names_it():

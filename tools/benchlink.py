@@ -189,7 +189,8 @@ def bench_link(variant: str, deals: int) -> int:
     from referee.seats.bots import load_manifest
     from referee.match.local import run_match
     from referee.match.runner import MatchSpec
-    from referee.wire.protocol import legal_hint, observation_to_pb
+    from referee.wire.hints import legal_hint
+    from referee.wire.protocol import observation_to_pb
     from referee.play.random_play import random_action
     from referee.rules.variants import rules_for
     from referee.rules.engine import new_game

@@ -14,8 +14,10 @@ import time
 from shengji_arena.v1 import referee_pb2 as pb
 
 from referee.play.chance import chance_action
-from referee.wire.protocol import (DECISION_TO_PB, PROTOCOL, action_from_pb, action_to_pb, default_action,
-                       event_to_pb, legal_hint, observation_bytes)
+from referee.play.random_play import default_action
+from referee.wire.hints import legal_hint
+from referee.wire.protocol import (DECISION_TO_PB, PROTOCOL, action_from_pb, action_to_pb,
+                                   event_to_pb, observation_bytes)
 from referee.rules.actions import Pass
 from referee.rules.cards import RANK_TEXT
 from referee.rules.errors import InvalidActionError

@@ -20,3 +20,8 @@ def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RA
 
 
 _PLAYERS: dict = {}
+
+
+def default_action(state: State, seed: str):
+    """The legal action the referee plays for a seat that did not (deterministic per seed)."""
+    return random_action(state, random.Random(seed))

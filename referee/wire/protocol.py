@@ -1,29 +1,25 @@
 """Conversion between the rules engine and the wire protocol (``protos/shengji_arena/v1``).
 
 Everything a seat is sent is built here from ``observe(state, seat)`` and the events that seat
-may see; nothing else about the state crosses the wire.
+may see; nothing else about the state crosses the wire. The observation's fast encoding is in
+``encode``, the legal-action hints in ``hints``.
 """
 
 from __future__ import annotations
 
 import json
-import random
-from itertools import islice
 
 from shengji_arena.v1 import referee_pb2 as pb
 
-from referee.play.random_play import random_action
 from referee.rules.actions import (Bury, BuryJokers, Declare, DecisionKind, HandOver, Pass, Play, Redeal,
                             Return, RevealDun, Transfer, Uprising)
 from referee.rules.cards import RANK_TEXT, SUITS, TEXT, Card
 from referee.rules.errors import InvalidActionError
-from referee.rules.families import family_of
-from referee.rules.legal import legal_actions
 from referee.rules.observe import observe
 from referee.rules.state import State
+from referee.wire.encode import encode_observation, hint_actions_entry
 
 PROTOCOL = "shengji-arena/1"
-HINT_LIMIT = 100  # most actions listed in a hint; beyond it the hint is a sample
 
 DECISION_TO_PB = {
     DecisionKind.DECLARE: pb.DECISION_KIND_DECLARE,
@@ -159,147 +155,13 @@ def observation_to_pb(state: State, seat: int) -> pb.Observation:
 
 
 def observation_bytes(state: State, seat: int) -> bytes:
-    """``observe(state, seat)`` as an encoded ``Observation`` (see ``_encode_observation``)."""
-    return _encode_observation(observe(state, seat), seat)
+    """``observe(state, seat)`` as an encoded ``Observation`` (``encode.encode_observation``)."""
+    return encode_observation(observe(state, seat), seat)
 
 
-# -- encoding the observation ----------------------------------------------------------------
-# An observation goes with every request. Made field by field through the protobuf constructor
-# it cost more than all the rest of a request, so it is encoded here from pieces made once (the
-# wire form of each card text, field keys, small numbers) and parsed back by protobuf. The
-# message is the one the constructor gives from the same ``Observation``
-# (tests/test_link_fast_paths.py compares the two on every seat of every variant).
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-_SMALL = tuple(_varint(i) for i in range(128))
-
-
-def _int32(n: int) -> bytes:
-    """An int32 or bool value (protobuf writes a negative int32 as ten bytes)."""
-    if 0 <= n < 128:
-        return _SMALL[n]
-    return _varint(n if n >= 0 else n + (1 << 64))
-
-
-def _key(field: int, wire: int) -> bytes:
-    return _varint((field << 3) | wire)
-
-
-def _text(field: int, text: str) -> bytes:
-    data = text.encode()
-    return _key(field, 2) + _varint(len(data)) + data
-
-
-def _card_texts(field: int) -> tuple[bytes, ...]:
-    """Every card's text as an entry of repeated string ``field``, by card."""
-    return tuple(_text(field, TEXT[k]) for k in range(54))
-
-
-_K = {f: _key(f, 0) for f in (1, 3, 6, 11, 12, 17, 18, 19, 21, 22, 25)}  # varint fields
-_HAND, _PUBLIC_KITTY, _MY_KITTY = _card_texts(9), _card_texts(14), _card_texts(16)
-_SEAT_CARDS_CARD = _card_texts(2)  # SeatCards.cards
-_SEAT_CARDS_SEAT = _key(1, 0)
-_LEVELS = tuple(_text(5, t) for t in RANK_TEXT)
-_LEVEL = tuple(_text(7, t) for t in RANK_TEXT)
-_TRUMP = {None: _text(8, "none"), **{i: _text(8, t) for i, t in enumerate(SUITS)}}
-_DRAWN = tuple(_text(15, TEXT[k]) for k in range(54))
-_TEXTS: dict = {}  # (field, text) -> entry: variants and phases
-
-
-def _cached_text(field: int, text: str) -> bytes:
-    entry = _TEXTS.get((field, text))
-    if entry is None:
-        entry = _TEXTS[(field, text)] = _text(field, text) if text else b""
-    return entry
-
-
-_PIECES: dict = {}  # packed numbers and seat-cards entries, by value (few distinct ones)
-
-
-def _piece(key: tuple, make) -> bytes:
-    try:
-        entry = _PIECES.get(key)
-    except TypeError:  # a list, not a tuple: made each time
-        return make(*key)
-    if entry is None:
-        entry = make(*key)
-        if len(_PIECES) >= _PIECES_MAX:
-            _PIECES.clear()
-        _PIECES[key] = entry
-    return entry
-
-
-def _make_packed(field: int, values) -> bytes:
-    if not values:
-        return b""
-    body = b"".join(map(_int32, values))
-    return _key(field, 2) + _varint(len(body)) + body
-
-
-def _make_seat_cards(field: int, seat: int, cards) -> bytes:
-    body = (_SEAT_CARDS_SEAT + _int32(seat) if seat else b"") + \
-        b"".join(map(_SEAT_CARDS_CARD.__getitem__, cards))
-    return _key(field, 2) + _varint(len(body)) + body
-
-
-_PIECES_MAX = 20_000
-
-
-def _encode_observation(o, seat: int) -> bytes:
-    """The wire form of observation ``o`` of ``seat``: zero values are left out, as protobuf
-    does; a seat that is None is -1."""
-    K = _K
-    out = [K[1] + _int32(seat) if seat else b"", _cached_text(2, o.variant),
-           K[3] + _int32(o.deal) if o.deal else b"", _cached_text(4, o.phase)]
-    out.extend(map(_LEVELS.__getitem__, o.levels))
-    if o.dealer != 0:
-        out.append(K[6] + _int32(-1 if o.dealer is None else o.dealer))
-    out.append(_LEVEL[o.level])
-    if o.trump_fixed:
-        out.append(_TRUMP[o.trump])
-    out.extend(map(_HAND.__getitem__, o.hand))
-    out.append(_piece((10, o.hand_sizes), _make_packed))
-    if o.first_receiver != 0:
-        out.append(K[11] + _int32(-1 if o.first_receiver is None else o.first_receiver))
-    if o.cards_dealt:
-        out.append(K[12] + _int32(o.cards_dealt))
-    for s, cards in o.declarations:
-        out.append(_piece((13, s, cards), _make_seat_cards))
-    out.extend(map(_PUBLIC_KITTY.__getitem__, o.public_kitty))
-    if o.drawn_kitty_card is not None:
-        out.append(_DRAWN[o.drawn_kitty_card])
-    out.extend(map(_MY_KITTY.__getitem__, o.my_kitty))
-    if o.kitty_holder != 0:
-        out.append(K[17] + _int32(-1 if o.kitty_holder is None else o.kitty_holder))
-    if o.redeals:
-        out.append(K[18] + _int32(o.redeals))
-    if o.trick_leader != 0:
-        out.append(K[19] + _int32(-1 if o.trick_leader is None else o.trick_leader))
-    for s, cards in o.trick:
-        out.append(_piece((20, s, cards), _make_seat_cards))
-    if o.tricks:
-        out.append(K[21] + _int32(len(o.tricks)))
-    if o.attacker_points:
-        out.append(K[22] + _int32(o.attacker_points))
-    out.append(_piece((23, o.penalties), _make_packed))
-    out.append(_piece((24, o.hard_duns), _make_packed))
-    if o.dry_pot:
-        out.append(K[25] + b"\x01")
-    out.append(_piece((26, o.match_points), _make_packed))
-    return b"".join(out)
-
-
-def _observation_fields(o, seat: int) -> pb.Observation:
-    """The same message through the protobuf constructor (the reference the encoding is tested
-    against)."""
+def observation_message(o, seat: int) -> pb.Observation:
+    """Observation ``o`` of ``seat`` through the protobuf constructor (what
+    ``observation_bytes`` encodes faster, and is tested against)."""
     return pb.Observation(
         seat=seat, variant=o.variant, deal=o.deal, phase=o.phase,
         levels=[RANK_TEXT[x] for x in o.levels], dealer=_seat(o.dealer), level=RANK_TEXT[o.level],
@@ -317,105 +179,32 @@ def _observation_fields(o, seat: int) -> pb.Observation:
         match_points=list(o.match_points))
 
 
-_NOTES = {
-    DecisionKind.BURY: "bury any {n} cards of your hand that the variant allows (a sample is listed)",
-    DecisionKind.LEAD: "throws (several units of one suit) are not listed but may be led",
-}
 
-
-def legal_hint(state: State, rng_seed: str) -> pb.LegalHint:
-    """Legal actions for the seat to act: all of them where there are at most ``HINT_LIMIT``
-    (and the listing is complete), else a sample that always includes one legal action."""
-    kind = state.decision
-    family = family_of(state.rules)
-    if kind in _PLAY_KINDS and family.plays is not None:
-        hint = _play_hint(state, kind, family)
-        if hint is not None:
-            return hint
-    listing = legal_actions(state)
-    actions = []
-    complete = listing.complete
-    if kind == DecisionKind.BURY:
-        complete = False
-    else:
-        for a in listing:
-            if len(actions) == HINT_LIMIT:
-                complete = False
-                break
-            actions.append(a)
-    if not actions or kind == DecisionKind.BURY:
-        rng = random.Random(rng_seed)
-        seen = set(actions)
-        for _ in range(8):
-            a = random_action(state, rng)
-            if a not in seen:
-                seen.add(a)
-                actions.append(a)
-    note = _NOTES.get(kind, "")
-    if kind == DecisionKind.BURY:
-        note = note.format(n=state.rules.kitty_size)
-    if not complete and kind == DecisionKind.FOLLOW:
-        note = _FOLLOW_SAMPLE_NOTE
-    # the listed actions from their cached encodings: what action_to_pb would give, parsed once
-    hint = pb.LegalHint(complete=complete, note=note)
-    hint.MergeFromString(b"".join(map(_hint_entry, actions)))
-    return hint
-
-
-_PLAY_KINDS = (DecisionKind.LEAD, DecisionKind.FOLLOW)
-_FOLLOW_SAMPLE_NOTE = f"more than {HINT_LIMIT} legal follows: a sample is listed"
-
-
-def _play_hint(state: State, kind, family) -> pb.LegalHint | None:
-    """``legal_hint`` of a lead or follow, from the family's card tuples without making
-    ``Play`` actions: the same actions, in the same order, as ``legal_actions``."""
-    plays = family.plays(state, kind, state.turn)
-    complete = kind != DecisionKind.LEAD or not family.throws  # throws are not listed
-    entries = list(islice(plays, HINT_LIMIT + 1))
-    if not entries:
-        return None
-    if len(entries) > HINT_LIMIT:
-        del entries[HINT_LIMIT:]
-        complete = False
-    cache = _PLAY_ENTRY_CACHE
-    for i, cards in enumerate(entries):
-        entry = cache.get(cards)
-        if entry is None:
-            entry = _hint_entry(Play(cards))
-            if len(cache) >= _CACHE_MAX:
-                cache.clear()
-            cache[cards] = entry
-        entries[i] = entry
-    if kind == DecisionKind.LEAD:
-        note = _NOTES[kind]
-    else:
-        note = "" if complete else _FOLLOW_SAMPLE_NOTE
-    hint = pb.LegalHint(complete=complete, note=note)
-    hint.MergeFromString(b"".join(entries))
-    return hint
-
-
-_HINT_ACTIONS_TAG = bytes([(2 << 3) | 2])  # LegalHint.actions: field 2, length-delimited
 _CACHE_MAX = 20_000  # entries per cache below (a few MB at most); a full cache starts again
 _ACTION_KEY_MAX = 256  # bytes: a real action is far shorter (a message may be up to 64 KiB)
 _HINT_ENTRY_CACHE: dict = {}
-_PLAY_ENTRY_CACHE: dict = {}  # a play's cards as the engine lists them -> its entry
 _EVENT_CACHE: dict = {}
 _ACTION_CACHE: dict = {}
 
 
-def _hint_entry(action) -> bytes:
+def hint_entry(action) -> bytes:
     """``action`` encoded as one ``LegalHint.actions`` entry (actions are values: cached)."""
     entry = _HINT_ENTRY_CACHE.get(action)
     if entry is None:
-        body = action_to_pb(action).SerializeToString()
-        entry = _HINT_ACTIONS_TAG + _varint(len(body)) + body
+        entry = hint_actions_entry(action_to_pb(action).SerializeToString())
         if len(_HINT_ENTRY_CACHE) >= _CACHE_MAX:
             _HINT_ENTRY_CACHE.clear()
         _HINT_ENTRY_CACHE[action] = entry
     return entry
 
 
-def default_action(state: State, seed: str):
-    """The legal action the referee plays for a seat that did not (deterministic per seed)."""
-    return random_action(state, random.Random(seed))
+def clear_caches() -> None:
+    """Forget every kept conversion (actions read, events and hint entries made)."""
+    for cache in (_HINT_ENTRY_CACHE, _EVENT_CACHE, _ACTION_CACHE):
+        cache.clear()
+
+
+def cache_sizes() -> dict[str, int]:
+    """How many conversions are kept, by cache (for tests and the referee's own numbers)."""
+    return {"hint_entries": len(_HINT_ENTRY_CACHE), "events": len(_EVENT_CACHE),
+            "actions": len(_ACTION_CACHE)}
