@@ -21,6 +21,7 @@ from referee.rules.families.two_deck import combos
 from referee.rules.actions import DecisionKind, Play
 from referee.rules.errors import InvalidActionError
 from referee.rules.families.two_deck.legal import iter_follows, lead_units, legal_follows
+from referee.rules.families import family_of
 from referee.rules.legal import legal_actions
 from referee.rules.multisets import multiset_combinations as _multiset_combinations
 from referee.rules.observe import observe
@@ -68,8 +69,9 @@ def _check_hint(state, seed):
             assert got[:hints.HINT_LIMIT] == listed[:hints.HINT_LIMIT]
         if kind == DecisionKind.FOLLOW:
             assert "sample" in hint.note
-    if kind == DecisionKind.LEAD and not hint.complete:
-        assert "throws" in hint.note
+    if kind == DecisionKind.LEAD:  # a note on throws only where throws exist (and are unlisted)
+        assert ("throws" in hint.note) == family_of(state.rules).throws
+        assert hint.complete or family_of(state.rules).throws
     return hint
 
 

@@ -19,6 +19,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.rules.families import presets
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -54,7 +56,7 @@ MUTATIONS = load_mutations()
 TESTS = ("tests/test_conformance.py", "tests/test_structure_match.py",
          "tests/test_actions_and_records.py", "tests/test_hidden_information.py",
          "tests/test_greedy_bot.py")
-VECTORS = ("single-deck", "three-deck", "two-deck-80", "two-deck-fry")
+
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ def _copy_project(dest: Path) -> None:
 
 def _vectors_fail(work: Path) -> int:
     """How many vector cases fail in the copy (-1: the runner itself broke)."""
-    files = [f"tests/vectors/{v}.json" for v in VECTORS]
+    files = [f"tests/vectors/{v}.json" for v in presets()]
     out = subprocess.run([sys.executable, "-m", "cli", "rules", "check", *files],
                          cwd=work, capture_output=True, text=True, env=_env(work))
     failed = sum(1 for line in out.stdout.splitlines() if line.startswith("FAIL"))

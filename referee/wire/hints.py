@@ -52,7 +52,7 @@ def legal_hint(state: State, rng_seed: str) -> pb.LegalHint:
             if a not in seen:
                 seen.add(a)
                 actions.append(a)
-    note = HINT_NOTES.get(kind, "")
+    note = HINT_NOTES.get(kind, "") if kind != DecisionKind.LEAD or family.throws else ""
     if kind == DecisionKind.BURY:
         note = note.format(n=state.rules.kitty_size)
     if not complete and kind == DecisionKind.FOLLOW:
@@ -90,7 +90,7 @@ def _play_hint(state: State, kind, family) -> pb.LegalHint | None:
             cache[cards] = entry
         entries[i] = entry
     if kind == DecisionKind.LEAD:
-        note = HINT_NOTES[kind]
+        note = HINT_NOTES[kind] if family.throws else ""
     else:
         note = "" if complete else FOLLOW_SAMPLE_NOTE
     hint = pb.LegalHint(complete=complete, note=note)
