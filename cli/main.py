@@ -78,7 +78,11 @@ def cmd_rules_mutate(args) -> int:
 
 def cmd_bench_engine(args) -> int:
     from tools.benchengine import bench_engine
-    return bench_engine(args.variant, args.deals, args.repeat)
+    for i, variant in enumerate([args.variant] if args.variant else _variant_ids()):
+        if i:
+            print()
+        bench_engine(variant, args.deals, args.repeat)
+    return 0
 
 
 def _existing_store(url: str, why: str):
@@ -94,53 +98,46 @@ def _existing_store(url: str, why: str):
 
 
 def cmd_replay(args) -> int:
-    from referee.rules.record import MatchRecord, verify
-    if args.db or not os.path.exists(args.record):
-        store = _existing_store(_db(args), f"arena replay: {args.record}: no such file")
-        data = store.record(args.record)
-        if data is None:
-            raise SystemExit(f"arena replay: {args.record}: no such file, and no match record "
-                             f"with that id in {store.url}")
-    else:
-        data = _load_json(args.record)
+    from referee.match.matchfile import MatchFile
     try:
-        if isinstance(data, dict) and data.get("format") == "shengji-arena/match/1":
-            games = data.get("games")
-            if not isinstance(games, list):
-                raise ValueError(f"{args.record}: field 'games': expected a list of game records")
-            records = [MatchRecord.from_dict(g, f"{args.record}: games[{i}]")
-                       for i, g in enumerate(games)]
+        if args.db or not os.path.exists(args.record):
+            store = _existing_store(_db(args), f"arena replay: {args.record}: no such file")
+            data = store.record(args.record)
+            if data is None:
+                raise SystemExit(f"arena replay: {args.record}: no such file, and no match "
+                                 f"record with that id in {store.url}")
+            match = MatchFile.from_dict(data, args.record)
         else:
-            records = [MatchRecord.from_dict(data, args.record)]
-        problems = [f"game {i}: {p}" for i, r in enumerate(records) for p in verify(r)]
+            match = MatchFile.load(args.record)
     except ValueError as e:
         print(f"arena: {e}", file=sys.stderr)
         return 2
     if args.verify:
+        problems = match.verify()
         if problems:
             for p in problems:
                 print(f"DIFFERS {p}")
             return 1
-        actions = sum(len(r.actions) for r in records)
-        events = sum(len(r.events) for r in records)
-        print(f"verified: {len(records)} game(s), {actions} actions, {events} events, "
-              f"result {records[-1].result}")
-        if isinstance(data, dict) and data.get("faults"):
-            print(f"faults recorded: {len(data['faults'])}")
+        actions = sum(len(g.actions) for g in match.games)
+        events = sum(len(g.events) for g in match.games)
+        last = match.games[-1].result if match.games else None
+        print(f"verified: {len(match.games)} game(s), {actions} actions, {events} events, "
+              f"result {last}")
+        if match.faults:
+            print(f"faults recorded: {len(match.faults)}")
         return 0
-    seat = args.seat
-    for r in records:
-        for e in r.events:
-            vis = e.get("visible_to")
-            if seat is None or vis == "all" or vis == seat or (isinstance(vis, list)
-                                                                and seat in vis):
-                print(json.dumps({k: v for k, v in e.items() if k != "visible_to"},
-                                 ensure_ascii=False))
+    if args.seat is None:
+        events = [{k: v for k, v in e.items() if k != "visible_to"}
+                  for g in match.games for e in g.events]
+    else:
+        events = match.seat_view(args.seat)
+    for e in events:
+        print(json.dumps(e, ensure_ascii=False))
     return 0
 
 
 def cmd_soak(args) -> int:
-    from referee.seats.bots import ManifestError
+    from referee.seats.manifest import ManifestError
     from tools.soak import DEFAULT_BOTS, soak
     try:
         return soak(args.variant or list(_variant_ids()), args.matches, args.deals,
@@ -152,9 +149,10 @@ def cmd_soak(args) -> int:
 
 
 def cmd_match(args) -> int:
-    from referee.seats.bots import ManifestError, bot_argument
+    from referee.seats.manifest import ManifestError, bot_argument
     from referee.match.local import new_match_id, run_match
-    from referee.match.runner import MatchSpec, TimeControl
+    from referee.match.matchfile import MatchFile
+    from referee.match.spec import MatchSpec, TimeControl
     from referee.rules.variants import rules_for
     if len(args.bots) != 4:
         print(f"arena match: expected 4 bots (one per seat, seats 0-3), got {len(args.bots)}",
@@ -180,34 +178,37 @@ def cmd_match(args) -> int:
     out = Path(args.out) if args.out else Path("records") / f"match-{match_id}.json"
     t = time.perf_counter()
     try:
-        result, record, runner = run_match(spec, bots, out.parent / f"logs-{match_id}")
+        _, record, _ = run_match(spec, bots, out.parent / f"logs-{match_id}")
     except ManifestError as e:  # a bot that cannot be started
         print(f"arena match: {e}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, ensure_ascii=False))
-    print(f"match {match_id}: {args.variant}, {len(result['deals'])} deals in "
+    text = json.dumps(record, ensure_ascii=False)
+    out.write_text(text)
+    match = MatchFile.from_dict(json.loads(text), str(out))  # as it reads back
+    result = match.result
+    print(f"match {match_id}: {args.variant}, {len(result.deals)} deals in "
           f"{time.perf_counter() - t:.1f}s")
     for seat, b in enumerate(bots):
-        print(f"  seat {seat} (team {seat % 2}): {b.label}  strikes {result['strikes'][seat]}")
-    for d in result["deals"]:
-        print(f"  deal {d['deal']}: attackers {d['attacker_total']} points, levels after "
-              f"{d['levels'][0]} / {d['levels'][1]}")
-    if result.get("match_points"):
-        print(f"  match points {result['match_points']}  titles {result['titles']}")
-    if result["forfeit"]:
-        f = result["forfeit"]
-        print(f"  forfeit: seat {f['seat']} ({f['reason']}); team {f['team']} loses")
-    for fault in record["faults"]:
-        print(f"  fault: seat {fault['seat']} {fault['kind']}: {fault['reason']}")
-    print(f"  winner team: {result['winner_team']}; record {out} (arena replay {out} --verify)")
+        print(f"  seat {seat} (team {seat % 2}): {b.label}  strikes {result.strikes[seat]}")
+    for d in result.deals:
+        print(f"  deal {d.deal}: attackers {d.attacker_total} points, levels after "
+              f"{d.levels[0]} / {d.levels[1]}")
+    if result.match_points:
+        print(f"  match points {list(result.match_points)}  titles {list(result.titles)}")
+    if result.forfeit:
+        f = result.forfeit
+        print(f"  forfeit: seat {f.seat} ({f.reason}); team {f.team} loses")
+    for fault in match.faults:
+        print(f"  fault: seat {fault.seat} {fault.kind}: {fault.reason}")
+    print(f"  winner team: {result.winner_team}; record {out} (arena replay {out} --verify)")
     return 0
 
 
 def cmd_demo(args) -> int:
     """A small season of the four Python sample bots on this machine (SQLite, local
     processes), its standings, and a check that every match record replays."""
-    from referee.rules.record import verify_match
+    from referee.match.matchfile import MatchFile
     from scheduler.store import Store
     root = Path(__file__).resolve().parent.parent
     out = Path(args.out)
@@ -224,7 +225,8 @@ def cmd_demo(args) -> int:
         return code
     store = Store(db)
     rows = store.matches("demo")
-    bad = [row["id"] for row in rows if verify_match(store.record(row["id"]), row["id"])]
+    bad = [row["id"] for row in rows
+           if MatchFile.from_dict(store.record(row["id"]), row["id"]).verify()]
     print(f"\n{len(rows) - len(bad)} of {len(rows)} match records replay and verify; for "
           f"example:\n  arena replay {rows[0]['id']} --db {db} --verify\n"
           f"  arena replay {rows[0]['id']} --db {db} --seat 0\n"
@@ -356,6 +358,7 @@ def cmd_standings(args) -> int:
 
 
 def cmd_matches(args) -> int:
+    from referee.match.matchfile import MatchSummary
     store, _ = _season_row(args)
     rows = store.matches(args.season)
     if args.status:
@@ -366,13 +369,13 @@ def cmd_matches(args) -> int:
         seats = json.loads(r["seats_json"])
         net = secs = note = ""
         if r.get("summary_json"):
-            s = json.loads(r["summary_json"])
-            net = f"{s['net'][0]:+d}"
+            s = MatchSummary.from_dict(json.loads(r["summary_json"]), f"match {r['id']}: summary")
+            net = f"{s.net[0]:+d}"
             secs = f"{r['duration_s']:.1f}"
-            if s.get("forfeit_team") is not None:
-                note = f"team {s['forfeit_team']} forfeited"
-            elif s.get("faults"):
-                note = f"{s['faults']} fault(s)"
+            if s.forfeit_team is not None:
+                note = f"team {s.forfeit_team} forfeited"
+            elif s.faults:
+                note = f"{s.faults} fault(s)"
         elif r.get("error"):
             note = r["error"].splitlines()[0][:60]
         print(f"{r['id']:<24} {seats[0]:<14} {seats[1]:<14} {r['status']:<8} "
@@ -385,7 +388,8 @@ def cmd_matches(args) -> int:
 
 
 def cmd_bots_check(args) -> int:
-    from referee.seats.bots import ManifestError, load_manifest
+    from referee.match.spec import DealSpec, TimeControl
+    from referee.seats.manifest import ManifestError, load_manifest
     from referee.rules.variants import rules_for
     from scheduler.league import smoke_check
     from scheduler.season import SeasonBot
@@ -398,8 +402,8 @@ def cmd_bots_check(args) -> int:
     bot = SeasonBot(manifest.name, manifest)
     t = time.perf_counter()
     why = smoke_check(bot, variant=args.variant, options={},
-                      time_control={"per_decision_ms": args.per_decision_ms},
-                      deal={"seed": args.seed, "levels": ["2", "2"], "dealer": 0},
+                      time_control=TimeControl(per_decision_ms=args.per_decision_ms),
+                      deal=DealSpec(args.seed),
                       workdir=Path(args.workdir) / f"check-{manifest.name}")
     if why:
         print(f"FAIL {manifest.label} ({manifest.path}): {why}")
@@ -410,7 +414,7 @@ def cmd_bots_check(args) -> int:
 
 
 def cmd_sprt(args) -> int:
-    from referee.seats.bots import ManifestError, load_manifest
+    from referee.seats.manifest import ManifestError, load_manifest
     from referee.rules.variants import rules_for
     from scheduler.league import run_sprt
     from scheduler.ratings import Sprt
@@ -452,6 +456,7 @@ def _variant_ids() -> tuple[str, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from referee.match.spec import DEFAULT_TIME_CONTROL as TC
     _VARIANTS = _variant_ids()
     p = argparse.ArgumentParser(prog="arena", description="Shengji Arena")
     sub = p.add_subparsers(dest="command", required=True)
@@ -472,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks (commands, not tests)")
     bsub = bench.add_subparsers(dest="bench_command", required=True)
     eng = bsub.add_parser("engine", help="random legal deals in process on one core")
-    eng.add_argument("--variant", default="two-deck-fry", choices=_VARIANTS)
+    eng.add_argument("--variant", choices=_VARIANTS, help="one variant (default: each in turn)")
     eng.add_argument("--deals", type=int, default=2000)
     eng.add_argument("--repeat", type=int, default=5, help="rounds; the median is reported")
     eng.set_defaults(func=cmd_bench_engine)
@@ -520,10 +525,10 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--seed", default="1")
     match.add_argument("--match-id")
     match.add_argument("--out", help="where to write the match record")
-    match.add_argument("--per-decision-ms", type=int, default=2000)
-    match.add_argument("--bank-ms", type=int, default=10000)
-    match.add_argument("--max-strikes", type=int, default=3)
-    match.add_argument("--max-reconnects", type=int, default=10,
+    match.add_argument("--per-decision-ms", type=int, default=TC.per_decision_ms)
+    match.add_argument("--bank-ms", type=int, default=TC.bank_ms)
+    match.add_argument("--max-strikes", type=int, default=TC.max_strikes)
+    match.add_argument("--max-reconnects", type=int, default=TC.max_reconnects,
                        help="new streams a seat may open in the match; one more forfeits")
     match.set_defaults(func=cmd_match)
 
@@ -576,7 +581,7 @@ def build_parser() -> argparse.ArgumentParser:
     bc.add_argument("manifest")
     bc.add_argument("--variant", default="two-deck-fry")
     bc.add_argument("--seed", default="check")
-    bc.add_argument("--per-decision-ms", type=int, default=2000)
+    bc.add_argument("--per-decision-ms", type=int, default=TC.per_decision_ms)
     bc.add_argument("--workdir", default="records/checks")
     bc.set_defaults(func=cmd_bots_check)
 

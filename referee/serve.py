@@ -17,24 +17,8 @@ import os
 import sys
 from pathlib import Path
 
-from referee.seats.bots import Manifest
 from referee.match.local import run_match
-from referee.match.spec import DealSpec, MatchSpec, time_control_from_dict
-
-
-def spec_from_dict(data: dict) -> tuple[MatchSpec, list[Manifest]]:
-    """The match spec and the seat-by-seat manifests of a scheduler's JSON spec."""
-    tc = time_control_from_dict(data.get("time_control"))
-    deals = [DealSpec(d["seed"], tuple(d["levels"]), d.get("dealer"))
-             for d in data["deals"]] if data.get("deals") is not None else None
-    bots = [Manifest(b["manifest_name"], b["version"], tuple(b["command"]), b["protocol"],
-                     Path(b["folder"]), Path(b["path"]) if b.get("path") else None)
-            for b in data["bots"]]
-    spec = MatchSpec(match_id=data["match_id"], variant=data["variant"],
-                     options=data.get("options") or {}, seed=str(data.get("seed", "0")),
-                     max_deals=data.get("max_deals"), deals=deals, time_control=tc,
-                     seat_names=list(data.get("seats") or [b.label for b in bots]))
-    return spec, bots
+from referee.match.spec import MatchSpec
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +27,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="where to write the match record")
     p.add_argument("--workdir", required=True, help="for the bots' logs")
     args = p.parse_args(argv)
-    spec, bots = spec_from_dict(json.loads(Path(args.spec).read_text(encoding="utf-8")))
+    try:
+        spec = MatchSpec.from_dict(json.loads(Path(args.spec).read_text(encoding="utf-8")),
+                                   args.spec)
+    except (OSError, ValueError) as e:
+        print(f"referee: {e}", file=sys.stderr)
+        return 2
+    if spec.bots is None:
+        print(f"referee: {args.spec}: field 'bots': expected four bots, seats 0-3",
+              file=sys.stderr)
+        return 2
+    bots = [b.manifest() for b in spec.bots]
     result, record, runner = run_match(spec, bots, Path(args.workdir))
     record["elapsed_s"] = round(runner.elapsed_s, 3)
     record["play_s"] = round(runner.play_s, 3)

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from referee.match.spec import time_control_from_dict
-from referee.rules.cards import RANK_TEXT
+from referee.match.matchfile import MatchFile
+from referee.match.spec import MatchSpec
 
 from scheduler.store import DEFAULT_LEASE_S, Store, worker_name
 
@@ -43,11 +43,11 @@ def _die_with_parent() -> None:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def max_match_seconds(spec: dict) -> float:
+def max_match_seconds(spec: MatchSpec) -> float:
     """An upper bound on a match's wall time under its time control (a hung referee's limit)."""
-    tc = time_control_from_dict(spec.get("time_control"))
+    tc = spec.time_control
     per = tc.per_decision_ms / 1000
-    deals = len(spec.get("deals") or []) or spec.get("max_deals") or 30
+    deals = len(spec.deals or []) or spec.max_deals or 30
     # every seat may spend its whole bank, and wait out the reconnect window on each of its
     # allowed reconnections and the one that forfeits; a deal has at most a few hundred
     # decisions
@@ -56,13 +56,14 @@ def max_match_seconds(spec: dict) -> float:
             + deals * 400 * per + 60)
 
 
-def play(spec: dict, workdir: Path, heartbeat=None, every_s: float = 5.0) -> dict:
-    """Play ``spec`` in a referee process; returns the match record."""
+def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0) -> MatchFile:
+    """Play ``spec`` in a referee process; returns the match file it wrote, with the end of
+    each faulting seat's log (``extra["bot_logs"]``)."""
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     spec_path = workdir / "spec.json"
     out = workdir / "record.json"
-    spec_path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    spec_path.write_text(json.dumps(spec.to_dict(), ensure_ascii=False), encoding="utf-8")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "protos")] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -89,11 +90,12 @@ def play(spec: dict, workdir: Path, heartbeat=None, every_s: float = 5.0) -> dic
     if proc.returncode != 0 or not out.exists():
         tail = (workdir / "referee.log").read_text(errors="replace")[-2000:]
         raise MatchFailed(f"the referee exited with status {proc.returncode}: {tail}")
-    record = json.loads(out.read_text(encoding="utf-8"))
-    if record.get("faults"):
-        seats = sorted({f["seat"] for f in record["faults"]})
-        record["bot_logs"] = {str(s): _tail(workdir / "logs" / f"seat{s}.log") for s in seats}
-    return record
+    match = MatchFile.load(out)
+    if match.faults:
+        seats = sorted({f.seat for f in match.faults})
+        match.extra["bot_logs"] = {str(s): _tail(workdir / "logs" / f"seat{s}.log")
+                                   for s in seats}
+    return match
 
 
 def _tail(path: Path, n: int = 2000) -> str:
@@ -101,49 +103,6 @@ def _tail(path: Path, n: int = 2000) -> str:
         return path.read_text(errors="replace")[-n:]
     except OSError:
         return ""
-
-
-def summarize(record: dict) -> dict:
-    """Per deal: dealer, attackers, attackers' points, levels before and after; per team the
-    net level gain and the match score (1 win, 0.5 draw, 0 loss; a forfeit loses)."""
-    deals = []
-    seat_points = [0, 0, 0, 0]
-    have_points = False
-    wrap = (record.get("rules") or {}).get("after_ace") == "wrap"
-    for game in record.get("games", []):
-        started = None
-        for e in game.get("events", []):
-            if e["event"] == "DealStarted":
-                started = e
-                dealer = e["dealer"]
-            elif e["event"] == "DealerSet":
-                dealer = e["seat"]  # declared, overturned or set by the rules mid-deal
-            elif e["event"] == "DealEnded" and started is not None:
-                before = [RANK_TEXT.index(x) for x in started["levels"]]
-                after = [RANK_TEXT.index(x) for x in e["levels"]]
-                # a team sent back (a J/A reset, a demotion) loses levels; a long drop is a
-                # wrap past A (two-deck-fry), a gain
-                gain = [a - b + (13 if wrap and b - a >= 7 else 0) for a, b in zip(after, before)]
-                deals.append({"dealer": dealer,
-                              "attackers": None if dealer is None else 1 - dealer % 2,
-                              "attacker_total": e["attacker_total"],
-                              "before": started["levels"], "after": e["levels"], "gain": gain})
-                started = None
-        mp = (game.get("result") or {}).get("match_points")
-        if mp:
-            have_points = True
-            seat_points = [a + b for a, b in zip(seat_points, mp)]
-    result = record.get("result", {})
-    net0 = sum(d["gain"][0] - d["gain"][1] for d in deals)
-    forfeit = result.get("forfeit")
-    if forfeit:
-        score = [0.0, 1.0] if forfeit["team"] == 0 else [1.0, 0.0]
-    else:
-        score = [1.0, 0.0] if net0 > 0 else [0.0, 1.0] if net0 < 0 else [0.5, 0.5]
-    return {"seats": record.get("seats"), "deals": deals, "net": [net0, -net0],
-            "score": score, "forfeit_team": forfeit["team"] if forfeit else None,
-            "strikes": result.get("strikes"), "faults": len(record.get("faults", [])),
-            "match_points": seat_points if have_points else None}
 
 
 def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_S,
@@ -156,7 +115,6 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     row = store.claim(match_id, owner, lease_s)
     if row is None:
         return "busy"
-    spec = json.loads(row["spec_json"])
 
     def renew() -> None:  # the lease outlives a long match only while we are alive
         try:
@@ -166,11 +124,12 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
 
     started = time.monotonic()
     try:
+        spec = MatchSpec.from_dict(json.loads(row["spec_json"]), f"match {match_id}: spec")
         with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-") as tmp:
-            record = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4)
+            match = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4)
         duration = time.monotonic() - started
-        written = store.finish(match_id, row["season"], record["result"], summarize(record),
-                               record, duration, owner)
+        written = store.finish(match_id, row["season"], match.result.to_dict(),
+                               match.summary().to_dict(), match.to_dict(), duration, owner)
         return "done" if written else "counted"
     except Exception as e:  # anything: the match goes back for another attempt
         return "retry" if store.give_back(match_id, owner, f"{type(e).__name__}: {e}") \

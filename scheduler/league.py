@@ -22,6 +22,8 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from itertools import islice
 from pathlib import Path
 
+from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, TimeControl
+
 from scheduler.execute import MatchFailed, execute_match, play
 from scheduler.season import Season, SeasonError
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
@@ -36,27 +38,33 @@ def _progress(total: int, done: int, desc: str, enabled: bool, unit: str = "matc
                 dynamic_ncols=True, file=sys.stderr, smoothing=0.1)
 
 
-def smoke_check(bot, *, variant: str, options: dict, time_control: dict, deal: dict,
+def _pairing_spec(match_id: str, team0, team1, *, variant: str, options: dict,
+                  deals: list[DealSpec], time_control: TimeControl) -> MatchSpec:
+    """A match of SeasonBot ``team0`` (seats 0 and 2) against ``team1`` (seats 1 and 3)."""
+    seats = [team0, team1, team0, team1]
+    return MatchSpec(match_id, variant, options, deals=deals, time_control=time_control,
+                     seat_names=[b.name for b in seats], bots=[b.seat_bot() for b in seats])
+
+
+def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, deal: DealSpec,
                 workdir: Path) -> str | None:
     """``bots check``: one short match, the bot on seats 0 and 2 against the random sample bot,
     under the given rules. Returns None when the bot played it without a fault, else why not."""
-    from referee.seats.bots import load_manifest
+    from referee.seats.manifest import load_manifest
     from scheduler.season import SeasonBot
     partner = SeasonBot("smoke-random", load_manifest(SMOKE_PARTNER))
-    spec = {"match_id": f"check-{bot.name}", "variant": variant, "options": options,
-            "deals": [deal], "time_control": time_control,
-            "seats": [bot.name, partner.name, bot.name, partner.name],
-            "bots": [bot.to_dict(), partner.to_dict(), bot.to_dict(), partner.to_dict()]}
+    spec = _pairing_spec(f"check-{bot.name}", bot, partner, variant=variant, options=options,
+                         deals=[deal], time_control=time_control)
     try:
-        record = play(spec, workdir)
+        match = play(spec, workdir)
     except MatchFailed as e:
         return f"the check match did not finish: {e}"
-    faults = [f for f in record.get("faults", []) if f["seat"] in (0, 2)]
+    faults = [f for f in match.faults if f.seat in (0, 2)]
     if faults:
         f = faults[0]
-        log = (record.get("bot_logs") or {}).get(str(f["seat"]), "").strip().splitlines()
+        log = match.extra.get("bot_logs", {}).get(str(f.seat), "").strip().splitlines()
         tail = f"; its output ends: {log[-1]}" if log else ""
-        return f"{f['kind']}: {f['reason']} ({len(faults)} fault(s) in one deal){tail}"
+        return f"{f.kind}: {f.reason} ({len(faults)} fault(s) in one deal){tail}"
     return None
 
 
@@ -78,7 +86,7 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
             continue
         print(f"bots check {bot.name} ({bot.manifest.label}) ...", file=out, flush=True)
         why = smoke_check(bot, variant=season.variant, options=season.options,
-                          time_control={**season.time_control, **season.fault_policy},
+                          time_control=season.match_time_control,
                           deal=season.deal_set(0, 0)[0], workdir=workdir / f"check-{bot.name}")
         if why:
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
@@ -221,37 +229,31 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
 
 def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
              max_pairs: int = 200, workers: int = 2, seed: str = "sprt",
-             time_control: dict | None = None, workdir: Path, progress: bool = True,
-             out=sys.stderr) -> dict:
+             time_control: TimeControl = DEFAULT_TIME_CONTROL, workdir: Path,
+             progress: bool = True, out=sys.stderr) -> dict:
     """Duplicate pairs between SeasonBots ``a`` and ``b`` until ``sprt`` decides (or
     ``max_pairs``). Pairs are counted in order, so stopping is a sequential test."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from scheduler.execute import summarize
-    time_control = time_control or {}
     tally = {"W": 0, "D": 0, "L": 0}
     decision = None
     bar = _progress(max_pairs, 0, f"sprt {a.name} vs {b.name}", progress, unit="pair")
 
-    def pair_specs(k: int) -> list[dict]:
-        deals = [{"seed": f"{seed}:set{k}:deal{j}", "levels": ["2", "2"], "dealer": j % 4}
+    def pair_specs(k: int) -> list[MatchSpec]:
+        deals = [DealSpec(f"{seed}:set{k}:deal{j}", ("2", "2"), j % 4)
                  for j in range(deals_per_set)]
-        specs = []
-        for m, (t0, t1) in enumerate(((a, b), (b, a))):
-            specs.append({"match_id": f"sprt-{k:04d}-{m}", "variant": variant,
-                          "options": options, "deals": deals, "time_control": time_control,
-                          "seats": [t0.name, t1.name, t0.name, t1.name],
-                          "bots": [t0.to_dict(), t1.to_dict(), t0.to_dict(), t1.to_dict()]})
-        return specs
+        return [_pairing_spec(f"sprt-{k:04d}-{m}", t0, t1, variant=variant, options=options,
+                              deals=deals, time_control=time_control)
+                for m, (t0, t1) in enumerate(((a, b), (b, a)))]
 
     def play_pair(k: int) -> float:
         nets = 0
         for spec in pair_specs(k):
-            s = summarize(play(spec, workdir / spec["match_id"]))
-            team_a = spec["seats"].index(a.name)
-            if s["forfeit_team"] is not None:
-                return 0.0 if s["forfeit_team"] == team_a else 1.0
-            nets += s["net"][team_a]
+            s = play(spec, workdir / spec.match_id).summary()
+            team_a = spec.seat_names.index(a.name)
+            if s.forfeit_team is not None:
+                return 0.0 if s.forfeit_team == team_a else 1.0
+            nets += s.net[team_a]
         return 1.0 if nets > 0 else 0.0 if nets < 0 else 0.5
 
     pairs = 0

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.seats.bots import Manifest, ManifestError, load_manifest, read_toml
-from referee.match.spec import DEFAULT_TIME_CONTROL
+from referee.seats.manifest import Manifest, ManifestError, load_manifest, read_toml
+from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, SeatBot, TimeControl
 from referee.rules.cards import RANK_TEXT
 
 FORMATS = ("round_robin", "double_round_robin", "gauntlet")
@@ -64,11 +64,12 @@ class SeasonBot:
     name: str             # unique within the season
     manifest: Manifest
 
+    def seat_bot(self) -> SeatBot:
+        """This bot as a match spec names it for a seat."""
+        return SeatBot.of(self.name, self.manifest)
+
     def to_dict(self) -> dict[str, Any]:
-        m = self.manifest
-        return {"name": self.name, "manifest_name": m.name, "version": m.version,
-                "command": list(m.command), "protocol": m.protocol, "folder": str(m.folder),
-                "path": str(m.path) if m.path else None}
+        return self.seat_bot().to_dict()
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class MatchPlan:
     deal_set: int
     mirror: bool          # the second match of a duplicate pair (partnerships swapped)
     seats: tuple[str, str, str, str]
-    deals: tuple[dict, ...]
+    deals: tuple[DealSpec, ...]
 
     @property
     def cluster(self) -> str:
@@ -130,10 +131,14 @@ class Season:
         legs = 2 if self.format == "double_round_robin" else 1
         return [(a, b, leg) for leg in range(legs) for a, b in itertools.combinations(names, 2)]
 
-    def deal_set(self, leg: int, k: int) -> tuple[dict, ...]:
+    @property
+    def match_time_control(self) -> TimeControl:
+        """The time control and fault policy every match of the season is played under."""
+        return TimeControl(**self.time_control, **self.fault_policy)
+
+    def deal_set(self, leg: int, k: int) -> tuple[DealSpec, ...]:
         """The deals of set ``k`` of ``leg``: the same cards for every pairing."""
-        return tuple({"seed": f"{self.seed}:leg{leg}:set{k}:deal{j}",
-                      "levels": list(self.start_levels), "dealer": j % 4}
+        return tuple(DealSpec(f"{self.seed}:leg{leg}:set{k}:deal{j}", self.start_levels, j % 4)
                      for j in range(self.deals_per_set))
 
     def plan(self) -> list[MatchPlan]:
@@ -157,14 +162,12 @@ class Season:
                         seats=(team0, team1, team0, team1), deals=deals))
         return out
 
-    def match_spec(self, plan: MatchPlan) -> dict[str, Any]:
-        """What the referee process needs to play ``plan`` (plain data, JSON)."""
+    def match_spec(self, plan: MatchPlan) -> MatchSpec:
+        """What the referee process needs to play ``plan``."""
         by_name = {b.name: b for b in self.bots}
-        return {"match_id": plan.match_id, "variant": self.variant, "options": self.options,
-                "deals": list(plan.deals),
-                "time_control": {**self.time_control, **self.fault_policy},
-                "seats": list(plan.seats),
-                "bots": [by_name[n].to_dict() for n in plan.seats]}
+        return MatchSpec(plan.match_id, self.variant, self.options, deals=list(plan.deals),
+                         time_control=self.match_time_control, seat_names=list(plan.seats),
+                         bots=[by_name[n].seat_bot() for n in plan.seats])
 
 
 def _expect(ok: bool, path: Path, name: str, value: Any, expected: str) -> None:

@@ -16,6 +16,7 @@ import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
+from referee.match.matchfile import MatchSummary
 from referee.rules import family_of, rules_for
 
 from scheduler.ratings import rating_intervals
@@ -94,34 +95,34 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
         if row.get("summary_json") is None:
             continue
         done += 1
-        s = json.loads(row["summary_json"])
+        s = MatchSummary.from_dict(json.loads(row["summary_json"]), f"match {row['id']}: summary")
         seats = json.loads(row["seats_json"])
         team_bot = [seats[0], seats[1]]
         clusters[row["cluster"]].append({"teams": team_bot, "summary": s})
-        deals_total += len(s["deals"])
+        deals_total += len(s.deals)
         for t, name in enumerate(team_bot):
             b = lines[name]
             b.matches += 1
-            sc = s["score"][t]
+            sc = s.score[t]
             b.wins += sc == 1.0
             b.draws += sc == 0.5
             b.losses += sc == 0.0
-            b.net_levels += s["net"][t]
-            if s.get("forfeit_team") == t:
+            b.net_levels += s.net[t]
+            if s.forfeit_team == t:
                 b.forfeits += 1
-            if s.get("strikes"):
-                b.strikes += s["strikes"][t] + s["strikes"][t + 2]
-            for d in s["deals"]:
+            if s.strikes:
+                b.strikes += s.strikes[t] + s.strikes[t + 2]
+            for d in s.deals:
                 b.deals += 1
-                b.level_gain += d["gain"][t]
-                if d["attackers"] == t:
+                b.level_gain += d.gain[t]
+                if d.attackers == t:
                     b.attack_deals += 1
-                    b.attack_points += d["attacker_total"]
-                elif d["attackers"] is not None:
+                    b.attack_points += d.attacker_total
+                elif d.attackers is not None:
                     b.defend_deals += 1
-                    b.conceded_points += d["attacker_total"]
-            if keeps_match_points and s.get("match_points"):
-                mp = s["match_points"]
+                    b.conceded_points += d.attacker_total
+            if keeps_match_points and s.match_points:
+                mp = s.match_points
                 b.match_points += mp[t] + mp[t + 2]
                 for seat in (t, t + 2):
                     b.titles[title(mp[seat])] = b.titles.get(title(mp[seat]), 0) + 1
@@ -134,9 +135,9 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
             if len(ms) < 2:
                 continue  # half a pair says nothing the other half does not cancel
             a, b = ms[0]["teams"]
-            net_a = sum(m["summary"]["net"][m["teams"].index(a)] for m in ms)
-            forfeit = [m["teams"][m["summary"]["forfeit_team"]] for m in ms
-                       if m["summary"].get("forfeit_team") is not None]
+            net_a = sum(m["summary"].net[m["teams"].index(a)] for m in ms)
+            forfeit = [m["teams"][m["summary"].forfeit_team] for m in ms
+                       if m["summary"].forfeit_team is not None]
             if forfeit:  # a forfeit loses the pair
                 score_a = 0.0 if a in forfeit and b not in forfeit else (
                     1.0 if b in forfeit and a not in forfeit else 0.5)
@@ -151,7 +152,7 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
         else:
             for m in ms:
                 a, b = m["teams"]
-                units.append([(a, b, m["summary"]["score"][0])])
+                units.append([(a, b, m["summary"].score[0])])
         for a, b, sc in units[-1]:
             h2h[a][b][0] += sc
             h2h[a][b][1] += 1

@@ -352,5 +352,5 @@ def plan_rows(season_obj, plans: Iterable) -> list[dict]:
     """Rows of the matches table for a season's plans."""
     return [{"id": p.match_id, "ordinal": p.ordinal, "pairing": p.pairing,
              "cluster": p.cluster, "mirror": p.mirror, "seats_json": json.dumps(list(p.seats)),
-             "spec_json": json.dumps(season_obj.match_spec(p), ensure_ascii=False)}
+             "spec_json": json.dumps(season_obj.match_spec(p).to_dict(), ensure_ascii=False)}
             for p in plans]

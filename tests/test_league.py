@@ -344,7 +344,7 @@ def test_max_reconnects_reaches_the_referee_and_its_default_leaves_stored_season
                                                deal_sets=1, extra=extra)))
     assert "max_reconnects" not in seasons[0].config()["fault_policy"]
     assert seasons[0].config_hash() == seasons[1].config_hash() != seasons[2].config_hash()
-    specs = [s.match_spec(s.plan()[0])["time_control"]["max_reconnects"] for s in seasons]
+    specs = [s.match_spec(s.plan()[0]).time_control.max_reconnects for s in seasons]
     assert specs == [10, 10, 0]  # 0: a seat may not come back at all
     store = Store(f"sqlite:///{tmp_path}/s.db")
     open_season(seasons[0], store, workdir=tmp_path, check=False)
@@ -414,13 +414,13 @@ def test_every_format_plans_the_matches_it_promises(tmp_path):
         assert a.deals == b.deals and a.seats[0] == b.seats[1] and a.seats[1] == b.seats[0]
         assert a.seats[0] == a.seats[2] and a.seats[1] == a.seats[3]  # partners: one bot
     # every pairing meets the same deal sets
-    assert len({json.dumps(p.deals) for p in plans}) == 3
+    assert len({p.deals for p in plans}) == 3
     assert len({p.match_id for p in plans}) == len(plans)
 
     double = load_season(season_file(tmp_path, "drr", bots, deal_sets=1,
                                      fmt="double_round_robin"))
     assert len(double.plan()) == 6 * 2 * 2
-    assert len({json.dumps(p.deals) for p in double.plan()}) == 2  # fresh deals, leg 2
+    assert len({p.deals for p in double.plan()}) == 2  # fresh deals, leg 2
 
     plain = load_season(season_file(tmp_path, "plain", bots[:2], deal_sets=4, duplicate=False))
     seatings = [p.seats[0] for p in plain.plan()]
@@ -536,24 +536,6 @@ def test_standings_score_duplicate_pairs_by_net_levels_and_forfeits():
     assert (by["a"].wins, by["a"].draws, by["a"].losses) == (4, 0, 3)  # m0 m2 m4 m6
     assert by["a"].net_levels == 3 - 1 + 2 + 0 + 2 - 2 + 5
     assert by["a"].rating == pytest.approx(-by["b"].rating)
-
-
-def test_a_match_summary_follows_the_dealer_through_the_deal():
-    from scheduler.execute import summarize
-    events = [{"event": "DealStarted", "dealer": 0, "levels": ["2", "2"]},
-              {"event": "DealerSet", "seat": 1},        # an attacker declared and took over
-              {"event": "DealEnded", "attacker_total": 130, "levels": ["4", "2"]}]
-    record = {"games": [{"events": events, "result": {}}], "seats": ["a", "b", "a", "b"],
-              "rules": {"after_ace": "stop"},
-              "result": {"forfeit": None, "strikes": [0, 0, 0, 0]}}
-    s = summarize(record)
-    assert s["deals"][0]["dealer"] == 1 and s["deals"][0]["attackers"] == 0
-    assert s["deals"][0]["gain"] == [2, 0] and s["net"] == [2, -2] and s["score"] == [1.0, 0.0]
-    record["result"]["forfeit"] = {"seat": 0, "team": 0, "reason": "3 strikes"}
-    assert summarize(record)["score"] == [0.0, 1.0]   # a forfeit loses whatever the levels
-    events[2]["levels"] = ["2", "2"]
-    events[0]["levels"] = ["J", "2"]                   # sent back from J: a loss, not a wrap
-    assert summarize(record)["deals"][0]["gain"] == [-9, 0]
 
 
 def test_reading_a_store_that_is_not_there_names_it_and_creates_nothing(tmp_path):

@@ -21,7 +21,7 @@ from referee.rules.families.two_deck import combos
 from referee.rules.actions import DecisionKind, Play
 from referee.rules.errors import InvalidActionError
 from referee.rules.families.two_deck.legal import iter_follows, lead_units, legal_follows
-from referee.rules.families import family_of
+from referee.rules.families import family_of, presets
 from referee.rules.legal import legal_actions
 from referee.rules.multisets import multiset_combinations as _multiset_combinations
 from referee.rules.observe import observe
@@ -30,10 +30,11 @@ from referee.rules.engine import new_game
 from referee.rules.state import CHANCE
 from referee.rules.engine import apply, is_legal
 from referee.rules.trump import trump_context
-from referee.server.hub import TIMED_OUT, Mailbox
+from referee.seats.mailbox import Mailbox
+from referee.seats.seat import TIMED_OUT
 from shengji_arena.v1 import referee_pb2 as pb
 
-VARIANTS = ["two-deck-fry", "two-deck-80", "single-deck", "three-deck"]
+VARIANTS = list(presets())
 
 
 def _states(variant, games=2, deals=3):

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from referee.rules import rules_for
+from referee.rules import presets, rules_for
 from referee.rules.actions import DecisionKind, Play
 from referee.rules.cards import KINDS, POINTS, format_cards
 from referee.rules.families.two_deck.combos import lead_format
@@ -18,7 +18,7 @@ from referee.rules.engine import is_legal
 from referee.play.selfplay import play, random_policies
 
 DEALS = 2000
-VARIANTS = ["two-deck-80", "two-deck-fry", "single-deck", "three-deck"]
+VARIANTS = list(presets())
 # two-deck: the share of leads that throw every pair of a suit with a top single or two, and
 # of leads by a seat holding a tractor that throw its weakest tractor with a single or two, so
 # that failed throws with pairs and tractors among the beatable units are frequent (the random

@@ -9,9 +9,9 @@ import grpc
 import pytest
 
 from conftest import ROOT
-from referee.seats.bots import Manifest, load_manifest
+from referee.seats.manifest import Manifest, load_manifest
 from referee.match.local import run_match, run_match_async
-from referee.match.runner import MatchSpec, TimeControl
+from referee.match.spec import MatchSpec, TimeControl
 from referee.rules.cards import Card
 from referee.rules.record import MatchRecord, verify
 
@@ -62,7 +62,7 @@ def test_python_node_and_cpp_bots_play_a_match(variant, tmp_path):
 
 
 def test_deal_list_mode_plays_each_deal_from_its_seed(tmp_path):
-    from referee.match.runner import DealSpec
+    from referee.match.spec import DealSpec
     deals = [DealSpec("a", ("5", "3"), 1), DealSpec("b", ("2", "2"), 0)]
     spec = MatchSpec(match_id="dl", variant="two-deck-fry", deals=deals)
     result, record, _ = run_match(spec, [GREEDY, RANDOM, GREEDY, RANDOM], tmp_path)
@@ -110,7 +110,7 @@ def test_no_message_carries_a_card_the_seat_may_not_see(variant, tmp_path):
     """Every card named in every message the referee sends a seat is one that seat had been
     shown by then (its own cards dealt, public reveals, plays, a kitty it buried). 240 deals in
     all, over the four variants."""
-    from referee.match.runner import DealSpec
+    from referee.match.spec import DealSpec
     start = "3" if variant == "three-deck" else "2"
     deals = [DealSpec(f"h{i}", (start, start), i % 4) for i in range(HIDDEN_DEALS[variant])]
     spec = MatchSpec(match_id="hidden", variant=variant, deals=deals)
@@ -135,7 +135,7 @@ def test_no_message_carries_a_card_the_seat_may_not_see(variant, tmp_path):
             checked += 1
     assert checked > 1000
     # partners are separate processes: four bot processes, one connection each
-    assert all(link.connections == 1 for link in runner.hub.links)
+    assert all(seat.link.connections == 1 for seat in runner.seats)
 
 
 def test_every_event_reaches_each_seat_once_and_a_leader_waits_for_no_notice(tmp_path):
@@ -223,10 +223,10 @@ def test_a_deluge_is_held_back_at_the_inbox_limit_and_struck(tmp_path, monkeypat
     rest, not the referee's memory), strikes the seat out at its turn, and no other seat has a
     fault."""
     from referee.match import local
-    from referee.server import hub as server
+    from referee.seats import grpc_seat, seat as seats
     hubs = []
 
-    class Hub(server.SeatHub):
+    class Hub(grpc_seat.SeatHub):
         def __init__(self, *args, **kw):
             super().__init__(*args, **kw)
             hubs.append(self)
@@ -254,7 +254,7 @@ def test_a_deluge_is_held_back_at_the_inbox_limit_and_struck(tmp_path, monkeypat
     assert result["forfeit"] == {"seat": 3, "team": 1, "reason": "3 strikes"}
     assert _kinds(record, 3) == ["flood", "flood", "flood"]
     assert [_kinds(record, seat) for seat in range(3)] == [[], [], []]
-    assert server.INBOX_LIMIT - 1 <= most <= server.INBOX_LIMIT, most
+    assert seats.INBOX_LIMIT - 1 <= most <= seats.INBOX_LIMIT, most
 
 
 def test_a_stolen_token_is_refused(tmp_path, monkeypatch):
@@ -300,7 +300,7 @@ def test_a_seat_that_keeps_reconnecting_forfeits(tmp_path):
 
 
 def test_refused_streams_past_the_first_twenty_are_only_counted():
-    from referee.server.hub import REFUSALS_KEPT, SeatHub
+    from referee.seats.grpc_seat import REFUSALS_KEPT, SeatHub
     hub = SeatHub()
     for i in range(REFUSALS_KEPT + 5):
         hub.refuse("unknown token", f"bot-{i}" + "x" * 500)
@@ -431,8 +431,8 @@ def test_a_bot_speaking_another_protocol_version_is_refused(standalone_referee):
 def test_a_chatty_bot_cannot_fill_the_disk_with_its_log(tmp_path, monkeypatch):
     """A bot that prints a megabyte of debugging output: its seat's log keeps LOG_LIMIT bytes and
     says how much more was dropped, and the match is played as usual."""
-    from referee.seats import bots
-    monkeypatch.setattr(bots, "LOG_LIMIT", 100_000)
+    from referee.seats import launch
+    monkeypatch.setattr(launch, "LOG_LIMIT", 100_000)
     result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, faulty("chatty"), RANDOM])
     assert result["forfeit"] is None and record["faults"] == []
     log = (tmp_path / "seat2.log").read_bytes()

@@ -158,8 +158,9 @@ def game_work(variant: str, deals: int) -> tuple[int, float, float, float]:
     """Play a match with four in-process seats (no sockets, no grpc): (decisions, ms per
     decision of referee work between an answer and the next request, ms per decision of
     recording and notices after it, ms per decision in the seats)."""
-    from referee.match.runner import MatchRunner, MatchSpec
-    from referee.server.hub import SeatHub
+    from referee.match.runner import MatchRunner
+    from referee.match.spec import MatchSpec
+    from referee.seats.grpc_seat import SeatHub
 
     class Runner(MatchRunner):
         settle_s = 0.0
@@ -186,9 +187,9 @@ def game_work(variant: str, deals: int) -> tuple[int, float, float, float]:
 
 
 def bench_link(variant: str, deals: int) -> int:
-    from referee.seats.bots import load_manifest
+    from referee.seats.manifest import load_manifest
     from referee.match.local import run_match
-    from referee.match.runner import MatchSpec
+    from referee.match.spec import MatchSpec
     from referee.wire.hints import legal_hint
     from referee.wire.protocol import observation_to_pb
     from referee.play.random_play import random_action

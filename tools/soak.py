@@ -13,10 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from referee.seats.bots import bot_argument
+from referee.seats.manifest import bot_argument
 from referee.match.local import run_match
-from referee.match.runner import MatchSpec
-from referee.rules.record import verify_match
+from referee.match.matchfile import MatchFile
+from referee.match.spec import MatchSpec
 
 _SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 DEFAULT_BOTS = tuple(str(_SAMPLES / b) for b in ("python/random", "node", "python/greedy", "cpp"))
@@ -38,22 +38,23 @@ def soak(variants: list[str], matches: int, deals: int, bots: list[str], seed: s
                 match_id = f"soak-{variant}-{i}"
                 spec = MatchSpec(match_id=match_id, variant=variant, seed=f"{seed}:{i}",
                                  max_deals=deals, seat_names=[m.label for m in seats])
-                result, record, runner = run_match(spec, seats, Path(tmp) / match_id)
+                _, record, runner = run_match(spec, seats, Path(tmp) / match_id)
                 played += 1
                 decisions += len(runner.timings)
-                found = [f"{match_id}: seat {f['seat']} ({seats[f['seat']].label}) "
-                         f"{f['kind']}: {f['reason']}" for f in record["faults"]]
-                if result["forfeit"] and not found:
-                    found.append(f"{match_id}: forfeit {result['forfeit']}")
-                found += [f"{match_id}: {p}"  # the record as it would be read back
-                          for p in verify_match(json.loads(json.dumps(record)), match_id)]
+                # the record as it would be read back
+                match = MatchFile.from_dict(json.loads(json.dumps(record)), match_id)
+                found = [f"{match_id}: seat {f.seat} ({seats[f.seat].label}) {f.kind}: "
+                         f"{f.reason}" for f in match.faults]
+                if match.result.forfeit and not found:
+                    found.append(f"{match_id}: forfeit {match.result.forfeit}")
+                found += [f"{match_id}: {p}" for p in match.verify()]
                 if found and keep is not None:
                     keep.mkdir(parents=True, exist_ok=True)
                     (keep / f"{match_id}.json").write_text(json.dumps(record))
                 problems += found
                 status = "ok" if not found else f"{len(found)} problem(s)"
                 print(f"[{played}/{len(variants) * matches}] {match_id}: "
-                      f"{len(result['deals'])} deals, {len(runner.timings)} decisions, "
+                      f"{len(match.result.deals)} deals, {len(runner.timings)} decisions, "
                       f"{status}", file=out, flush=True)
     elapsed = time.perf_counter() - started
     print(f"soak: {played} matches, {decisions} decisions in {elapsed:.1f} s; "

@@ -1,5 +1,6 @@
-"""The match runner: plays one match over four seat links with the referee's own clock and fault
-policy, and writes the match record.
+"""The match runner: plays one match over four seats (``referee.seats.seat.Seat``: a gRPC
+stream, a program's pipes) with the referee's own clock and fault policy, and writes the match
+record.
 
 A match is either a whole game (to its end or ``max_deals``) or a fixed list of deals, each
 from its own seed with given starting levels and dealer (what duplicate league matches use).
@@ -7,9 +8,10 @@ from its own seed with given starting levels and dealer (what duplicate league m
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
+from collections.abc import Sequence
+from functools import partial
 
 from shengji_arena.v1 import referee_pb2 as pb
 
@@ -27,10 +29,10 @@ from referee.rules.record import MatchRecord
 from referee.rules.engine import new_game
 from referee.rules.state import CHANCE
 from referee.rules.engine import apply, check
-from referee.server.hub import TIMED_OUT, SeatHub
-from referee.match.spec import DealSpec, MatchSpec, TimeControl  # noqa: F401  (the runner's contract)
+from referee.seats.seat import TIMED_OUT, Closed, RequestWatch, Seat, Unreadable
+from referee.match.matchfile import MATCH_FORMAT
+from referee.match.spec import MatchSpec
 
-MATCH_FORMAT = "shengji-arena/match/1"
 FLOOD_BATCH = 20  # unsolicited messages that make one strike
 
 
@@ -44,9 +46,11 @@ class Forfeit(Exception):
 class MatchRunner:
     """Drives one match; see the module docstring."""
 
-    def __init__(self, spec: MatchSpec, hub: SeatHub) -> None:
+    def __init__(self, spec: MatchSpec, seats: Sequence[Seat]) -> None:
         self.spec = spec
-        self.hub = hub
+        self.seats = list(seats)
+        if len(self.seats) != 4:
+            raise ValueError(f"a match has four seats, not {len(self.seats)}")
         self.rules = rules_for(spec.variant, spec.options)
         self.tc = spec.time_control
         self.bank_ms = [self.tc.bank_ms] * 4
@@ -59,17 +63,22 @@ class MatchRunner:
         self.request_id = 0
         self.games: list[MatchRecord] = []
         self.deal_results: list[dict] = []
-        self.sent: list[list] = [[], [], [], []]  # every message sent, per seat (for tests)
+        self.sent: list[list] = [[], [], [], []]  # every message the runner sent, per seat
+        # (for tests; a seat's own sending again on a new connection is not in it)
         self.keep_sent = False
         self.events_applied = 0  # in the current game: what a message sent now may reflect
 
     # -- sending ---------------------------------------------------------------------------
-    def _send(self, seat: int, msg: pb.RefereeMessage) -> None:
+    def _keep(self, seat: int, msg: pb.RefereeMessage) -> None:
         if self.keep_sent:  # (game, events applied so far, message): for the tests
             game = len(self.games) - 1
             done = self.events_applied if self.games else 0
             self.sent[seat].append((game, done, msg))
-        self.hub.links[seat].send(msg)
+
+    def _send(self, seat: int, msg: pb.RefereeMessage) -> None:
+        """Send a message that wants no answer."""
+        self._keep(seat, msg)
+        self.seats[seat].notify(msg)
 
     def _queue_events(self, events) -> None:
         pending = self.pending
@@ -105,8 +114,7 @@ class MatchRunner:
         try:
             await self._wait_all_connected()
             self.play_started = time.monotonic()
-            self.hub.on_attach = self._rejoined  # from now on, each new stream is welcomed
-            for seat in range(4):
+            for seat in range(4):  # from now on, a seat's new connection starts with it too
                 self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
             if self.spec.deals is not None:
                 for i, deal in enumerate(self.spec.deals):
@@ -118,29 +126,20 @@ class MatchRunner:
         result = self._result(forfeit)
         end = pb.MatchEnd(reason="forfeit" if forfeit else "finished",
                           result_json=json.dumps(result))
-        self.hub.on_attach = None
         for seat in range(4):
             self._send(seat, pb.RefereeMessage(match_end=end))
-            self.hub.links[seat].close()
+            self.seats[seat].close()
         self.elapsed_s = time.monotonic() - started
         self.play_s = time.monotonic() - getattr(self, "play_started", started)
         return result
 
-    def _rejoined(self, seat: int) -> None:
-        """A seat's new stream during the match: it is welcomed again (its pending request, if
-        any, follows from ``_answer``)."""
-        self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
-
     async def _wait_all_connected(self) -> None:
         deadline = self.tc.connect_timeout_ms / 1000
-        for link in self.hub.links:
-            try:
-                await asyncio.wait_for(link.connected.wait(), deadline)
-            except asyncio.TimeoutError:
-                self._fault(link.seat, "never_connected",
-                            f"seat {link.seat} did not connect within "
+        for seat, s in enumerate(self.seats):
+            if not await s.connect(deadline):
+                self._fault(seat, "never_connected", f"seat {seat} did not connect within "
                             f"{self.tc.connect_timeout_ms} ms", None, strike=False)
-                raise Forfeit(link.seat, "never connected") from None
+                raise Forfeit(seat, "never connected")
 
     async def _play_game(self, seed, levels, dealer, max_deals, index) -> None:
         state = new_game(self.rules, levels=levels, dealer=dealer, max_deals=max_deals)
@@ -163,11 +162,14 @@ class MatchRunner:
                 seat = state.turn
                 default_seed = f"{seed}:{steps}"  # the hint's sample and a default action
                 msg = self._request(state, seat, default_seed)
-                sent = time.monotonic()  # the seat's clock starts
+                where = {"game": index, "action": steps, "request_id": self.request_id}
+                sent = time.monotonic()  # the seat's clock starts as its request goes out
+                reply = self.seats[seat].request(msg, sent + self._limit(seat),
+                                                 self._watch(seat, where))
                 if held is not None:
                     self._settle(record, index, *held)
-                action, applied = await self._answer(state, seat, msg, sent, default_seed, index,
-                                                     steps)
+                action, applied = await self._answer(state, seat, reply, sent, default_seed,
+                                                     where)
                 # an answer was applied when it was judged; a default is applied here
                 state, events = applied if applied is not None else apply(state, action, seat)
             self._queue_events(events)
@@ -198,8 +200,8 @@ class MatchRunner:
             self._notice(reason)
 
     def _request(self, state, seat: int, default_seed: str) -> pb.RefereeMessage:
-        """Send ``seat`` its decision request: observation, hint, time and the events it has not
-        been sent yet."""
+        """``seat``'s decision request: observation, hint, time and the events it has not been
+        sent yet (they count as sent)."""
         self.request_id += 1
         msg = pb.RefereeMessage()
         request = msg.request  # filled in place: no copy of the request into the message
@@ -211,58 +213,55 @@ class MatchRunner:
         request.bank_left_ms = self.bank_ms[seat]
         request.events.extend(self.pending[seat])
         self.pending[seat] = []
-        self._send(seat, msg)
+        self._keep(seat, msg)
         return msg
 
-    async def _answer(self, state, seat: int, msg, started: float, default_seed: str, game: int,
-                      index: int):
-        """Wait for ``seat``'s answer to request ``msg`` (sent at ``started``) under the
-        referee's clock; the action to play and, for an accepted answer, what applying it
-        gave."""
-        link = self.hub.links[seat]
-        rid = msg.request.request_id
+    def _limit(self, seat: int) -> float:
+        """Seconds ``seat`` has for its decision: the allowance and its time bank."""
+        return (self.tc.per_decision_ms + self.bank_ms[seat]) / 1000
+
+    def _watch(self, seat: int, where: dict) -> RequestWatch:
+        """What the seat reports while the request ``where`` is open: stray messages (flood
+        strikes) and reconnections (noted, and past ``max_reconnects`` a forfeit)."""
+        return RequestWatch(self.tc.reconnect_window_ms, partial(self._unsolicited, seat, where),
+                            partial(self._note_reconnects, seat, where))
+
+    async def _answer(self, state, seat: int, reply, started: float, default_seed: str,
+                      where: dict):
+        """Wait for ``seat``'s ``reply`` (the awaitable of a request sent at ``started``) and
+        judge it: the action to play and, for an accepted answer, what applying it gave."""
+        rid = where["request_id"]
         allowance = self.tc.per_decision_ms
-        limit = (allowance + self.bank_ms[seat]) / 1000
-        where = {"game": game, "action": index, "request_id": rid}
-        self._note_reconnects(seat, where)  # any between its turns
-        stream = link.connections  # the stream the request went out on
-        while True:
-            left = limit - (time.monotonic() - started)
-            if not link.connected.is_set():
-                await self._await_reconnect(seat, where)
-            if link.connections != stream:  # a new stream since: it has not seen the request
-                stream = link.connections
-                self._note_reconnects(seat, where)
-                self._send(seat, msg)  # the pending request again, after the Welcome
-                continue
-            if left <= 0:
-                self._spend(seat, started, allowance)
-                return self._default(state, seat, default_seed, "timeout",
-                                     f"no answer within {allowance} ms and the time bank",
-                                     where), None
-            got = await link.inbox.get(left)  # no extra task, unlike wait_for
-            if got is TIMED_OUT:
-                continue
-            if got is None:  # the stream dropped (or an old one ended): look again
-                continue
-            if not got.HasField("answer") or got.answer.request_id < rid:
-                self._unsolicited(seat, where)  # a Hello again, or a late answer
-                continue
-            if got.answer.request_id != rid:
-                self._spend(seat, started, allowance)
-                return self._default(state, seat, default_seed, "garbage",
-                                     f"answer to request {got.answer.request_id}, but the open "
-                                     f"request is {rid}", where), None
+        try:
+            self._note_reconnects(seat, where)  # any between its turns
+        except Forfeit:
+            reply.close()  # not waited for
+            raise
+        got = await reply
+        if got is TIMED_OUT:
             self._spend(seat, started, allowance)
-            try:
-                action = action_from_pb(got.answer.action)
-                # judged by applying it (what check does, and the result is wanted anyway)
-                applied = apply(state, action, seat)
-            except InvalidActionError as e:
-                return self._default(state, seat, default_seed, "garbage", str(e), where), None
-            except ValueError as e:
-                return self._default(state, seat, default_seed, "illegal", str(e), where), None
-            return action, applied
+            return self._default(state, seat, default_seed, "timeout",
+                                 f"no answer within {allowance} ms and the time bank",
+                                 where), None
+        if isinstance(got, Closed):
+            self._fault(seat, "disconnect", f"seat {seat} {got.reason}", where, strike=False)
+            raise Forfeit(seat, "disconnected")
+        self._spend(seat, started, allowance)
+        if isinstance(got, Unreadable):
+            return self._default(state, seat, default_seed, "garbage", got.reason, where), None
+        if got.answer.request_id != rid:
+            return self._default(state, seat, default_seed, "garbage",
+                                 f"answer to request {got.answer.request_id}, but the open "
+                                 f"request is {rid}", where), None
+        try:
+            action = action_from_pb(got.answer.action)
+            # judged by applying it (what check does, and the result is wanted anyway)
+            applied = apply(state, action, seat)
+        except InvalidActionError as e:
+            return self._default(state, seat, default_seed, "garbage", str(e), where), None
+        except ValueError as e:
+            return self._default(state, seat, default_seed, "illegal", str(e), where), None
+        return action, applied
 
     def _spend(self, seat: int, started: float, allowance: int) -> None:
         used = round((time.monotonic() - started) * 1000, 3)
@@ -270,19 +269,10 @@ class MatchRunner:
         if used > allowance:
             self.bank_ms[seat] = max(0, self.bank_ms[seat] - (used - allowance))
 
-    async def _await_reconnect(self, seat: int, where: dict) -> None:
-        link = self.hub.links[seat]
-        try:
-            await asyncio.wait_for(link.connected.wait(), self.tc.reconnect_window_ms / 1000)
-        except asyncio.TimeoutError:
-            self._fault(seat, "disconnect", f"seat {seat} stayed disconnected longer than "
-                        f"{self.tc.reconnect_window_ms} ms", where, strike=False)
-            raise Forfeit(seat, "disconnected") from None
-
     def _note_reconnects(self, seat: int, where: dict) -> None:
         """Record the seat's reconnections since they were last noted; past ``max_reconnects``
         in the match its team forfeits."""
-        made = self.hub.links[seat].connections - 1
+        made = self.seats[seat].rejoins
         new = made - self.reconnects[seat]
         if new <= 0:
             return
@@ -335,16 +325,17 @@ class MatchRunner:
                 out["titles"] = last.result["titles"]
         return out
 
-    def record(self, result: dict) -> dict:
+    def record(self, result: dict, refused: Sequence[dict] = (), refused_more: int = 0) -> dict:
         """The match record: rules, seeds, every engine game (actions, events with who could
-        see them), faults, timings and the result."""
+        see them), faults, the connections refused (``refused``, and a count of
+        ``refused_more``), timings and the result."""
         return {
             "format": MATCH_FORMAT, "match_id": self.spec.match_id,
             "variant": self.rules.variant, "options": self.spec.options,
             "rules": self.rules.to_dict(), "seats": self.spec.seat_names,
-            "time_control": self.tc.__dict__, "games": [g.to_dict() for g in self.games],
-            "faults": self.faults, "refused_streams": self.hub.refused,
-            "refused_streams_more": self.hub.refused_more,
+            "time_control": self.tc.to_dict(), "games": [g.to_dict() for g in self.games],
+            "faults": self.faults, "refused_streams": list(refused),
+            "refused_streams_more": refused_more,
             "timings": self.timings, "result": result,
         }
 

@@ -129,9 +129,3 @@ def verify(record: MatchRecord) -> list[str]:
         problems.append(f"result: replayed {res}, recorded {record.result}")
     return problems
 
-
-def verify_match(match: dict, where: str = "") -> list[str]:
-    """What ``verify`` finds in each engine game of a match record (its ``games``), each as
-    "game I: ..." (empty: every game verifies)."""
-    return [f"game {i}: {p}" for i, game in enumerate(match["games"])
-            for p in verify(MatchRecord.from_dict(game, f"{where} game {i}"))]

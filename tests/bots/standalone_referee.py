@@ -3,7 +3,8 @@
 import asyncio
 import sys
 
-from referee.server.hub import SeatHub, create_server, mark_serving
+from referee.seats.grpc_seat import SeatHub
+from referee.server.servicer import create_server, mark_serving
 
 
 async def main(port: int) -> None:

@@ -1,4 +1,4 @@
-"""Bot manifests and bot processes.
+"""Bot manifests: what a bot is called and how it is started.
 
 A manifest (``bot.toml``) names a bot and says how to start it:
 
@@ -6,30 +6,23 @@ A manifest (``bot.toml``) names a bot and says how to start it:
     version = "1.0.0"
     command = ["python3", "bot.py"]     # run with the manifest's folder as working directory
     protocol = "grpc"                   # or "stdio": a program that speaks JSON lines
+    pythonpath = [".."]                 # folders (from the manifest's) the bot imports from
 
-A bot process learns where and who it is from its environment: ``ARENA_REFEREE`` (the address,
-``unix:///path/seatN.sock`` or ``host:port``), ``ARENA_SEAT``, ``ARENA_TOKEN`` and
-``ARENA_MATCH_ID``. Every seat is its own process: partners never share one.
+Nothing else of the arena is on a bot's ``PYTHONPATH`` but the generated protocol package
+(``shengji_arena``) for a gRPC bot; a Python bot that imports anything more from the arena (the
+Python SDK, the rules engine) names its folder in ``pythonpath``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
-import subprocess
-import sys
-import threading
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 PROTOCOLS = ("grpc", "stdio")
-_FIELDS = {"name", "version", "command", "protocol", "description"}
-ROOT = Path(__file__).resolve().parents[2]  # the repository: referee/seats/bots.py
-BRIDGE = ROOT / "sample_bots" / "stdio" / "bridge.py"
-LOG_LIMIT = 8 * 1024 * 1024
-"""Bytes of a bot's output (stdout and stderr) kept in its seat's log for one match."""
+_FIELDS = {"name", "version", "command", "protocol", "description", "pythonpath"}
 
 
 class ManifestError(ValueError):
@@ -44,6 +37,8 @@ class Manifest:
     protocol: str
     folder: Path
     path: Path | None = None
+    pythonpath: tuple[Path, ...] = ()
+    """Absolute folders put on the bot's ``PYTHONPATH``, in the manifest's order."""
 
     @property
     def label(self) -> str:
@@ -101,8 +96,23 @@ def load_manifest(path: str | Path) -> Manifest:
     if protocol not in PROTOCOLS:
         raise ManifestError(f"{path}: field 'protocol' = {protocol!r}: expected one of "
                             f"{', '.join(PROTOCOLS)}")
-    return Manifest(data["name"], data["version"], tuple(command), protocol,
-                    path.parent.resolve(), path.resolve())
+    folder = path.parent.resolve()
+    return Manifest(data["name"], data["version"], tuple(command), protocol, folder,
+                    path.resolve(), _pythonpath(path, folder, data.get("pythonpath", [])))
+
+
+def _pythonpath(path: Path, folder: Path, entries) -> tuple[Path, ...]:
+    if not (isinstance(entries, list) and all(isinstance(e, str) and e for e in entries)):
+        raise ManifestError(f"{path}: field 'pythonpath': expected a list of folders relative "
+                            "to the manifest's, e.g. [\"..\"]")
+    out = []
+    for i, entry in enumerate(entries):
+        where = (folder / entry).resolve()
+        if not where.is_dir():
+            raise ManifestError(f"{path}: field 'pythonpath'[{i}] = {entry!r}: no such folder "
+                                f"({where})")
+        out.append(where)
+    return tuple(out)
 
 
 def manifest_for_command(command: str) -> Manifest:
@@ -119,49 +129,3 @@ def bot_argument(text: str) -> Manifest:
     if p.suffix == ".toml" or (p.is_dir() and (p / "bot.toml").exists()):
         return load_manifest(p)
     return manifest_for_command(text)
-
-
-def launch(manifest: Manifest, *, address: str, seat: int, token: str, match_id: str,
-           log_path: Path) -> subprocess.Popen:
-    """Start one bot process for one seat, its output into ``log_path``."""
-    env = dict(os.environ, ARENA_REFEREE=address, ARENA_SEAT=str(seat), ARENA_TOKEN=token,
-               ARENA_MATCH_ID=match_id)
-    # a checkout that is not installed still finds the project's packages
-    paths = [str(ROOT), str(ROOT / "protos")] + [p for p in env.get("PYTHONPATH", "").split(
-        os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    command = list(manifest.command)
-    if command[0] in ("python", "python3"):
-        command[0] = sys.executable  # the project's interpreter, with its packages
-    if manifest.protocol == "stdio":
-        command = [sys.executable, str(BRIDGE), "--", *command]
-    try:
-        proc = subprocess.Popen(command, cwd=manifest.folder, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    except OSError as e:
-        Path(log_path).write_bytes(b"")
-        raise ManifestError(f"{manifest.path or manifest.command[0]}: field 'command': cannot "
-                            f"start {command[0]!r}: {e.strerror}") from None
-    pump = threading.Thread(target=_keep_log, args=(proc.stdout, Path(log_path), LOG_LIMIT),
-                            name=f"seat{seat}-log", daemon=True)
-    pump.start()
-    proc.log_pump = pump  # type: ignore[attr-defined]  (join it once the bot has exited)
-    return proc
-
-
-def _keep_log(pipe, path: Path, limit: int) -> None:
-    """Copy a bot's output into ``path`` up to ``limit`` bytes; count the rest and say so at
-    the end, so that no bot can fill the disk with its prints."""
-    dropped = 0
-    with pipe, open(path, "wb", buffering=0) as log:
-        kept = 0
-        while chunk := pipe.read1(65536):
-            room = limit - kept
-            if room > 0:
-                log.write(chunk[:room])
-                kept += min(room, len(chunk))
-            dropped += max(0, len(chunk) - max(room, 0))
-        if dropped:
-            log.write(f"\n[arena: {dropped} more bytes of this bot's output were dropped; a "
-                      f"seat's log keeps {limit} bytes a match]\n".encode())

@@ -1,0 +1,111 @@
+"""The ``Seat`` interface: one seat of a match as the match runner talks to it, whatever carries
+the messages (a gRPC stream, a program's pipes).
+
+The runner keeps the clock and the fault policy; a seat only moves messages and says what
+happened. ``request`` sends a decision request and gives the bot's answer, ``TIMED_OUT`` at the
+deadline, ``Closed`` when the bot is gone, or ``Unreadable`` for an answer that could not be read.
+While it waits, a seat reports to the runner through the request's ``RequestWatch``: each message
+that answers no open request (the runner counts them for flood strikes) and each time the bot
+came back on a new connection (the runner notes reconnections, and may end the match).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from shengji_arena.v1 import referee_pb2 as pb
+
+INBOX_LIMIT = 32
+"""Messages from a seat held unread at most. Beyond it the referee stops reading the seat (a
+gRPC stream's flow control, or a full pipe, holds the bot back) until the runner takes one, so a
+bot that floods fills neither the referee's memory nor its time; the runner judges what it takes
+at the seat's turn."""
+
+
+class _TimedOut:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "TIMED_OUT"
+
+
+TIMED_OUT = _TimedOut()
+"""The reply when the deadline passed first (also what ``Mailbox.get`` gives at its timeout)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """The reply when the bot is gone for good; ``reason`` follows "seat N" in the fault."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """The reply when the bot answered with something that cannot be read as an answer (a
+    garbage answer); ``reason`` says what and quotes it, bounded."""
+
+    reason: str
+
+
+Reply = pb.BotMessage | _TimedOut | Closed | Unreadable
+"""What a request gives: a ``BotMessage`` holding an ``answer`` whose ``request_id`` is the
+request's or a later one (the runner judges which), or one of the markers."""
+
+
+@dataclass(slots=True)
+class RequestWatch:
+    """The runner's side of one open request: the policy a seat waits under and whom it tells.
+
+    ``stray`` is called for each message that answers no open request (a late answer, a Hello
+    again); ``rejoined`` when the bot is back on a new connection, before the request is sent
+    again on it. Either may raise to end the wait: a flood strike or one reconnection too many
+    can forfeit the match."""
+
+    reconnect_window_ms: int
+    """How long a seat whose connection dropped may take to come back before it is ``Closed``."""
+    stray: Callable[[], None]
+    rejoined: Callable[[], None]
+
+
+def _ignore() -> None:
+    pass
+
+
+UNWATCHED = RequestWatch(0, _ignore, _ignore)
+"""A watch that reports to no one and waits for no reconnection (for tools and tests)."""
+
+
+class Seat(ABC):
+    """One seat of a match: the bot behind it, as the match runner talks to it.
+
+    A seat never blocks the runner: ``notify`` queues, ``request`` sends at once and waits only
+    when awaited. Messages reach the bot in the order they were given."""
+
+    @abstractmethod
+    async def connect(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the bot to be there; False if it is not."""
+
+    @abstractmethod
+    def request(self, message: pb.RefereeMessage, deadline: float,
+                watch: RequestWatch = UNWATCHED) -> Coroutine[Any, Any, Reply]:
+        """Send the decision request ``message`` now, and return a coroutine that waits for the
+        reply until ``deadline`` (a ``time.monotonic()`` time): ``await seat.request(m, d)``.
+        A coroutine not awaited is closed by the caller (``.close()``)."""
+
+    @abstractmethod
+    def notify(self, message: pb.RefereeMessage) -> None:
+        """Send a message that wants no answer (a Welcome, a notice, a rejection, the match's
+        end); never blocks, and is dropped while the bot is not connected."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """The match is over for this seat: no more messages either way."""
+
+    @property
+    def rejoins(self) -> int:
+        """How many times the bot came back on a new connection in this match."""
+        return 0

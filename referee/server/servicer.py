@@ -1,0 +1,108 @@
+"""The gRPC referee server: the Referee servicer, health checking and reflection.
+
+The servicer is thin: it binds a stream to a seat by its token and moves messages between the
+stream and that seat's link (``referee.seats.grpc_seat``); the match runner
+(``referee.match.runner``) does the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from shengji_arena.v1 import referee_pb2 as pb
+from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
+
+from referee.seats.grpc_seat import SeatHub, SeatLink
+from referee.seats.mailbox import Mailbox
+from referee.seats.seat import INBOX_LIMIT
+from referee.wire.protocol import PROTOCOL
+
+MAX_MESSAGE_BYTES = 64 * 1024
+HELLO_TIMEOUT_S = 10.0
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Referee"].full_name
+_DISCONNECT = object()
+
+
+class RefereeServicer(pb_grpc.RefereeServicer):
+    """Binds each Play stream to the seat whose token it presents."""
+
+    def __init__(self, hub: SeatHub) -> None:
+        self.hub = hub
+
+    async def Play(self, request_iterator, context):  # noqa: N802 (gRPC method name)
+        it = request_iterator.__aiter__()
+        try:
+            first = await asyncio.wait_for(it.__anext__(), HELLO_TIMEOUT_S)
+        except (StopAsyncIteration, asyncio.TimeoutError):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message must be a Hello with the seat token")
+        if not first.HasField("hello"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message must be a Hello with the seat token")
+        spoken = first.hello.protocol
+        if spoken and spoken != PROTOCOL:  # none given: taken as this referee's own
+            self.hub.refuse(f"protocol {spoken[:40]!r}", first.hello.bot_name)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"this referee speaks {PROTOCOL}, not {spoken[:40]!r}")
+        link = self.hub.find(first.hello.token)
+        if link is None:
+            self.hub.refuse("unknown token", first.hello.bot_name)
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown seat token")
+        if link.closed:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the match is over")
+        if link.connected.is_set():
+            self.hub.refuse(f"token of seat {link.seat}, already connected",
+                            first.hello.bot_name)
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS,
+                                f"seat {link.seat} is already connected")
+        outbox = link.attach(first.hello)  # during the match, a Welcome is queued first
+        reader = asyncio.ensure_future(self._read(it, link, outbox))
+        try:
+            while True:
+                msg = await outbox.get()
+                if msg is None or msg is _DISCONNECT:
+                    break
+                yield msg
+        finally:
+            reader.cancel()
+            link.detach(outbox)
+            link.inbox.put_nowait(None)
+
+    @staticmethod
+    async def _read(it, link: SeatLink, outbox: Mailbox) -> None:
+        inbox = link.inbox
+        try:
+            async for msg in it:
+                inbox.put_nowait(msg)
+                while inbox.qsize() >= INBOX_LIMIT:  # a flood: read on once the runner takes one
+                    await inbox.wait_taken()
+        except Exception:  # a broken stream (garbage, reset): the seat is disconnected
+            pass
+        outbox.put_nowait(_DISCONNECT)
+        link.inbox.put_nowait(None)  # wakes a runner waiting for this seat's answer
+
+
+def create_server(hub: SeatHub, addresses: list[str]) -> grpc.aio.Server:
+    """A referee server listening on ``addresses`` ("unix:/path" or "host:port"), with health
+    checking and server reflection registered."""
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", 4 * 1024 * 1024),
+    ])
+    pb_grpc.add_RefereeServicer_to_server(RefereeServicer(hub), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(names, server)
+    server.health = health_servicer  # type: ignore[attr-defined]
+    for address in addresses:
+        server.add_insecure_port(address)
+    return server
+
+
+async def mark_serving(server) -> None:
+    for name in ("", SERVICE_NAME):
+        await server.health.set(name, health_pb2.HealthCheckResponse.SERVING)
