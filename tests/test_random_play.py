@@ -341,3 +341,21 @@ def test_whole_games_end(variant):
             if variant != "three-deck":
                 assert state.levels[state.winner_team] == 12
     assert ended > 0
+
+
+def test_three_deck_may_declare_is_whether_a_declaration_is_listed():
+    """The dealing's quick question (asked at every card) answers as the listing does."""
+    from referee.rules.families.three_deck.rules import declaration_options, may_declare
+    rules = rules_for("three-deck")
+    asked = said_yes = 0
+    for game in range(6):
+        def watch(before, seat, action, after, events):
+            nonlocal asked, said_yes
+            if after.phase in (P_DEALING, "declare_round") and after.ctx is None:
+                for x in range(4):
+                    listed = bool(declaration_options(after, x))
+                    assert may_declare(after, x) == listed, (game, x, after.decl)
+                    asked += 1
+                    said_yes += listed
+        play(rules, f"may-declare:{game}", max_deals=3, on_action=watch)
+    assert asked > 100 and 0 < said_yes < asked

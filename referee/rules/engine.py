@@ -48,14 +48,14 @@ def new_game(rules: RuleSet, *, levels: tuple[str, str] | None = None, dealer: i
 def check(s: State, action: Action, seat: int | None = None) -> None:
     """Raise ``IllegalActionError`` / ``InvalidActionError`` with the reason ``action`` (by
     ``seat``; chance when None) is not allowed now. Returns None when it is."""
-    rule, actor = _rule(s, action, seat)
-    rule.check(s, action, actor)
+    actor = None if seat is None or seat == CHANCE else seat
+    _rule(s, action, actor).check(s, action, actor)
 
 
 def is_legal(s: State, action: Action, seat: int | None = None) -> bool:
+    actor = None if seat is None or seat == CHANCE else seat
     try:
-        rule, actor = _rule(s, action, seat)
-        rule.check(s, action, actor)
+        _rule(s, action, actor).check(s, action, actor)
     except ValueError:
         return False
     return True
@@ -63,16 +63,16 @@ def is_legal(s: State, action: Action, seat: int | None = None) -> bool:
 
 def apply(s: State, action: Action, seat: int | None = None):
     """``(new_state, events)`` after ``seat`` (None for chance) takes ``action``."""
-    rule, actor = _rule(s, action, seat)
-    return rule.do(s, action, actor, rule.check(s, action, actor))
+    actor = None if seat is None or seat == CHANCE else seat
+    check_it, do_it = _rule(s, action, actor)
+    return do_it(s, action, actor, check_it(s, action, actor))
 
 
-def _rule(s: State, action: Action, seat: int | None):
-    """The family's rule for ``action`` and the acting seat (None: chance), once the action is
-    known to be due: the game goes on, it is the actor's turn, the decision is of its kind."""
+def _rule(s: State, action: Action, actor: int | None):
+    """The family's rule for ``action`` by ``actor`` (None: chance), once the action is known
+    to be due: the game goes on, it is the actor's turn, the decision is of its kind."""
     if s.phase == P_OVER:
         raise IllegalActionError("the game is over: no action is expected")
-    actor = None if seat is None or seat == CHANCE else seat
     expected_actor = None if s.turn == CHANCE else s.turn
     if actor != expected_actor:
         who = "chance" if expected_actor is None else f"seat {expected_actor}"
@@ -87,7 +87,7 @@ def _rule(s: State, action: Action, seat: int | None):
     rules = _RULES.get(s.rules.family)
     if rules is None:  # once per family: the registry's answer, kept for the hot path
         rules = _RULES[s.rules.family] = family_of(s.rules).action_rules
-    return rules[type(action)], actor
+    return rules[type(action)]
 
 
 _RULES: dict = {}

@@ -428,15 +428,22 @@ def settle(rules, *, dealer: int, levels: tuple[int, int], attacker_points: int,
 
 # -- the deal ---------------------------------------------------------------------------------
 
-def _may_declare(s, seat: int) -> bool:
-    if s.first_deal:
-        return s.grabber is None and s.hands[seat][BIG_JOKER] > 0
+def may_declare(s, seat: int) -> bool:
+    """Whether ``declaration_options(s, seat)`` has any, without listing them (asked for every
+    card dealt): the strongest showing the hand holds must beat the standing one."""
     hand = s.hands[seat]
-    lv = s.level
-    if not (hand[lv] or hand[13 + lv] or hand[26 + lv] or hand[39 + lv]
-            or hand[LITTLE_JOKER] >= 3 or hand[BIG_JOKER] >= 3):
-        return False
-    return bool(declaration_options(s, seat))
+    if s.first_deal:
+        return s.grabber is None and hand[BIG_JOKER] > 0
+    if hand[BIG_JOKER] >= 3:
+        best = 5
+    elif hand[LITTLE_JOKER] >= 3:
+        best = 4
+    else:
+        lv = s.level
+        best = min(3, max(hand[lv], hand[13 + lv], hand[26 + lv], hand[39 + lv]))
+        if not best:
+            return False
+    return s.decl is None or best > s.decl.strength
 
 
 def _grab_suit(s, seat: int, card: int, ev: list) -> None:
@@ -451,11 +458,11 @@ def _advance(s, ev: list) -> None:
     """Run automatic steps until a decision is due."""
     while True:
         if s.phase == st.P_DEALING:
-            if st.deal_until_choice(s, ev, _may_declare, _grab_suit):
+            if st.deal_until_choice(s, ev, may_declare, _grab_suit):
                 return
             continue
         if s.phase == st.P_ROUND:
-            if st.offer_round(s, _may_declare):
+            if st.offer_round(s, may_declare):
                 return
             if _after_declaring(s, ev):
                 return
