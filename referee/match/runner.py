@@ -67,6 +67,10 @@ class MatchRunner:
         # (for tests; a seat's own sending again on a new connection is not in it)
         self.keep_sent = False
         self.events_applied = 0  # in the current game: what a message sent now may reflect
+        self.open: list[dict | None] = [None] * 4  # each seat's open request ("where")
+        self.watches = [RequestWatch(self.tc.reconnect_window_ms,
+                                     partial(self._stray, seat), partial(self._rejoined, seat))
+                        for seat in range(4)]
 
     # -- sending ---------------------------------------------------------------------------
     def _keep(self, seat: int, msg: pb.RefereeMessage) -> None:
@@ -164,8 +168,9 @@ class MatchRunner:
                 msg = self._request(state, seat, default_seed)
                 where = {"game": index, "action": steps, "request_id": self.request_id}
                 sent = time.monotonic()  # the seat's clock starts as its request goes out
+                self.open[seat] = where
                 reply = self.seats[seat].request(msg, sent + self._limit(seat),
-                                                 self._watch(seat, where))
+                                                 self.watches[seat])
                 if held is not None:
                     self._settle(record, index, *held)
                 action, applied = await self._answer(state, seat, reply, sent, default_seed,
@@ -220,11 +225,14 @@ class MatchRunner:
         """Seconds ``seat`` has for its decision: the allowance and its time bank."""
         return (self.tc.per_decision_ms + self.bank_ms[seat]) / 1000
 
-    def _watch(self, seat: int, where: dict) -> RequestWatch:
-        """What the seat reports while the request ``where`` is open: stray messages (flood
-        strikes) and reconnections (noted, and past ``max_reconnects`` a forfeit)."""
-        return RequestWatch(self.tc.reconnect_window_ms, partial(self._unsolicited, seat, where),
-                            partial(self._note_reconnects, seat, where))
+    def _stray(self, seat: int) -> None:
+        """The seat's watch: a message that answers no open request (flood strikes)."""
+        self._unsolicited(seat, self.open[seat])
+
+    def _rejoined(self, seat: int) -> None:
+        """The seat's watch: the bot is back on a new connection (past ``max_reconnects`` in
+        the match, a forfeit)."""
+        self._note_reconnects(seat, self.open[seat])
 
     async def _answer(self, state, seat: int, reply, started: float, default_seed: str,
                       where: dict):
