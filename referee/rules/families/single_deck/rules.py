@@ -111,7 +111,7 @@ def follow_error(lead, lead_kind: str, lead_cls: int, req: str | None, hand: lis
         if duns:
             if dun_rank(play) is None:
                 shown = ", ".join(" ".join(TEXT[s * 13 + r] for s in range(4)) for r in duns)
-                return f"you hold a dun ({shown}): you must play a dun (4.3.1.1)"
+                return f"you hold a dun ({shown}): you must play a dun (000 4.3.1.1)"
             return None
         trumps = sorted(_cards_of(hand, ctx.members[TRUMP]), key=ctx.key.__getitem__,
                         reverse=True)
@@ -285,9 +285,9 @@ def reveal_error(cards, level: int, standing: bool, dealing: bool = True,
     """Why these cards are no reveal (亮主) now, or None: one level card (3.2), while the cards
     are dealt, and only the first reveal counts (3.2.2)."""
     if not dealing:
-        return "a reveal happens while the cards are dealt (3.2)"
+        return "a reveal happens while the cards are dealt (000 3.2)"
     if standing:
-        return "only the first reveal counts (3.2.2)"
+        return "only the first reveal counts (000 3.2.2)"
     if len(cards) != 1 or cards[0] >= 52 or cards[0] % 13 not in reveal_ranks(level,
                                                                             uprising_levels):
         want = ("a card of either team's level rank" if uprising_levels is not None
@@ -460,7 +460,7 @@ def bury_error(rules, hand: list[int], cards, ctx: TrumpContext, side_suits_held
         return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
     points = sum(POINTS[k] for k in cards)
     if points > rules.kitty_points_cap:
-        return f"a burial may hold at most {rules.kitty_points_cap} points, not {points} (3.6.2)"
+        return f"a burial may hold at most {rules.kitty_points_cap} points, not {points} (000 3.6.2)"
     if not rules.bury_no_void:
         return None
     left = list(hand)
@@ -469,7 +469,7 @@ def bury_error(rules, hand: list[int], cards, ctx: TrumpContext, side_suits_held
     voided = [c for c in side_suits_held if not any(left[k] for k in ctx.members[c])]
     if voided and _some_burial_keeps_suits(rules, hand, ctx, side_suits_held):
         return (f"the burial leaves you void of {ctx.class_name(voided[0])}, a side suit you "
-                "held (3.6.1)")
+                "held (000 3.6.1)")
     return None
 
 
