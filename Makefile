@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench clean redis postgres protos check-protos bots soak mutate
+.PHONY: demo test install bench clean redis postgres protos check-protos bots soak mutate sandbox
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -37,7 +37,11 @@ postgres:
 	  echo "postgres: not answering on 127.0.0.1:5432 (the league tests will say so; set ARENA_TEST_PG to use another)"; \
 	fi
 
-demo: $(STAMP)
+# The bots' sandbox: bubblewrap (Debian's package), installed with apt when missing.
+sandbox:
+	@tools/install-sandbox.sh
+
+demo: $(STAMP) sandbox
 	$(BIN)/arena demo
 
 # Generated code lives beside the .proto and is committed; never edit it by hand.
@@ -66,7 +70,7 @@ sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_are
 	sample_bots/cpp/install-deps.sh
 	$(MAKE) -C sample_bots/cpp
 
-test: $(STAMP) redis postgres check-protos bots
+test: $(STAMP) sandbox redis postgres check-protos bots
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -77,7 +81,7 @@ mutate: $(STAMP)
 	$(BIN)/arena rules mutate
 
 # Many matches between the sample bots of every language, each record verified (not a test).
-soak: $(STAMP) bots
+soak: $(STAMP) sandbox bots
 	$(BIN)/arena soak --matches 10 --deals 4
 
 clean:

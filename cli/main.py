@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import platform
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -102,6 +103,10 @@ def cmd_replay(args) -> int:
     try:
         if args.db or not os.path.exists(args.record):
             store = _existing_store(_db(args), f"arena replay: {args.record}: no such file")
+            sealed = store.sealed_by(args.record)
+            if sealed:
+                print(f"arena replay: {args.record}: {_sealed_reason(sealed)}", file=sys.stderr)
+                return 3
             data = store.record(args.record)
             if data is None:
                 raise SystemExit(f"arena replay: {args.record}: no such file, and no match "
@@ -136,6 +141,20 @@ def cmd_replay(args) -> int:
     return 0
 
 
+def _sealed_reason(sealed: list[dict]) -> str:
+    """Why a stored record is not served yet (``Store.sealed_by``)."""
+    def named(ms):
+        return ", ".join(f"{m['id']} ({m['status']})" for m in ms[:3]) + (
+            f" and {len(ms) - 3} more" if len(ms) > 3 else "")
+    mirror = [m for m in sealed if m["mirror"]]
+    rest = [m for m in sealed if not m["mirror"]]
+    parts = ([f"its mirror match {named(mirror)}"] if mirror else []) + (
+        [f"the other match(es) on the same cards: {named(rest)}"] if rest else [])
+    return (f"sealed until {' and '.join(parts)} {'is' if len(sealed) == 1 else 'are'} over: "
+            "a match's record shows its cards, which are secret until every match dealt them "
+            "has been played")
+
+
 def cmd_soak(args) -> int:
     from referee.seats.manifest import ManifestError
     from tools.soak import DEFAULT_BOTS, soak
@@ -151,6 +170,7 @@ def cmd_soak(args) -> int:
 def cmd_match(args) -> int:
     from referee.seats.manifest import ManifestError, bot_argument
     from referee.match.local import new_match_id, run_match
+    from referee.seats.sandbox import SandboxUnavailable
     from referee.match.matchfile import MatchFile
     from referee.match.spec import MatchSpec, TimeControl
     from referee.rules.variants import rules_for
@@ -168,7 +188,8 @@ def cmd_match(args) -> int:
         print(f"arena match: {e}", file=sys.stderr)
         return 2
     match_id = args.match_id or new_match_id()
-    spec = MatchSpec(match_id=match_id, variant=args.variant, seed=args.seed,
+    seed = args.seed if args.seed is not None else secrets.token_hex(16)  # kept in the record
+    spec = MatchSpec(match_id=match_id, variant=args.variant, seed=seed,
                      max_deals=None if args.game else args.deals,
                      time_control=TimeControl(per_decision_ms=args.per_decision_ms,
                                               bank_ms=args.bank_ms,
@@ -178,7 +199,11 @@ def cmd_match(args) -> int:
     out = Path(args.out) if args.out else Path("records") / f"match-{match_id}.json"
     t = time.perf_counter()
     try:
-        _, record, _ = run_match(spec, bots, out.parent / f"logs-{match_id}")
+        _, record, _ = run_match(spec, bots, out.parent / f"logs-{match_id}",
+                                 sandbox="none" if args.unsandboxed else None)
+    except SandboxUnavailable as e:
+        print(f"arena match: {e}", file=sys.stderr)
+        return 2
     except ManifestError as e:  # a bot that cannot be started
         print(f"arena match: {e}", file=sys.stderr)
         return 2
@@ -201,6 +226,7 @@ def cmd_match(args) -> int:
         print(f"  forfeit: seat {f.seat} ({f.reason}); team {f.team} loses")
     for fault in match.faults:
         print(f"  fault: seat {fault.seat} {fault.kind}: {fault.reason}")
+    print(f"  sandbox: {result.sandbox}")
     print(f"  winner team: {result.winner_team}; record {out} (arena replay {out} --verify)")
     return 0
 
@@ -220,7 +246,7 @@ def cmd_demo(args) -> int:
     code = cmd_season_run(argparse.Namespace(
         file=str(root / "seasons" / "demo.toml"), db=db, broker=None, workers=args.workers,
         lease=120.0, window=64, workdir=str(out / "checks"), no_check=False,
-        no_progress=False))
+        no_progress=False, unsandboxed=args.unsandboxed, attempts=None))
     if code != 0:
         return code
     store = Store(db)
@@ -281,6 +307,7 @@ def cmd_season_run(args) -> int:
     from scheduler.standings import compute, table
     broker = _broker(args)
     try:
+        _sandbox_or_refuse(args)
         season = load_season(args.file)
         store = open_store(_db(args))
         if broker:
@@ -302,7 +329,7 @@ def cmd_season_run(args) -> int:
                                      requeue_after_s=args.lease, progress=not args.no_progress)
         else:
             counts = run_local(store, season.name, workers=args.workers, lease_s=args.lease,
-                               progress=not args.no_progress)
+                               progress=not args.no_progress, max_attempts=args.attempts)
     except KeyboardInterrupt:
         c = store.counts(season.name)
         print(f"\ninterrupted: {c['done']} of {total} matches done; run the same command again "
@@ -315,12 +342,36 @@ def cmd_season_run(args) -> int:
     return 0 if counts["failed"] == 0 else 1
 
 
+def _sandbox_or_refuse(args) -> None:
+    """With --unsandboxed, the referee processes started from here play the bots
+    unsandboxed; without it, a machine where bwrap cannot run refuses to play (SeasonError)."""
+    from scheduler.season import SeasonError
+    from referee.seats.sandbox import UNSANDBOXED_ENV, require_sandbox, SandboxUnavailable
+    if getattr(args, "unsandboxed", False):
+        os.environ[UNSANDBOXED_ENV] = "1"
+        print("note: --unsandboxed: the bots run with this user's rights and the whole host "
+              "in reach", file=sys.stderr)
+        return
+    try:
+        require_sandbox()
+    except SandboxUnavailable as e:
+        raise SeasonError(str(e)) from None
+
+
 def cmd_worker(args) -> int:
     db = _db(args)
+    from scheduler.season import SeasonError
+    try:
+        _sandbox_or_refuse(args)
+    except SeasonError as e:
+        print(f"arena worker: {e}", file=sys.stderr)
+        return 2
     if db.startswith("sqlite"):
         print("arena worker: note: a SQLite store serves workers on this machine only; use "
               "--db postgresql://... for many machines", file=sys.stderr)
     env = dict(os.environ, ARENA_DB=db, ARENA_LEASE_S=str(args.lease))
+    if args.attempts:
+        env["ARENA_MAX_ATTEMPTS"] = str(args.attempts)
     env["ARENA_BROKER"] = _broker(args) or "redis://127.0.0.1:6379/0"
     root = Path(__file__).resolve().parent.parent
     env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "protos")] + [
@@ -361,6 +412,8 @@ def cmd_matches(args) -> int:
     from referee.match.matchfile import MatchSummary
     store, _ = _season_row(args)
     rows = store.matches(args.season)
+    if args.faults:
+        return _print_faults(store, args.season, rows, args.status)
     if args.status:
         rows = [r for r in rows if r["status"] == args.status]
     print(f"{'match':<24} {'team 0':<14} {'team 1':<14} {'status':<8} {'tries':>5} "
@@ -387,6 +440,50 @@ def cmd_matches(args) -> int:
     return 0
 
 
+def _print_faults(store, season: str, rows: list[dict], status: str | None) -> int:
+    """``arena matches SEASON --faults``: bot faults (charged by the referee, per seat and kind)
+    apart from the infrastructure's failed attempts (retried on the same cards, charged to
+    nobody), match by match."""
+    from collections import Counter
+
+    from referee.match.matchfile import MatchSummary
+    log: dict[str, list[dict]] = {}
+    for a in store.attempt_log(season):
+        log.setdefault(a["match_id"], []).append(a)
+    shown = {"bot": 0, "infra": 0, "failed": 0}
+    for r in rows:
+        if status and r["status"] != status:
+            continue
+        seats = json.loads(r["seats_json"])
+        faults = []
+        if r.get("summary_json") and MatchSummary.from_dict(
+                json.loads(r["summary_json"]), f"match {r['id']}: summary").faults:
+            record = store.record(r["id"]) or {}
+            kinds = Counter((f["seat"], f["kind"]) for f in record.get("faults", []))
+            faults = [f"seat {seat} ({seats[seat]}) {kind} x{n}"
+                      for (seat, kind), n in sorted(kinds.items())]
+        trouble = [a for a in log.get(r["id"], []) if a["outcome"] not in ("done", "running")]
+        notes = [a for a in log.get(r["id"], []) if a["outcome"] == "done" and a["reason"]]
+        if not (faults or trouble or notes or r["status"] == "failed"):
+            continue
+        shown["bot"] += bool(faults)
+        shown["infra"] += bool(trouble or notes)
+        shown["failed"] += r["status"] == "failed"
+        head = f"{r['id']}  {r['status']}, {r['attempts']} attempt(s)"
+        if r["status"] == "failed":
+            head += f": set aside, counted for nobody: {(r['error'] or '').splitlines()[0][:200]}"
+        print(head)
+        for f in faults:
+            print(f"  bot fault       {f}")
+        for a in trouble + notes:
+            reason = " ".join((a["reason"] or "").split())[:200]
+            print(f"  infrastructure  attempt {a['attempt']} {a['outcome']} ({a['worker']}): "
+                  f"{reason}")
+    print(f"{shown['bot']} match(es) with bot faults, {shown['infra']} with infrastructure "
+          f"failures (not charged to any bot), {shown['failed']} set aside")
+    return 0
+
+
 def cmd_bots_check(args) -> int:
     from referee.match.spec import DealSpec, TimeControl
     from referee.seats.manifest import ManifestError, load_manifest
@@ -394,6 +491,7 @@ def cmd_bots_check(args) -> int:
     from scheduler.league import smoke_check
     from scheduler.season import SeasonBot
     try:
+        _sandbox_or_refuse(args)
         manifest = load_manifest(args.manifest)
         rules_for(args.variant)
     except (ManifestError, ValueError) as e:
@@ -403,7 +501,8 @@ def cmd_bots_check(args) -> int:
     t = time.perf_counter()
     why = smoke_check(bot, variant=args.variant, options={},
                       time_control=TimeControl(per_decision_ms=args.per_decision_ms),
-                      deal=DealSpec(args.seed),
+                      deal=DealSpec(args.seed if args.seed is not None else
+                                    secrets.token_hex(16)),
                       workdir=Path(args.workdir) / f"check-{manifest.name}")
     if why:
         print(f"FAIL {manifest.label} ({manifest.path}): {why}")
@@ -420,6 +519,7 @@ def cmd_sprt(args) -> int:
     from scheduler.ratings import Sprt
     from scheduler.season import SeasonBot
     try:
+        _sandbox_or_refuse(args)
         a, b = (load_manifest(x) for x in (args.a, args.b))
         rules_for(args.variant)
         test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
@@ -445,6 +545,12 @@ def cmd_sprt(args) -> int:
           f"{got['D']}-{got['L']}, LLR {got['llr']:.2f} in [{test.lower:.2f}, "
           f"{test.upper:.2f}], {time.perf_counter() - t:.0f}s")
     return 0 if got["decision"] else 3
+
+
+def _unsandboxed_option(parser) -> None:
+    parser.add_argument("--unsandboxed", action="store_true",
+                        help="play the bots without their sandboxes (with the referee's rights "
+                             "and the whole host in reach; docs/security.md)")
 
 
 def _variant_ids() -> tuple[str, ...]:
@@ -488,6 +594,13 @@ def build_parser() -> argparse.ArgumentParser:
     link.set_defaults(func=lambda a: __import__("tools.benchlink", fromlist=["x"]).bench_link(
         a.variant, a.deals))
 
+    sb = bsub.add_parser("sandbox", help="the sandbox's cost: per seat start and per "
+                         "decision, sandboxed against unsandboxed")
+    sb.add_argument("--starts", type=int, default=20, help="seat starts timed each way")
+    sb.add_argument("--deals", type=int, default=3, help="deals of each match (three each way)")
+    sb.set_defaults(func=lambda a: __import__("tools.benchsandbox", fromlist=["x"])
+                    .bench_sandbox(a.starts, a.deals))
+
     lg = bsub.add_parser("league", help="Celery dispatch and store overhead per match against "
                          "the local mode; two workers against one")
     lg.add_argument("--matches", type=int, default=8)
@@ -510,7 +623,8 @@ def build_parser() -> argparse.ArgumentParser:
     soak.set_defaults(func=cmd_soak)
 
     rep = sub.add_parser("replay", help="replay a match record without bots")
-    rep.add_argument("record", help="a record file, or a match id in the store (--db)")
+    rep.add_argument("record", help="a record file, or a match id in the store (--db); a "
+                     "stored record is sealed (exit 3) until every match on its cards is over")
     rep.add_argument("--db", help=f"the store (default $ARENA_DB or {DEFAULT_DB})")
     rep.add_argument("--verify", action="store_true", help="re-derive every event and the result")
     rep.add_argument("--seat", type=int, choices=range(4), help="print what this seat saw")
@@ -522,7 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--variant", default="two-deck-fry")
     match.add_argument("--deals", type=int, default=4, help="deals to play (default 4)")
     match.add_argument("--game", action="store_true", help="play a whole game to its end")
-    match.add_argument("--seed", default="1")
+    match.add_argument("--seed", help="the match's seed, for reproducing a match (default: a "
+                       "fresh random one, kept in the record)")
     match.add_argument("--match-id")
     match.add_argument("--out", help="where to write the match record")
     match.add_argument("--per-decision-ms", type=int, default=TC.per_decision_ms)
@@ -530,6 +645,7 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--max-strikes", type=int, default=TC.max_strikes)
     match.add_argument("--max-reconnects", type=int, default=TC.max_reconnects,
                        help="new streams a seat may open in the match; one more forfeits")
+    _unsandboxed_option(match)
     match.set_defaults(func=cmd_match)
 
     season = sub.add_parser("season", help="league seasons")
@@ -548,6 +664,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workdir", default="records/checks", help="where bots check keeps logs")
     run.add_argument("--no-check", action="store_true", help="admit bots without bots check")
     run.add_argument("--no-progress", action="store_true")
+    run.add_argument("--attempts", type=int, help="local mode: attempts of a match the "
+                     "infrastructure failed before it is set aside (default $ARENA_MAX_ATTEMPTS "
+                     "or 3; distributed: the workers' --attempts)")
+    _unsandboxed_option(run)
     run.set_defaults(func=cmd_season_run)
 
     worker = sub.add_parser("worker", help="start a Celery worker that plays league matches")
@@ -558,6 +678,9 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--lease", type=float, default=120.0)
     worker.add_argument("--loglevel", default="warning")
     worker.add_argument("--hostname", help="the worker's Celery node name")
+    worker.add_argument("--attempts", type=int, help="attempts of a match the infrastructure "
+                        "failed before it is set aside (default $ARENA_MAX_ATTEMPTS or 3)")
+    _unsandboxed_option(worker)
     worker.set_defaults(func=cmd_worker)
 
     stand = sub.add_parser("standings", help="a season's standings")
@@ -573,6 +696,8 @@ def build_parser() -> argparse.ArgumentParser:
     ms.add_argument("season")
     ms.add_argument("--db")
     ms.add_argument("--status", choices=["pending", "running", "done", "failed"])
+    ms.add_argument("--faults", action="store_true", help="bot faults (seat, kind, count) and "
+                    "the infrastructure's failed attempts (attempt, reason), match by match")
     ms.set_defaults(func=cmd_matches)
 
     bots = sub.add_parser("bots", help="bot manifests")
@@ -580,9 +705,10 @@ def build_parser() -> argparse.ArgumentParser:
     bc = bsub2.add_parser("check", help="a short smoke match a bot must pass to join a season")
     bc.add_argument("manifest")
     bc.add_argument("--variant", default="two-deck-fry")
-    bc.add_argument("--seed", default="check")
+    bc.add_argument("--seed", help="the deal's seed (default: a fresh random one)")
     bc.add_argument("--per-decision-ms", type=int, default=TC.per_decision_ms)
     bc.add_argument("--workdir", default="records/checks")
+    _unsandboxed_option(bc)
     bc.set_defaults(func=cmd_bots_check)
 
     sp = sub.add_parser("sprt", help="duplicate pairs of A against B until a sequential "
@@ -600,14 +726,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--max-pairs", type=int, default=200)
     sp.add_argument("--workers", type=int, default=max(2, os.cpu_count() or 2),
                     help="matches at once (two per pair)")
-    sp.add_argument("--seed", default="sprt")
+    sp.add_argument("--seed", help="the key of the deals' seeds, for reproducing a run "
+                    "(default: a fresh random one: no bot can tell the cards)")
     sp.add_argument("--workdir", default="records/sprt")
     sp.add_argument("--no-progress", action="store_true")
+    _unsandboxed_option(sp)
     sp.set_defaults(func=cmd_sprt)
 
     demo = sub.add_parser("demo", help="a small season of the sample bots, with standings")
     demo.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1))
     demo.add_argument("--out", default="records")
+    _unsandboxed_option(demo)
     demo.set_defaults(func=cmd_demo)
     return p
 

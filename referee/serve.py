@@ -7,6 +7,10 @@ forked worker. The spec (written by the scheduler) holds the match id, variant, 
 deal list, time control and fault policy, and the four bots' manifests, seat by seat. The record
 is written whole (to a temporary name, then renamed) or not at all; the exit status is 0 when a
 record was written, whatever the bots did.
+
+The bots run in their seats' sandboxes under the spec's limits; with ``ARENA_UNSANDBOXED=1`` in
+the environment (what ``--unsandboxed`` sets for a season's workers) they run unsandboxed. A
+machine where bwrap cannot run refuses the match otherwise (exit status 3).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 
 from referee.match.local import run_match
 from referee.match.spec import MatchSpec
+from referee.seats.sandbox import UNSANDBOXED_ENV, SandboxUnavailable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +43,13 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     bots = [b.manifest() for b in spec.bots]
-    result, record, runner = run_match(spec, bots, Path(args.workdir))
+    unsandboxed = os.environ.get(UNSANDBOXED_ENV) == "1"
+    try:
+        result, record, runner = run_match(spec, bots, Path(args.workdir),
+                                           sandbox="none" if unsandboxed else None)
+    except SandboxUnavailable as e:
+        print(f"referee: {e}", file=sys.stderr)
+        return 3
     record["elapsed_s"] = round(runner.elapsed_s, 3)
     record["play_s"] = round(runner.play_s, 3)
     out = Path(args.out)

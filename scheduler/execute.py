@@ -12,16 +12,19 @@ import ctypes
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from sqlalchemy.exc import InterfaceError, OperationalError
+
 from referee.match.matchfile import MatchFile
 from referee.match.spec import MatchSpec
 
-from scheduler.store import DEFAULT_LEASE_S, Store, worker_name
+from scheduler.store import DEFAULT_LEASE_S, MAX_ATTEMPTS, Store, worker_name
 
 ROOT = Path(__file__).resolve().parent.parent
 _PR_SET_PDEATHSIG = 1
@@ -64,14 +67,18 @@ def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0) -
     spec_path = workdir / "spec.json"
     out = workdir / "record.json"
     spec_path.write_text(json.dumps(spec.to_dict(), ensure_ascii=False), encoding="utf-8")
+    out.unlink(missing_ok=True)  # an earlier attempt's, in a reused workdir
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "protos")] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     cmd = [sys.executable, "-m", "referee.serve", str(spec_path), "--out", str(out),
            "--workdir", str(workdir / "logs")]
     with open(workdir / "referee.log", "wb") as log:
+        # its own session: a signal meant for the worker (a terminal's Ctrl-C, a warm
+        # shutdown) does not end the match in hand; it still dies with its parent
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+                                start_new_session=True)
     deadline = time.monotonic() + max_match_seconds(spec)
     try:
         while True:
@@ -89,13 +96,39 @@ def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0) -
             proc.wait()
     if proc.returncode != 0 or not out.exists():
         tail = (workdir / "referee.log").read_text(errors="replace")[-2000:]
-        raise MatchFailed(f"the referee exited with status {proc.returncode}: {tail}")
+        rc = proc.returncode
+        how = f" (killed by {_signal_name(-rc)})" if rc < 0 else ""
+        raise MatchFailed(f"the referee exited with status {rc}{how}: {tail}")
     match = MatchFile.load(out)
     if match.faults:
         seats = sorted({f.seat for f in match.faults})
         match.extra["bot_logs"] = {str(s): _tail(workdir / "logs" / f"seat{s}.log")
                                    for s in seats}
     return match
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+def play_again(spec: MatchSpec, workdir: Path, attempts: int | None = None, **kw) -> MatchFile:
+    """``play``, again on the same cards when the referee process fails (the infrastructure's
+    fault, no bot's), up to ``attempts`` (default ``ARENA_MAX_ATTEMPTS`` or 3) times."""
+    n = attempts or max_attempts_setting()
+    for attempt in range(1, n + 1):
+        try:
+            match = play(spec, workdir, **kw)
+        except MatchFailed as e:
+            if attempt == n:
+                raise MatchFailed(f"{n} attempt(s), the referee failed each time (no bot's "
+                                  f"fault); the last: {e}") from e
+            continue
+        match.extra["attempt"] = attempt
+        return match
+    raise AssertionError("unreachable")
 
 
 def _tail(path: Path, n: int = 2000) -> str:
@@ -105,16 +138,72 @@ def _tail(path: Path, n: int = 2000) -> str:
         return ""
 
 
+def _gone(owner: str | None) -> bool:
+    """Whether lease owner ``owner`` ("host:pid") is a process of this host that has died."""
+    host, _, pid = (owner or "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def max_attempts_setting() -> int:
+    """``ARENA_MAX_ATTEMPTS``, else 3: attempts of a match before it is set aside."""
+    raw = os.environ.get("ARENA_MAX_ATTEMPTS", "")
+    return int(raw) if raw.isdigit() and int(raw) >= 1 else MAX_ATTEMPTS
+
+
+class StoreUnavailable(RuntimeError):
+    """The store did not take a played match's result within the retry budget."""
+
+
+def _write(store: Store, match_id: str, row: dict, match: MatchFile, duration: float,
+           owner: str, retry_s: float) -> bool:
+    """``store.finish`` until it answers: a store that is away at commit time is waited for
+    (up to ``retry_s``); the write is keyed by the match id, so retrying never doubles it."""
+    deadline = time.monotonic() + retry_s
+    delay, notes = 0.25, []
+    args = (match.result.to_dict(), match.summary().to_dict(), match.to_dict(), duration, owner)
+    while True:
+        try:
+            return store.finish(match_id, row["season"], *args, note="; ".join(notes) or None)
+        except (OperationalError, InterfaceError) as e:
+            first = (str(getattr(e, "orig", None) or e).strip().splitlines() or [""])[0]
+            if time.monotonic() + delay > deadline:
+                raise StoreUnavailable(f"the store did not take the result for {retry_s:.0f} s: "
+                                       f"{first}") from e
+            notes.append(f"result write retried: {type(e).__name__}: {first}"[:300])
+            time.sleep(delay)
+            delay = min(2 * delay, 5.0)
+
+
 def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_S,
-                  owner: str | None = None) -> str:
+                  owner: str | None = None, max_attempts: int | None = None,
+                  store_retry_s: float = 60.0) -> str:
     """Claim, play and store one match. Returns "done", "counted" (a duplicate delivery whose
     result was already written), "busy" (another worker holds a live lease or it is finished),
-    "retry" or "failed"."""
+    "retry" or "failed" (set aside after ``max_attempts``, default ``ARENA_MAX_ATTEMPTS`` or 3).
+
+    Only the referee's record charges a bot. Whatever else ends an attempt (the referee process
+    failed or ran past its limit, the store did not take the result) is the infrastructure's:
+    the match goes back, to be played again on the same cards (the spec is stored)."""
     owner = owner or worker_name()
+    limit = max_attempts or max_attempts_setting()
     store = Store(db_url)
-    row = store.claim(match_id, owner, lease_s)
-    if row is None:
-        return "busy"
+    row = store.claim(match_id, owner, lease_s, max_attempts=limit)
+    if row is None:  # a match left running by a dead process of this host: take it now
+        held = store.match(match_id)
+        if held and held["status"] == "running" and _gone(held["lease_owner"]):
+            row = store.claim(match_id, owner, lease_s, max_attempts=limit,
+                              take_from=held["lease_owner"])
+            held = store.match(match_id) if row is None else held
+        if row is None:
+            return "failed" if held and held["status"] == "failed" else "busy"
 
     def renew() -> None:  # the lease outlives a long match only while we are alive
         try:
@@ -127,10 +216,14 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
         spec = MatchSpec.from_dict(json.loads(row["spec_json"]), f"match {match_id}: spec")
         with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-") as tmp:
             match = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4)
+        match.extra["attempt"] = row["attempts"]
         duration = time.monotonic() - started
-        written = store.finish(match_id, row["season"], match.result.to_dict(),
-                               match.summary().to_dict(), match.to_dict(), duration, owner)
+        written = _write(store, match_id, row, match, duration, owner, store_retry_s)
         return "done" if written else "counted"
     except Exception as e:  # anything: the match goes back for another attempt
-        return "retry" if store.give_back(match_id, owner, f"{type(e).__name__}: {e}") \
-            == "pending" else "failed"
+        why = f"{type(e).__name__}: {e}"
+        try:
+            status = store.give_back(match_id, owner, why, max_attempts=limit)
+        except Exception:  # the store is away: the lease runs out, and the match is lost
+            return "retry"  # to this attempt and taken over by the next
+        return "retry" if status == "pending" else "failed"

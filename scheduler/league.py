@@ -24,7 +24,7 @@ from pathlib import Path
 
 from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, TimeControl
 
-from scheduler.execute import MatchFailed, execute_match, play
+from scheduler.execute import MatchFailed, execute_match, play_again
 from scheduler.season import Season, SeasonError
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
 
@@ -56,7 +56,7 @@ def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, 
     spec = _pairing_spec(f"check-{bot.name}", bot, partner, variant=variant, options=options,
                          deals=[deal], time_control=time_control)
     try:
-        match = play(spec, workdir)
+        match = play_again(spec, workdir)
     except MatchFailed as e:
         return f"the check match did not finish: {e}"
     faults = [f for f in match.faults if f.seat in (0, 2)]
@@ -87,7 +87,7 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
         print(f"bots check {bot.name} ({bot.manifest.label}) ...", file=out, flush=True)
         why = smoke_check(bot, variant=season.variant, options=season.options,
                           time_control=season.match_time_control,
-                          deal=season.deal_set(0, 0)[0], workdir=workdir / f"check-{bot.name}")
+                          deal=season.check_deal(), workdir=workdir / f"check-{bot.name}")
         if why:
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
                               f"({bot.manifest.path}) fails bots check: {why}")
@@ -95,11 +95,30 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
     return checked
 
 
+def _with_stored_secret(season: Season, store: Store, out) -> Season:
+    """``season`` keyed with the secret its store keeps (a resumed season plays the same
+    deals). A secret set in the file must be the stored one."""
+    from dataclasses import replace
+    stored = store.season_secret(season.name)
+    if stored is None:  # stored before season secrets: its matches' deals are in the store
+        print(f"note: season {season.name!r} was stored before deal secrets: its deals follow "
+              "from its name, so a bot can tell its cards; give the season a new name for "
+              "secret deals", file=out)
+        return season
+    if season.secret_given and season.secret != stored["secret"]:
+        raise SeasonError(f"{season.path}: field 'secret': season {season.name!r} already "
+                          "exists in the store with another secret (other deals); give the "
+                          "season a new name to start another")
+    return replace(season, secret=stored["secret"], secret_given=stored["given"])
+
+
 def open_season(season: Season, store: Store, *, workdir: Path, check: bool = True,
                 out=sys.stderr) -> int:
     """Create the season in the store (or confirm it matches the stored one); returns the
     number of matches still to play."""
     existing = store.season(season.name)
+    if existing:
+        season = _with_stored_secret(season, store, out)
     if existing and existing["config_hash"] != season.config_hash():
         stored = json.loads(existing["config_json"])
         now = season.config()
@@ -114,7 +133,8 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
                      "manifest_json": json.dumps(b.to_dict()),
                      "checked_hash": checked.get(b.name)} for b in season.bots]
         store.create_season(season.name, season.config(), season.config_hash(),
-                            str(season.path), bot_rows, plan_rows(season, season.plan()))
+                            str(season.path), bot_rows, plan_rows(season, season.plan()),
+                            secret=season.secret, secret_given=season.secret_given)
     else:
         for name, h in checked.items():
             store.mark_checked(season.name, name, h)
@@ -136,8 +156,11 @@ def _alive(pid: int) -> bool:
 
 
 def run_local(store: Store, season_name: str, *, workers: int = 2,
-              lease_s: float = DEFAULT_LEASE_S, progress: bool = True) -> dict[str, int]:
-    """Play the season's remaining matches in a local process pool; returns the final counts."""
+              lease_s: float = DEFAULT_LEASE_S, progress: bool = True,
+              max_attempts: int | None = None) -> dict[str, int]:
+    """Play the season's remaining matches in a local process pool; returns the final counts.
+    A match whose attempt failed for the infrastructure's sake is played again, up to
+    ``max_attempts`` (default ``ARENA_MAX_ATTEMPTS`` or 3), then set aside as failed."""
     store.release_owned(season_name, _alive)  # matches of an interrupted earlier run
     counts = store.counts(season_name)
     total = sum(counts.values())
@@ -155,7 +178,8 @@ def run_local(store: Store, season_name: str, *, workers: int = 2,
                 waiting, playing, busy = iter(todo), set(), 0
                 while True:
                     for mid in islice(waiting, workers - len(playing)):
-                        playing.add(pool.submit(execute_match, store.url, mid, lease_s=lease_s))
+                        playing.add(pool.submit(execute_match, store.url, mid, lease_s=lease_s,
+                                                max_attempts=max_attempts))
                     if not playing:
                         break
                     finished, playing = wait(playing, return_when=FIRST_COMPLETED)
@@ -228,19 +252,23 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
 
 
 def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
-             max_pairs: int = 200, workers: int = 2, seed: str = "sprt",
+             max_pairs: int = 200, workers: int = 2, seed: str | None = None,
              time_control: TimeControl = DEFAULT_TIME_CONTROL, workdir: Path,
              progress: bool = True, out=sys.stderr) -> dict:
     """Duplicate pairs between SeasonBots ``a`` and ``b`` until ``sprt`` decides (or
     ``max_pairs``). Pairs are counted in order, so stopping is a sequential test."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from scheduler.season import deal_seed, new_secret
+    # the key of the deals' seeds: a fresh one (no bot can tell the cards) unless the user
+    # gives a seed, to play the same deals again
+    secret = new_secret() if seed is None else str(seed)
     tally = {"W": 0, "D": 0, "L": 0}
     decision = None
     bar = _progress(max_pairs, 0, f"sprt {a.name} vs {b.name}", progress, unit="pair")
 
     def pair_specs(k: int) -> list[MatchSpec]:
-        deals = [DealSpec(f"{seed}:set{k}:deal{j}", ("2", "2"), j % 4)
+        deals = [DealSpec(deal_seed(secret, f"sprt:set{k}:deal{j}"), ("2", "2"), j % 4)
                  for j in range(deals_per_set)]
         return [_pairing_spec(f"sprt-{k:04d}-{m}", t0, t1, variant=variant, options=options,
                               deals=deals, time_control=time_control)
@@ -249,7 +277,7 @@ def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
     def play_pair(k: int) -> float:
         nets = 0
         for spec in pair_specs(k):
-            s = play(spec, workdir / spec.match_id).summary()
+            s = play_again(spec, workdir / spec.match_id).summary()
             team_a = spec.seat_names.index(a.name)
             if s.forfeit_team is not None:
                 return 0.0 if s.forfeit_team == team_a else 1.0

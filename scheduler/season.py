@@ -8,7 +8,8 @@ A season file is TOML::
     duplicate = true                  # each deal set twice, partnerships swapped (default)
     deal_sets = 4                     # deal sets per pairing (per leg)
     deals_per_set = 4                 # deals in one match
-    seed = "spring-2026"
+    seed = "spring-2026"              # a public label of the deals (default: the name)
+    # secret = "..."                  # for reproducible research only: fixes every deal
     start_levels = ["2", "2"]         # levels every deal starts from
     # gauntlet = "greedy"             # gauntlet only: the bot that plays the field
 
@@ -19,20 +20,28 @@ A season file is TOML::
     [fault_policy]                    # max_strikes, reconnect_window_ms, connect_timeout_ms,
                                       # max_reconnects
 
+    [sandbox]                         # each seat's limits (referee.seats.sandbox.SandboxPolicy):
+                                      # cpu_seconds, memory_mb, processes, open_files,
+                                      # file_size_mb, tmpfs_mb
+
     [[bots]]
     manifest = "bots/greedy"          # a bot.toml or its folder, relative to this file
     # name = "greedy-2"               # optional: enter the same manifest twice
 
 Every error names the file, the field and what was expected. The match list is a pure function
-of the file (and the bots' content hashes), so a season can be resumed or re-run anywhere.
+of the file and the season's secret (``deal_seed``): the store keeps the secret, so a season
+can be resumed or re-run anywhere it reaches; without the secret no one can tell the cards from
+the names and ids a bot sees.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import itertools
 import json
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +51,8 @@ from referee.rules.cards import RANK_TEXT
 
 FORMATS = ("round_robin", "double_round_robin", "gauntlet")
 _TOP = {"name", "variant", "format", "duplicate", "deal_sets", "deals_per_set", "seed",
-        "start_levels", "gauntlet", "options", "time_control", "fault_policy", "bots",
-        "description"}
+        "secret", "start_levels", "gauntlet", "options", "time_control", "fault_policy", "bots",
+        "description", "sandbox"}
 # the referee's own defaults (one set, in the match spec)
 _TIME = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("per_decision_ms", "bank_ms")}
 _FAULT = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("max_strikes", "reconnect_window_ms",
@@ -57,6 +66,18 @@ _BOT = {"manifest", "name"}
 
 class SeasonError(ValueError):
     """A season file that cannot be used; the message names the file and the field."""
+
+
+def new_secret() -> str:
+    """A fresh season secret (what a store keeps for each season it opens)."""
+    return secrets.token_hex(32)
+
+
+def deal_seed(secret: str, label: str) -> str:
+    """A deal's seed: HMAC-SHA256 of its public ``label`` (e.g. ``spring:leg0:set1:deal2``)
+    keyed with the season's ``secret``, in hex. Without the secret, the label (and every name
+    and id a bot sees) tells nothing of the cards."""
+    return hmac.new(secret.encode("utf-8"), label.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,11 @@ class Season:
     time_control: dict[str, int]
     fault_policy: dict[str, int]
     bots: tuple[SeasonBot, ...]
+    # the key of every deal seed: the file's ``secret`` (given on purpose), else a fresh one
+    # that ``open_season`` replaces by the stored season's; never in config() nor a repr
+    secret: str = field(default_factory=new_secret, repr=False)
+    secret_given: bool = False
+    sandbox: dict[str, int] | None = None  # the [sandbox] limits given (None: the defaults)
 
     def config(self) -> dict[str, Any]:
         """What defines the season's matches (stored; a resumed season must match it)."""
@@ -117,7 +143,8 @@ class Season:
                 "options": self.options, "time_control": self.time_control,
                 "fault_policy": {k: v for k, v in self.fault_policy.items()
                                  if _ADDED_LATER.get(k) != v},
-                "bots": [b.name for b in self.bots]}
+                "bots": [b.name for b in self.bots],
+                **({"sandbox": self.sandbox} if self.sandbox is not None else {})}
 
     def config_hash(self) -> str:
         text = json.dumps(self.config(), sort_keys=True, ensure_ascii=False)
@@ -136,10 +163,21 @@ class Season:
         """The time control and fault policy every match of the season is played under."""
         return TimeControl(**self.time_control, **self.fault_policy)
 
+    def deal_label(self, leg: int, k: int, j: int) -> str:
+        """The public label of deal ``j`` of set ``k`` of ``leg`` (its seed is keyed with the
+        secret: ``deal_seed``)."""
+        return f"{self.seed}:leg{leg}:set{k}:deal{j}"
+
     def deal_set(self, leg: int, k: int) -> tuple[DealSpec, ...]:
         """The deals of set ``k`` of ``leg``: the same cards for every pairing."""
-        return tuple(DealSpec(f"{self.seed}:leg{leg}:set{k}:deal{j}", self.start_levels, j % 4)
+        return tuple(DealSpec(deal_seed(self.secret, self.deal_label(leg, k, j)),
+                              self.start_levels, j % 4)
                      for j in range(self.deals_per_set))
+
+    def check_deal(self) -> DealSpec:
+        """The deal of ``bots check`` under this season's rules: from the secret too, and no
+        deal of the season's matches."""
+        return DealSpec(deal_seed(self.secret, f"{self.seed}:check"), self.start_levels, 0)
 
     def plan(self) -> list[MatchPlan]:
         """Every match of the season, in the order they are enqueued."""
@@ -167,7 +205,8 @@ class Season:
         by_name = {b.name: b for b in self.bots}
         return MatchSpec(plan.match_id, self.variant, self.options, deals=list(plan.deals),
                          time_control=self.match_time_control, seat_names=list(plan.seats),
-                         bots=[by_name[n].seat_bot() for n in plan.seats])
+                         bots=[by_name[n].seat_bot() for n in plan.seats],
+                         sandbox=self.sandbox)
 
 
 def _expect(ok: bool, path: Path, name: str, value: Any, expected: str) -> None:
@@ -223,11 +262,23 @@ def load_season(path: str | Path) -> Season:
     seed = data.get("seed", name)
     _expect(isinstance(seed, (str, int)) and not isinstance(seed, bool), path, "seed", seed,
             "a string or an integer")
+    secret = data.get("secret")
+    _expect(secret is None or (isinstance(secret, str) and 16 <= len(secret) <= 200), path,
+            "secret", "..." if isinstance(secret, str) else secret,
+            "a string of 16 to 200 characters (for reproducible research only: whoever reads "
+            "it can tell every deal's cards)")
     levels = data.get("start_levels", [rules.start_level] * 2)
     _expect(isinstance(levels, list) and len(levels) == 2 and all(x in RANK_TEXT for x in levels),
             path, "start_levels", levels, "two ranks such as [\"2\", \"2\"] (2-10, J, Q, K, A)")
     time_control = _table(data, "time_control", _TIME, path)
     fault_policy = _table(data, "fault_policy", _FAULT, path)
+    sandbox = data.get("sandbox")
+    if sandbox is not None:
+        from referee.seats.sandbox import SandboxPolicy
+        try:
+            sandbox = SandboxPolicy.from_dict(sandbox, f"{path}: field 'sandbox'").to_dict()
+        except ValueError as e:
+            raise SeasonError(str(e)) from None
     bots_data = data["bots"]
     _expect(isinstance(bots_data, list) and len(bots_data) >= 2, path, "bots", "...",
             "at least two [[bots]] entries, each with manifest = \"path/to/bot\"")
@@ -264,4 +315,5 @@ def load_season(path: str | Path) -> Season:
                   deal_sets=counts["deal_sets"], deals_per_set=counts["deals_per_set"],
                   seed=str(seed), start_levels=(levels[0], levels[1]), gauntlet=gauntlet,
                   options=options, time_control=time_control, fault_policy=fault_policy,
-                  bots=tuple(bots))
+                  bots=tuple(bots), sandbox=sandbox,
+                  **({"secret": secret, "secret_given": True} if secret is not None else {}))

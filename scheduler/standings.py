@@ -68,10 +68,14 @@ class Standings:
     units: int
     lines: list[BotLine]
     head_to_head: dict[str, dict[str, list[float]]]   # row bot -> col bot -> [score, units]
+    #: matches set aside (status failed: the infrastructure failed them on every attempt);
+    #: they count for nobody, and a duplicate pair missing one of them is not rated
+    matches_failed: int = 0
 
     def to_dict(self) -> dict:
         return {"season": self.season, "variant": self.variant, "duplicate": self.duplicate,
                 "matches_done": self.matches_done, "matches_total": self.matches_total,
+                "matches_failed": self.matches_failed,
                 "deals": self.deals, "rated_units": self.units,
                 "bots": [asdict(b) | {"score": round(b.score, 4)} for b in self.lines],
                 "head_to_head": self.head_to_head}
@@ -91,8 +95,9 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
     clusters: dict[str, list[dict]] = defaultdict(list)
     done = 0
     deals_total = 0
+    failed = sum(1 for row in match_rows if row.get("status") == "failed")
     for row in match_rows:
-        if row.get("summary_json") is None:
+        if row.get("summary_json") is None:  # not played yet, or set aside
             continue
         done += 1
         s = MatchSummary.from_dict(json.loads(row["summary_json"]), f"match {row['id']}: summary")
@@ -166,7 +171,7 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
     return Standings(season=season["name"], variant=config["variant"],
                      duplicate=config["duplicate"], matches_done=done,
                      matches_total=len(match_rows), deals=deals_total, units=len(units),
-                     lines=ranked, head_to_head=h2h)
+                     lines=ranked, head_to_head=h2h, matches_failed=failed)
 
 
 def table(st: Standings) -> str:
@@ -175,6 +180,9 @@ def table(st: Standings) -> str:
     out = [f"season {st.season} ({st.variant}, {'duplicate' if st.duplicate else 'plain'}): "
            f"{st.matches_done}/{st.matches_total} matches, {st.deals} deals, {st.units} rated "
            f"{unit}"]
+    if st.matches_failed:
+        out[0] += (f"; {st.matches_failed} set aside (failed by the infrastructure, counted for "
+                   f"nobody: arena matches {st.season} --faults)")
     head = (f"{'#':>2} {'bot':<16} {'rating':>7} {'95% interval':>17} {'W-D-L':>11} "
             f"{'pairs W-D-L':>12} {'levels':>7} {'att pts':>8} {'conceded':>8} {'strikes':>7}")
     if st.lines and st.lines[0].match_points is not None:

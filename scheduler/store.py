@@ -1,13 +1,17 @@
 """The results store (SQLAlchemy): SQLite by default, PostgreSQL by URL for many machines.
 
 Tables: seasons, bots (name, version, content hash), matches (spec, status, attempts, lease),
-results and records (the match record, zlib-compressed JSON). The match id is the key of
-everything: a result is inserted once and the first commit wins, so a redelivered or retried
-task cannot count a match twice.
+results, records (the match record, zlib-compressed JSON) and attempts (one row per claim of a
+match: who played it, how it ended and why: ``arena matches SEASON --faults``). The match id is
+the key of everything: a result is inserted once and the first commit wins, so a redelivered or
+retried task cannot count a match twice.
 
 A match moves ``pending`` -> ``running`` (a lease: owner and expiry, renewed while it plays) ->
 ``done`` (or ``failed`` after ``max_attempts`` attempts that produced no record). A running match
-whose lease expired may be claimed again: that is how a season survives a killed worker.
+whose lease expired may be claimed again: that is how a season survives a killed worker. An
+attempt that ended for the infrastructure's sake (the referee process failed, its worker was
+lost, the store did not take the result) charges no bot: the match is played again on the same
+cards, and after ``max_attempts`` it is set aside as ``failed`` with the reason.
 """
 
 from __future__ import annotations
@@ -34,6 +38,17 @@ seasons = Table(
     Column("config_hash", String(32), nullable=False),
     Column("file", Text),
     Column("created_at", Float, nullable=False),
+)
+
+# The key of each season's deal seeds, read by the scheduler only, never served. A table of its
+# own (not a column of seasons): a store made before it gains it from create_all, and a season
+# row handed around (standings) never carries the secret. A season stored before it has no row
+# here: its deals followed from its name.
+season_secrets = Table(
+    "season_secrets", metadata,
+    Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
+    Column("secret", String(200), nullable=False),
+    Column("given", Boolean, nullable=False),  # set in the season file, on purpose
 )
 
 bots = Table(
@@ -85,8 +100,27 @@ records = Table(
     Column("data", LargeBinary, nullable=False),
 )
 
+#: one row per claim of a match; ``outcome``: running, done, counted (another attempt's result
+#: was written first), retry / failed (the attempt produced no record; failed: the last one),
+#: lost (its worker stopped renewing the lease or is gone), interrupted (a local run stopped)
+attempts = Table(
+    "attempts", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("match_id", String(120), ForeignKey("matches.id"), nullable=False, index=True),
+    Column("season", String(100), nullable=False, index=True),
+    Column("attempt", Integer, nullable=False),
+    Column("worker", String(200)),
+    Column("started_at", Float, nullable=False),
+    Column("ended_at", Float),
+    Column("outcome", String(16), nullable=False),
+    Column("reason", Text),
+)
+
 DEFAULT_LEASE_S = 120.0
+#: attempts of a match (each played on the same cards) before it is set aside as failed
 MAX_ATTEMPTS = 3
+LOST = ("lost: its worker stopped renewing the lease (killed, stopped or cut off from the "
+        "store)")
 
 
 def worker_name() -> str:
@@ -155,18 +189,29 @@ class Store:
                         .scalars())
 
     def create_season(self, name: str, config: dict, config_hash: str, file: str,
-                      bot_rows: list[dict], plans: list[dict]) -> None:
-        """The season, its bots and every match, in one transaction."""
+                      bot_rows: list[dict], plans: list[dict], secret: str | None = None,
+                      secret_given: bool = False) -> None:
+        """The season, its secret, its bots and every match, in one transaction."""
         now = time.time()
         with self.engine.begin() as c:
             c.execute(seasons.insert().values(name=name, config_json=json.dumps(config),
                                               config_hash=config_hash, file=file,
                                               created_at=now))
+            if secret is not None:
+                c.execute(season_secrets.insert().values(season=name, secret=secret,
+                                                         given=secret_given))
             if bot_rows:
                 c.execute(bots.insert(), [dict(b, season=name) for b in bot_rows])
             if plans:
                 c.execute(matches.insert(), [dict(p, season=name, status="pending",
                                                   attempts=0) for p in plans])
+
+    def season_secret(self, name: str) -> dict | None:
+        """{"secret", "given"} of season ``name``; None for a season stored before secrets."""
+        with self.engine.connect() as c:
+            row = c.execute(select(season_secrets.c.secret, season_secrets.c.given)
+                            .where(season_secrets.c.season == name)).mappings().first()
+        return dict(row) if row else None
 
     def bots(self, season: str) -> list[dict]:
         with self.engine.connect() as c:
@@ -179,21 +224,42 @@ class Store:
                       .values(checked_hash=content_hash))
 
     # -- the life of a match ------------------------------------------------------------
-    def claim(self, match_id: str, owner: str, lease_s: float = DEFAULT_LEASE_S) -> dict | None:
-        """Take the match if it is pending or its lease expired; returns its row, else None."""
+    def claim(self, match_id: str, owner: str, lease_s: float = DEFAULT_LEASE_S, *,
+              max_attempts: int = MAX_ATTEMPTS, take_from: str | None = None) -> dict | None:
+        """Take the match if it is pending or its lease expired (or it is leased to
+        ``take_from``, a worker known to be gone); returns its row, else None. Taking over a
+        lost attempt past ``max_attempts`` sets the match aside as ``failed`` instead."""
         now = time.time()
+        lost = (matches.c.status == "running") & (matches.c.lease_until < now)
+        if take_from is not None:
+            lost = lost | ((matches.c.status == "running")
+                           & (matches.c.lease_owner == take_from))
         with self.engine.begin() as c:
             got = c.execute(
                 update(matches)
-                .where(matches.c.id == match_id,
-                       ((matches.c.status == "pending")
-                        | ((matches.c.status == "running") & (matches.c.lease_until < now))))
+                .where(matches.c.id == match_id, (matches.c.status == "pending") | lost)
                 .values(status="running", attempts=matches.c.attempts + 1, lease_owner=owner,
                         lease_until=now + lease_s, started_at=now))
             if got.rowcount != 1:
                 return None
-            row = c.execute(select(matches).where(matches.c.id == match_id)).mappings().one()
-        return dict(row)
+            row = dict(c.execute(select(matches).where(matches.c.id == match_id))
+                       .mappings().one())
+            why = (f"lost: its worker process {take_from} is gone" if take_from else LOST)
+            took_over = c.execute(update(attempts)
+                                  .where(attempts.c.match_id == match_id,
+                                         attempts.c.outcome == "running")
+                                  .values(outcome="lost", ended_at=now, reason=why)).rowcount
+            if took_over and row["attempts"] > max_attempts:  # lost once too often
+                c.execute(update(matches).where(matches.c.id == match_id)
+                          .values(status="failed", attempts=row["attempts"] - 1,
+                                  lease_owner=None, lease_until=None,
+                                  error=f"set aside after {max_attempts} attempts; the last "
+                                        f"one {why}"))
+                return None
+            c.execute(attempts.insert().values(match_id=match_id, season=row["season"],
+                                               attempt=row["attempts"], worker=owner,
+                                               started_at=now, outcome="running"))
+        return row
 
     def renew(self, match_id: str, owner: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
         with self.engine.begin() as c:
@@ -204,8 +270,10 @@ class Store:
         return got.rowcount == 1
 
     def finish(self, match_id: str, season: str, result: dict, summary: dict, record: dict,
-               duration_s: float, owner: str) -> bool:
-        """Write the result and record once; False when the match was already counted."""
+               duration_s: float, owner: str, note: str | None = None) -> bool:
+        """Write the result and record once; False when the match was already counted by
+        another attempt. Idempotent: a write that committed but was not acknowledged (the
+        store went away in the commit) is found on the next call and reported as written."""
         now = time.time()
         try:
             with self.engine.begin() as c:
@@ -217,23 +285,49 @@ class Store:
                 c.execute(update(matches).where(matches.c.id == match_id)
                           .values(status="done", finished_at=now, lease_owner=None,
                                   lease_until=None, error=None))
+                self._end_attempt(c, match_id, owner, "done", note, now)
         except IntegrityError:
+            with self.engine.begin() as c:
+                writer = c.execute(select(results.c.worker)
+                                   .where(results.c.match_id == match_id)).scalar()
+                if writer == owner:  # our own earlier commit
+                    return True
+                self._end_attempt(c, match_id, owner, "counted",
+                                  "another attempt's result was written first", now)
             return False
         return True
 
+    @staticmethod
+    def _end_attempt(c, match_id: str, owner: str, outcome: str, reason: str | None,
+                     now: float) -> None:
+        """Close ``owner``'s latest attempt at ``match_id``."""
+        latest = (select(func.max(attempts.c.id))
+                  .where(attempts.c.match_id == match_id, attempts.c.worker == owner)
+                  .scalar_subquery())
+        c.execute(update(attempts).where(attempts.c.id == latest)
+                  .values(outcome=outcome, ended_at=now, reason=reason))
+
     def give_back(self, match_id: str, owner: str, error: str,
                   max_attempts: int = MAX_ATTEMPTS) -> str:
-        """A failed attempt: pending again, or ``failed`` after ``max_attempts``."""
+        """A failed attempt (no record; charged to no bot): pending again, or ``failed`` (set
+        aside) after ``max_attempts``. Returns the match's status."""
+        now = time.time()
         with self.engine.begin() as c:
-            row = c.execute(select(matches.c.attempts, matches.c.status)
+            row = c.execute(select(matches.c.attempts, matches.c.status, matches.c.lease_owner)
                             .where(matches.c.id == match_id)).first()
-            if row is None or row.status != "running":
-                return row.status if row else "missing"
+            if row is None:
+                return "missing"
+            if row.status != "running" or row.lease_owner != owner:  # not ours any more
+                self._end_attempt(c, match_id, owner, "retry", error[-4000:], now)
+                return row.status
             status = "failed" if row.attempts >= max_attempts else "pending"
             c.execute(update(matches).where(matches.c.id == match_id,
                                             matches.c.lease_owner == owner)
                       .values(status=status, lease_owner=None, lease_until=None,
-                              error=error[-4000:]))
+                              error=(f"set aside after {row.attempts} attempts; the last: "
+                                     if status == "failed" else "") + error[-4000:]))
+            self._end_attempt(c, match_id, owner, "failed" if status == "failed" else "retry",
+                              error[-4000:], now)
         return status
 
     def release_owned(self, season: str, alive: "callable") -> int:
@@ -251,6 +345,8 @@ class Store:
                                                     matches.c.lease_owner == owner)
                               .values(status="pending", lease_owner=None, lease_until=None,
                                       attempts=matches.c.attempts - 1))
+                    self._end_attempt(c, mid, owner, "interrupted", "its local run was "
+                                      "stopped; not counted as an attempt", time.time())
                     freed += 1
         return freed
 
@@ -279,9 +375,11 @@ class Store:
         with self.engine.begin() as c:
             ids = select(matches.c.id).where(matches.c.season == name)
             c.execute(records.delete().where(records.c.match_id.in_(ids)))
+            c.execute(attempts.delete().where(attempts.c.season == name))
             c.execute(results.delete().where(results.c.season == name))
             c.execute(matches.delete().where(matches.c.season == name))
             c.execute(bots.delete().where(bots.c.season == name))
+            c.execute(season_secrets.delete().where(season_secrets.c.season == name))
             c.execute(seasons.delete().where(seasons.c.name == name))
 
     def retry_failed(self, season: str) -> int:
@@ -336,16 +434,49 @@ class Store:
             row = c.execute(select(matches).where(matches.c.id == match_id)).mappings().first()
         return dict(row) if row else None
 
+    def sealed_by(self, match_id: str) -> list[dict]:
+        """The matches whose play keeps ``match_id``'s record sealed: every other match of its
+        season on any of its cards (its duplicate mirror; and, since every pairing meets the
+        same deal sets, the other pairings' matches on them) that is not done yet, the mirror
+        first; [] when the record may be served. Each is {"id", "status", "mirror"}."""
+        with self.engine.connect() as c:
+            row = c.execute(select(matches.c.season, matches.c.cluster, matches.c.spec_json)
+                            .where(matches.c.id == match_id)).first()
+            if row is None:
+                return []
+            others = c.execute(select(matches.c.id, matches.c.status, matches.c.cluster,
+                                      matches.c.spec_json)
+                               .where(matches.c.season == row.season,
+                                      matches.c.id != match_id, matches.c.status != "done")
+                               .order_by(matches.c.ordinal)).all()
+        mine = _deal_seeds(row.spec_json)
+        out = [{"id": o.id, "status": o.status, "mirror": o.cluster == row.cluster}
+               for o in others if o.cluster == row.cluster or mine & _deal_seeds(o.spec_json)]
+        return sorted(out, key=lambda o: not o["mirror"])
+
     def record(self, match_id: str) -> dict | None:
         with self.engine.connect() as c:
             data = c.execute(select(records.c.data).where(records.c.match_id == match_id)
                              ).scalar()
         return decompress(data) if data is not None else None
 
+    def attempt_log(self, season: str, match_id: str | None = None) -> list[dict]:
+        """Every attempt at the season's matches (or one match's), in the order made."""
+        q = select(attempts).where(attempts.c.season == season)
+        if match_id is not None:
+            q = q.where(attempts.c.match_id == match_id)
+        with self.engine.connect() as c:
+            return [dict(r) for r in c.execute(q.order_by(attempts.c.id)).mappings()]
+
     def result_count(self, season: str) -> int:
         with self.engine.connect() as c:
             return c.execute(select(func.count()).select_from(results)
                              .where(results.c.season == season)).scalar_one()
+
+
+def _deal_seeds(spec_json: str) -> set[str]:
+    spec = json.loads(spec_json)
+    return {d["seed"] for d in spec.get("deals") or []} or {str(spec.get("seed"))}
 
 
 def plan_rows(season_obj, plans: Iterable) -> list[dict]:

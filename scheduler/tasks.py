@@ -7,7 +7,8 @@ broker visibility timeout longer than the longest match, JSON only. The task nev
 gRPC; the referee runs as its own process (see ``execute``).
 
 Workers read ``ARENA_BROKER`` (default redis://127.0.0.1:6379/0), ``ARENA_DB`` (the store's URL;
-required) and ``ARENA_LEASE_S``. ``arena worker`` sets them from its flags.
+required), ``ARENA_LEASE_S`` and ``ARENA_MAX_ATTEMPTS`` (attempts of a match the infrastructure
+failed before it is set aside; 3). ``arena worker`` sets them from its flags.
 """
 
 from __future__ import annotations

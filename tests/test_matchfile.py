@@ -25,7 +25,8 @@ RANDOM = load_manifest(ROOT / "sample_bots" / "python" / "random")
 GREEDY = load_manifest(ROOT / "sample_bots" / "python" / "greedy")
 ILLEGAL = Manifest("faulty-illegal", "0", (sys.executable, str(ROOT / "tests" / "bots" /
                                                                "faulty.py"), "illegal"),
-                   "grpc", ROOT / "tests" / "bots")
+                   "grpc", ROOT / "tests" / "bots",
+                   pythonpath=(ROOT / "sample_bots" / "python",))  # the SDK, in its sandbox
 QUICK = TimeControl(per_decision_ms=1000, bank_ms=500, connect_timeout_ms=8000)
 
 

@@ -4,6 +4,7 @@ reflection."""
 import asyncio
 import json
 import sys
+from collections import Counter
 
 import grpc
 import pytest
@@ -28,7 +29,7 @@ QUICK = TimeControl(per_decision_ms=1000, bank_ms=500, max_strikes=3, reconnect_
 
 def faulty(mode: str) -> Manifest:
     return Manifest(f"faulty-{mode}", "0", (sys.executable, str(FAULTY), mode), "grpc",
-                    ROOT / "tests" / "bots")
+                    ROOT / "tests" / "bots", pythonpath=(PY,))  # the SDK
 
 
 def _verify_record(record: dict) -> None:
@@ -74,32 +75,60 @@ def test_deal_list_mode_plays_each_deal_from_its_seed(tmp_path):
     _verify_record(record)
 
 
-def _cards_in(obj, out):
+def _card(text):
+    try:
+        return int(Card.parse(text))
+    except ValueError:
+        return None
+
+
+def _cards_in(obj, out: Counter) -> None:
+    """Every card ``obj`` names, as often as it names it."""
     if isinstance(obj, dict):
         for v in obj.values():
             _cards_in(v, out)
     elif isinstance(obj, list):
         for v in obj:
             _cards_in(v, out)
-    elif isinstance(obj, str):
-        try:
-            out.add(int(Card.parse(obj)))
-        except ValueError:
-            pass
+    elif isinstance(obj, str) and _card(obj) is not None:
+        out[_card(obj)] += 1
 
 
-def _message_cards(msg) -> set:
+def _card_lists(obj, out: list) -> None:
+    """Each list of cards ``obj`` holds (a hand, a play, a hint's action, an event's cards), as
+    a multiset, and each card named alone."""
+    if isinstance(obj, dict):
+        for v in obj.values():
+            _card_lists(v, out)
+    elif isinstance(obj, list):
+        cards = [_card(v) for v in obj if isinstance(v, str)]
+        if cards and None not in cards:
+            out.append(Counter(cards))
+        for v in obj:
+            if not isinstance(v, str):
+                _card_lists(v, out)
+    elif isinstance(obj, str) and _card(obj) is not None:
+        out.append(Counter([_card(obj)]))
+
+
+def _message_cards(msg) -> list:
+    """The multisets of cards ``msg`` names: one per list of cards in it."""
     from google.protobuf import json_format
     d = json_format.MessageToDict(msg, preserving_proto_field_name=True)
-    out: set = set()
+    out: list = []
     for ev in (d.get("request", {}).get("events", []) + d.get("notice", {}).get("events", [])):
-        _cards_in(json.loads(ev.get("json", "{}")), out)
+        _card_lists(json.loads(ev.get("json", "{}")), out)
     d.get("request", {}).pop("events", None)
     d.get("notice", {}).pop("events", None)
     d.get("welcome", {}).pop("options_json", None)
     d.get("match_end", {}).pop("result_json", None)
-    _cards_in(d, out)
+    _card_lists(d, out)
     return out
+
+
+# events whose cards the actor shows from its own hand (it was shown them when they came)
+_FROM_HAND = {"Declared": "seat", "Played": "seat", "Buried": "seat", "ThrowFailed": "seat",
+              "CardsPassed": "giver"}
 
 
 HIDDEN_DEALS = {"single-deck": 120, "two-deck-fry": 50, "two-deck-80": 50, "three-deck": 20}
@@ -122,16 +151,17 @@ def test_no_message_carries_a_card_the_seat_may_not_see(variant, tmp_path):
         current = None
         for game, done, msg in runner.sent[seat]:
             if game != current:  # each deal of the list is a game of its own
-                current, seen, upto = game, set(), 0
+                current, seen, upto = game, Counter(), 0
                 events = record["games"][game]["events"] if game >= 0 else []
             assert done >= upto
             for e in events[upto:done]:
                 vis = e["visible_to"]
                 if vis == "all" or vis == seat or (isinstance(vis, list) and seat in vis):
-                    _cards_in({k: v for k, v in e.items() if k != "visible_to"}, seen)
+                    if e.get(_FROM_HAND.get(e["event"], "-")) != seat:
+                        _cards_in({k: v for k, v in e.items() if k != "visible_to"}, seen)
             upto = done
-            named = _message_cards(msg)
-            assert named <= seen, (seat, msg.WhichOneof("body"), named - seen)
+            for named in _message_cards(msg):  # multisets: a second copy is a leak too
+                assert named <= seen, (seat, msg.WhichOneof("body"), named - seen)
             checked += 1
     assert checked > 1000
     # partners are separate processes: four bot processes, one connection each
@@ -259,11 +289,16 @@ def test_a_deluge_is_held_back_at_the_inbox_limit_and_struck(tmp_path, monkeypat
 
 def test_a_stolen_token_is_refused(tmp_path, monkeypatch):
     tokens = ["t0-secret", "t1-secret", "t2-secret", "t3-secret"]
-    monkeypatch.setenv("ARENA_STOLEN_TOKEN", tokens[0])
-    result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, RANDOM, faulty("steal")],
+    result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, RANDOM,
+                                                faulty(f"steal:{tokens[0]}")],
                                      tokens=tokens,
                                      tc=TimeControl(connect_timeout_ms=4000))
-    assert record["refused_streams"] and "seat 0" in record["refused_streams"][0]["reason"]
+    # the thief's stream (its Hello says "python-bot") is the one refused, not the rightful
+    # seat 0 ("random"), whichever came first
+    refused = record["refused_streams"]
+    assert [r["bot"] for r in refused] == ["python-bot"] and "seat 0" in refused[0]["reason"], \
+        refused
+    assert result["strikes"][0] == 0 and not _kinds(record, 0)  # seat 0 played its own seat
     assert result["forfeit"]["seat"] == 3  # it never played its own seat
 
 

@@ -4,6 +4,8 @@ protocol: gRPC bots on a Unix socket per seat, stdio bots over their pipes."""
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import tempfile
 import uuid
 from pathlib import Path
@@ -13,6 +15,7 @@ from referee.match.spec import MatchSpec
 from referee.seats.grpc_seat import SeatHub
 from referee.seats.launch import launch
 from referee.seats.manifest import Manifest
+from referee.seats.sandbox import policy_of, require_sandbox
 from referee.seats.seat import Seat
 from referee.seats.stdio_seat import StdioSeat
 from referee.server.servicer import create_server, mark_serving
@@ -20,52 +23,74 @@ from referee.server.servicer import create_server, mark_serving
 
 async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir: Path,
                           tcp_port: int | None = None, keep_sent: bool = False,
-                          tokens: list[str] | None = None):
+                          tokens: list[str] | None = None, sandbox=None):
     """Play ``spec`` between ``bots`` (seat order; None for a seat played from elsewhere over
-    TCP, which needs ``tcp_port``); returns (result, record, runner)."""
+    TCP, which needs ``tcp_port``); returns (result, record, runner).
+
+    Each launched bot runs in its seat's sandbox (``referee.seats.sandbox``) under ``sandbox``:
+    a ``SandboxPolicy`` (or its dict), "none" to run the bots unsandboxed, or None for the
+    spec's setting (``spec.sandbox``, by default the default policy). A sandbox that cannot be
+    made here raises ``SandboxUnavailable`` before anything starts. Each launched gRPC seat
+    has its own socket and server, which takes that seat's token only; the TCP port takes any
+    seat's."""
+    policy = policy_of(spec.sandbox if sandbox is None else sandbox)
+    launched = [b for b in bots if b is not None]
+    if policy is not None and launched:
+        require_sandbox()
     workdir.mkdir(parents=True, exist_ok=True)
     sock_dir = Path(tempfile.mkdtemp(prefix="arena-", dir="/tmp"))
     hub = SeatHub(tokens)
     seats: list[Seat] = list(hub)
-    listen = [f"unix:{sock_dir}/seat{i}.sock" for i, bot in enumerate(bots)
-              if bot is not None and bot.protocol == "grpc"]
+    servers = []
+    sockets: dict[int, Path] = {}
+    for i, bot in enumerate(bots):
+        if bot is not None and bot.protocol == "grpc":
+            (sock_dir / f"seat{i}").mkdir(mode=0o700)
+            sockets[i] = sock_dir / f"seat{i}"
+            servers.append(create_server(hub, [f"unix:{sockets[i]}/seat.sock"], seat=i))
     if tcp_port is not None:
-        listen.append(f"127.0.0.1:{tcp_port}")
-    server = None
-    if listen:
-        server = create_server(hub, listen)
-        await server.start()
-        await mark_serving(server)
+        servers.append(create_server(hub, [f"127.0.0.1:{tcp_port}"]))
     procs = []
     try:
+        for server in servers:
+            await server.start()
+            await mark_serving(server)
+        for folder in sockets.values():  # a seat's own uid reaches its socket, and no other
+            os.chmod(folder, 0o711)
+            os.chmod(folder / "seat.sock", 0o666)
         for seat, bot in enumerate(bots):
             if bot is None:
                 continue
             log_path = workdir / f"seat{seat}.log"
             if bot.protocol == "stdio":
-                proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path)
+                proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
+                              sandbox=policy)
                 procs.append(proc)
                 seats[seat] = await StdioSeat.open(proc.popen.stdin, proc.popen.stdout)
             else:
                 procs.append(launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
-                                    address=f"unix://{sock_dir}/seat{seat}.sock",
-                                    token=hub.links[seat].token))
+                                    address=f"unix://{sockets[seat]}/seat.sock",
+                                    token=hub.links[seat].token, sandbox=policy,
+                                    socket_dir=sockets[seat]))
         runner = MatchRunner(spec, seats)
         runner.keep_sent = keep_sent
         result = await runner.run()
+        result["sandbox"] = "none" if policy is None else "bubblewrap"
         record = runner.record(result, hub.refused, hub.refused_more)
         record["bots"] = [None if b is None else b.label for b in bots]
+        record["sandbox"] = result["sandbox"]
+        if policy is not None:
+            record["sandbox_limits"] = policy.to_dict()
         await asyncio.sleep(0.05)
     finally:
-        if server is not None:
-            await asyncio.wait_for(server.stop(grace=0.5), 10)
+        await asyncio.gather(*(asyncio.wait_for(server.stop(grace=0.5), 10)
+                               for server in servers))
         for seat in seats:
             seat.close()  # (done already when the match was played)
         # the loop runs on meanwhile: a stdio bot's input is closed, so it can end by itself
         await asyncio.gather(*(asyncio.to_thread(p.stop) for p in procs))
-        for f in sock_dir.glob("*"):
-            f.unlink(missing_ok=True)
-        sock_dir.rmdir()
+        shutil.rmtree(sock_dir, ignore_errors=True)
+    runner.bot_processes = procs  # stopped: for the tests, their seats' uids and pids
     return result, record, runner
 
 

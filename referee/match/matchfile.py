@@ -173,6 +173,7 @@ class MatchResult:
     levels: tuple[str, str] | None = None                  # after the last game
     match_points: tuple[int, int, int, int] | None = None  # three-deck (积分), per seat
     titles: tuple[str, str, str, str] | None = None
+    sandbox: str | None = None                             # "bubblewrap" or "none"
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "result") -> "MatchResult":
@@ -194,7 +195,9 @@ class MatchResult:
                          for i, d in enumerate(deals)),
                    None if levels is None else tuple(levels),
                    None if mp is None else tuple(mp),
-                   None if titles is None else tuple(titles))
+                   None if titles is None else tuple(titles),
+                   _get(data, where, "sandbox", lambda v: v in ("bubblewrap", "none"),
+                        '"bubblewrap" or "none"', None))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -208,6 +211,8 @@ class MatchResult:
             out["match_points"] = list(self.match_points)
         if self.titles is not None:
             out["titles"] = list(self.titles)
+        if self.sandbox is not None:
+            out["sandbox"] = self.sandbox
         return out
 
 

@@ -181,7 +181,7 @@ class SeatBot:
 
 
 _SPEC_FIELDS = ("match_id", "variant", "options", "seed", "max_deals", "deals", "time_control",
-                "seats", "bots")
+                "seats", "bots", "sandbox")
 
 
 @dataclass(frozen=True)
@@ -199,6 +199,9 @@ class MatchSpec:
     time_control: TimeControl = field(default_factory=TimeControl)
     seat_names: list[str] = field(default_factory=lambda: ["", "", "", ""])
     bots: list[SeatBot] | None = None     # seat by seat, for ``referee.serve``
+    sandbox: Any = None
+    """The bots' sandbox: None for the default limits, a dict of limits (``SandboxPolicy``), or
+    "none" to run them unsandboxed."""
 
     def __post_init__(self) -> None:
         where = f"match spec {self.match_id}"
@@ -231,6 +234,9 @@ class MatchSpec:
         out["seats"] = list(self.seat_names)
         if self.bots is not None:
             out["bots"] = [b.to_dict() for b in self.bots]
+        if self.sandbox is not None:
+            out["sandbox"] = (self.sandbox.to_dict() if hasattr(self.sandbox, "to_dict")
+                              else self.sandbox)
         return out
 
     @classmethod
@@ -267,4 +273,9 @@ class MatchSpec:
         _expect(isinstance(seats, list) and len(seats) == 4
                 and all(isinstance(s, str) for s in seats), where, "seats", seats,
                 "four names, seats 0-3")
-        return cls(match_id, variant, options, str(seed), max_deals, deals, tc, seats, bots)
+        sandbox = data.get("sandbox")
+        if sandbox is not None and sandbox != "none":
+            from referee.seats.sandbox import SandboxPolicy
+            sandbox = SandboxPolicy.from_dict(sandbox, f"{where}: sandbox").to_dict()
+        return cls(match_id, variant, options, str(seed), max_deals, deals, tc, seats, bots,
+                   sandbox)

@@ -11,19 +11,28 @@ own process (and process group): partners never share one, and a bot's whole tre
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import shengji_arena
 
 from referee.seats.manifest import Manifest, ManifestError
+from referee.seats.sandbox import (PATH, SEAT_ADDRESS, SandboxPolicy, SeatCgroup, SeatUid,
+                                   args_fd, claim_uid, environment_args, sandbox_command,
+                                   seccomp_fd, uid_processes)
 
 LOG_LIMIT = 8 * 1024 * 1024
 """Bytes of a bot's output (stdout and stderr; stderr only for a stdio bot, whose stdout is the
 protocol) kept in its seat's log for one match."""
+ARENA_ROOT = Path(__file__).resolve().parents[2]
+"""The arena's own folder (a bot's ``pythonpath`` may name it for the rules engine)."""
+SDK = ARENA_ROOT / "sample_bots" / "python"
+"""The Python bot SDK's folder (``arena_bot.py``), which a bot's ``pythonpath`` may name."""
 PROTOS = Path(shengji_arena.__file__).resolve().parent.parent
 """The folder holding the generated protocol package ``shengji_arena``: what every Python gRPC
 bot imports from the arena."""
@@ -53,19 +62,28 @@ def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: st
 
 
 class BotProcess:
-    """A started bot: its process, and the thread that copies its output into its seat's log."""
+    """A started bot: its process, and the thread that copies its output into its seat's log;
+    for a sandboxed seat of a root launcher, also the seat's uid."""
 
-    def __init__(self, popen: subprocess.Popen, log_pump: threading.Thread) -> None:
+    def __init__(self, popen: subprocess.Popen, log_pump: threading.Thread,
+                 uid: SeatUid | None = None, sandboxed: bool = False) -> None:
         self.popen = popen
         self.log_pump = log_pump
+        self.uid = uid
+        self.seat_uid = None if uid is None else uid.uid
+        """The seat's own uid (a root launcher's sandbox), kept after ``stop()``."""
+        self.sandboxed = sandboxed
+        self.cgroup: SeatCgroup | None = None
+        """The seat's cgroup, if it has one (removed at ``stop()``)."""
 
     @property
     def pid(self) -> int:
         return self.popen.pid
 
     def stop(self, grace: float = 3.0) -> None:
-        """Give the bot ``grace`` seconds to exit, then kill its whole process group; returns once
-        its log is complete."""
+        """Give the bot ``grace`` seconds to exit, then kill its whole process group (a
+        sandbox: its PID namespace goes with it); returns once its log is complete and, for a
+        seat with its own uid, no process of that uid is left."""
         try:
             self.popen.wait(timeout=grace)
         except subprocess.TimeoutExpired:
@@ -74,34 +92,132 @@ class BotProcess:
             except ProcessLookupError:
                 pass
             self.popen.wait()
+        if self.uid is not None:
+            _reap_uid(self.uid.uid)
+            if self.cgroup is not None:
+                self.cgroup.remove()
+                self.cgroup = None
+            self.uid.release()
+            self.uid = None
         self.log_pump.join(timeout=2)  # the log is complete once the pipe closes
 
 
+def _reap_uid(uid: int, timeout: float = 10.0) -> None:
+    """Wait until no process of ``uid`` is left (the PID namespace dies with bwrap's child,
+    the kernel takes a moment); kill any that is still there, and give up after twice
+    ``timeout`` (a process stuck in the kernel)."""
+    deadline = time.monotonic() + timeout
+    killed = False
+    while (left := uid_processes(uid)):
+        if time.monotonic() > deadline:
+            if killed:
+                return
+            killed = True
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + timeout
+        time.sleep(0.005)
+
+
 def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
-           address: str | None = None, token: str | None = None) -> BotProcess:
+           address: str | None = None, token: str | None = None,
+           sandbox: SandboxPolicy | None = None, socket_dir: Path | None = None) -> BotProcess:
     """Start one bot process for one seat, its output into ``log_path``. A gRPC bot connects to
     ``address`` with ``token``; a stdio bot's standard input and output are left open as pipes
-    (``popen.stdin``, ``popen.stdout``) for its ``StdioSeat``."""
-    env = bot_environment(manifest, seat=seat, match_id=match_id, address=address, token=token)
+    (``popen.stdin``, ``popen.stdout``) for its ``StdioSeat``. With a ``sandbox`` policy, the bot
+    runs in its seat's sandbox (``referee.seats.sandbox``); a gRPC bot's ``socket_dir`` (the
+    folder of its seat's socket ``seat.sock``) is its one way to the referee, and its address
+    is the socket's path inside the sandbox."""
+    stdio = manifest.protocol == "stdio"
     command = list(manifest.command)
     if command[0] in ("python", "python3"):
         command[0] = sys.executable  # the project's interpreter, with its packages
-    stdio = manifest.protocol == "stdio"
+    uid = filter_fd = env_fd = cgroup = None
+    if sandbox is None:
+        env = bot_environment(manifest, seat=seat, match_id=match_id, address=address,
+                              token=token)
+    else:
+        if not stdio and socket_dir is None:
+            raise ValueError(f"{manifest.label}: a sandboxed gRPC bot needs its seat's socket "
+                             "folder")
+        base = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8"}
+        env = bot_environment(manifest, seat=seat, match_id=match_id,
+                              address=None if stdio else SEAT_ADDRESS, token=token, base=base)
+        folders = sandbox_pythonpath(manifest) + ([] if stdio else [PROTOS])
+        _check_runnable(manifest, command[0])
+        uid = claim_uid()
+        cgroup = None if uid is None else SeatCgroup.make(f"arena-seat-{uid.uid}", sandbox)
+        filter_fd = seccomp_fd()
+        env_fd = args_fd(environment_args(env))  # (the token in no command line)
+        command = sandbox_command(command, env=env, workdir=manifest.folder, folders=folders,
+                                  policy=sandbox, uid=None if uid is None else uid.uid,
+                                  socket_dir=None if stdio else socket_dir, seccomp=filter_fd,
+                                  env_fd=env_fd, cgroup=cgroup)
+        env = {"PATH": PATH}  # (prlimit's and bwrap's own; the bot's is the one above)
     try:
         proc = subprocess.Popen(command, cwd=manifest.folder, env=env,
                                 stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE if stdio else subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True,
+                                pass_fds=tuple(fd for fd in (filter_fd, env_fd)
+                                               if fd is not None))
     except OSError as e:
+        if cgroup is not None:
+            cgroup.remove()
+        if uid is not None:
+            uid.release()
         Path(log_path).write_bytes(b"")
         raise ManifestError(f"{manifest.path or manifest.command[0]}: field 'command': cannot "
                             f"start {command[0]!r}: {e.strerror}") from None
+    finally:
+        for fd in (filter_fd, env_fd):
+            if fd is not None:
+                os.close(fd)  # bwrap has its own copy
     output = proc.stderr if stdio else proc.stdout
     pump = threading.Thread(target=_keep_log, args=(output, Path(log_path), LOG_LIMIT),
                             name=f"seat{seat}-log", daemon=True)
     pump.start()
-    return BotProcess(proc, pump)
+    bot = BotProcess(proc, pump, uid, sandbox is not None)
+    bot.cgroup = cgroup
+    return bot
+
+
+def sandbox_pythonpath(manifest: Manifest) -> list[Path]:
+    """The folders bound into a sandboxed bot for its manifest's ``pythonpath`` (its author
+    wrote it: it may name only what the bot may read). A folder inside the bot's own is bound
+    whole, and so is the Python SDK (``sample_bots/python``); the arena's repository root (for
+    the rules engine) gives only its ``referee`` package; any other folder of the host is
+    refused."""
+    out = []
+    for i, p in enumerate(manifest.pythonpath):
+        if p == manifest.folder or manifest.folder in p.parents or p == SDK:
+            out.append(p)
+        elif p == ARENA_ROOT:
+            out.append(ARENA_ROOT / "referee")
+        else:
+            raise ManifestError(
+                f"{manifest.path or manifest.label}: field 'pythonpath'[{i}] = {str(p)!r}: "
+                "outside the bot's folder; a sandboxed bot imports only from its own folder, "
+                f"the Python SDK ({SDK}) and the rules engine (the arena's folder, {ARENA_ROOT}: "
+                "its referee package)")
+    return out
+
+
+def _check_runnable(manifest: Manifest, program: str) -> None:
+    """Raise the error an unsandboxed start would give when ``program`` cannot be found (the
+    sandbox's own failure would only be a line in the seat's log)."""
+    if "/" in program:
+        path = Path(program) if os.path.isabs(program) else manifest.folder / program
+        found = path.is_file() and os.access(path, os.X_OK)
+    else:
+        found = shutil.which(program, path=PATH) is not None
+    if not found:
+        raise ManifestError(f"{manifest.path or manifest.command[0]}: field 'command': cannot "
+                            f"start {program!r}: No such file or directory")
 
 
 def _keep_log(pipe, path: Path, limit: int) -> None:

@@ -27,10 +27,12 @@ _DISCONNECT = object()
 
 
 class RefereeServicer(pb_grpc.RefereeServicer):
-    """Binds each Play stream to the seat whose token it presents."""
+    """Binds each Play stream to the seat whose token it presents; with ``seat``, the server
+    listens on that seat's own socket and takes that seat's token only."""
 
-    def __init__(self, hub: SeatHub) -> None:
+    def __init__(self, hub: SeatHub, seat: int | None = None) -> None:
         self.hub = hub
+        self.seat = seat
 
     async def Play(self, request_iterator, context):  # noqa: N802 (gRPC method name)
         it = request_iterator.__aiter__()
@@ -50,6 +52,10 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         link = self.hub.find(first.hello.token)
         if link is None:
             self.hub.refuse("unknown token", first.hello.bot_name)
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown seat token")
+        if self.seat is not None and link.seat != self.seat:  # another seat's socket
+            self.hub.refuse(f"token of seat {link.seat} on seat {self.seat}'s socket",
+                            first.hello.bot_name)
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown seat token")
         if link.closed:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the match is over")
@@ -85,14 +91,16 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         link.inbox.put_nowait(None)  # wakes a runner waiting for this seat's answer
 
 
-def create_server(hub: SeatHub, addresses: list[str]) -> grpc.aio.Server:
+def create_server(hub: SeatHub, addresses: list[str], seat: int | None = None
+                  ) -> grpc.aio.Server:
     """A referee server listening on ``addresses`` ("unix:/path" or "host:port"), with health
-    checking and server reflection registered."""
+    checking and server reflection registered; with ``seat``, it takes only that seat's token
+    (a launched seat's own socket)."""
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", 4 * 1024 * 1024),
     ])
-    pb_grpc.add_RefereeServicer_to_server(RefereeServicer(hub), server)
+    pb_grpc.add_RefereeServicer_to_server(RefereeServicer(hub, seat), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)

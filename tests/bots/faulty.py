@@ -173,9 +173,11 @@ def garbage_bytes():
 
 
 def steal():
-    """Presents another seat's token (given in ARENA_STOLEN_TOKEN) instead of its own."""
+    """Presents another seat's token (given as ``steal:TOKEN``, or in ARENA_STOLEN_TOKEN for
+    an unsandboxed bot) instead of its own."""
     time.sleep(1.0)  # let the rightful seat connect first
-    os.environ["ARENA_TOKEN"] = os.environ["ARENA_STOLEN_TOKEN"]
+    stolen = sys.argv[1].partition(":")[2] or os.environ["ARENA_STOLEN_TOKEN"]
+    os.environ["ARENA_TOKEN"] = stolen
     return run(Bot())
 
 
@@ -193,7 +195,7 @@ if __name__ == "__main__":
         sys.exit(rejoining(set(range(1, 10**6)), set()))
     if mode == "garbage":
         sys.exit(garbage_bytes())
-    if mode == "steal":
+    if mode.startswith("steal"):
         sys.exit(steal())
     if mode == "chatty":  # a megabyte of debugging output first, then legal play
         sys.stderr.write(("debug " * 20 + "\n") * 8000)

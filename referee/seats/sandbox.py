@@ -1,0 +1,448 @@
+"""A sandbox per seat: the bot's command wrapped into a bubblewrap (``bwrap``) command line.
+
+A sandboxed bot runs in new mount, PID, IPC, UTS, network, user and (where available) cgroup
+namespaces: no network at all, its own ``/proc``, a minimal ``/dev``, private size-bounded
+tmpfs ``/tmp`` and ``/dev/shm`` (gone with the match), and read-only binds of its own folder
+(its working directory), the folders its manifest's ``pythonpath`` may name
+(``referee.seats.launch.sandbox_pythonpath``), the generated protocol
+package (a gRPC bot) and the runtimes (``/usr``, the ``/lib*`` and ``/bin`` links, a few files
+of ``/etc``, the Python the arena runs); nothing else of the host. A gRPC bot's one way out is
+its own seat's socket, bound at ``/run/arena/seat.sock``; a stdio bot has only its pipes. Its
+environment is built from nothing (``ARENA_*``, ``PATH``, ``HOME=/tmp``, ``LANG``, its
+``PYTHONPATH``; bwrap adds ``PWD``). It has no capabilities, no new privileges, its own session,
+dies with the referee, runs under a seccomp filter (``seccomp_program``: file locks and inotify,
+which would let partners signal through a file both can read, and calls no bot needs), and its
+limits (``SandboxPolicy``) are set with ``prlimit`` on the whole tree before it starts (and, for a
+root launcher where the kernel offers it, a cgroup per seat bounds the tree's memory and tasks:
+``SeatCgroup``).
+
+The uid: a launcher that is not root runs the sandbox as itself (bwrap maps it into the user
+namespace). A root launcher gives each running seat its own unprivileged uid and gid,
+``UID_BASE + n``, claimed with an exclusive ``flock`` on ``/tmp/arena-uid-<uid>.lock`` (held by
+the referee while the seat runs, dropped by the kernel if the referee dies) and never while a
+process of that uid is alive; so seats of concurrent matches on one machine (any number of
+referee processes) never share a uid, and ``RLIMIT_NPROC``, which counts per uid, is per seat.
+As root, bwrap could not reach the runtimes under ``/root`` as that uid, so the outer bwrap
+(root, every namespace but the user one, only CAP_SETUID/SETGID/SETPCAP kept) builds the
+filesystem, ``setpriv`` drops to the seat's uid with every capability and the bounding set
+cleared, and an inner bwrap adds the user namespace (and forbids any further one).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+SANDBOX_DIR = "/run/arena"
+"""Where a gRPC seat's socket folder is bound inside its sandbox."""
+SEAT_SOCKET = f"{SANDBOX_DIR}/seat.sock"
+SEAT_ADDRESS = f"unix://{SEAT_SOCKET}"
+UID_BASE = 64000
+UID_SLOTS = 2000
+"""Seat uids are ``UID_BASE .. UID_BASE + UID_SLOTS - 1`` (a root launcher only)."""
+LOCK_DIR = Path("/tmp")
+PATH = "/usr/local/bin:/usr/bin:/bin"
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+       "localtime", "nsswitch.conf")
+"""The files and folders of ``/etc`` a sandbox sees (those present)."""
+ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+KINDS = ("bubblewrap", "none")
+UNSANDBOXED_ENV = "ARENA_UNSANDBOXED"
+"""Set to "1" (by ``--unsandboxed``) for the referee processes of a season: bots unsandboxed."""
+MB = 1024 * 1024
+
+
+class SandboxUnavailable(RuntimeError):
+    """bwrap cannot run here; the message says why and how to run without it."""
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """The limits of one seat's sandbox. ``cpu_seconds`` is CPU time per process (a bot may
+    not fork its way past it: ``processes`` bounds the tree, threads included); ``memory_mb``
+    is each process's address space (RLIMIT_AS) and, where a root launcher can make the seat a
+    cgroup, the whole tree's memory (and ``processes`` the tree's too); ``file_size_mb`` the largest file it may
+    write, ``tmpfs_mb`` the size of each of its ``/tmp`` and ``/dev/shm``."""
+
+    cpu_seconds: int = 600
+    memory_mb: int = 2048
+    processes: int = 256
+    open_files: int = 256
+    file_size_mb: int = 64
+    tmpfs_mb: int = 64
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+                raise ValueError(f"sandbox: field {f.name!r} = {v!r}: expected a whole "
+                                 "number, 1 or more")
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "sandbox") -> "SandboxPolicy":
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected a table of limits, got {data!r}")
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ValueError(f"{where}: field {unknown[0]!r}: unknown; expected one of "
+                             f"{', '.join(names)}")
+        try:
+            return cls(**data)
+        except ValueError as e:
+            raise ValueError(f"{where}: {str(e).removeprefix('sandbox: ')}") from None
+
+    def prlimit(self) -> list[str]:
+        """The ``prlimit`` command prefix setting these limits (soft = hard, but CPU: the soft
+        limit sends SIGXCPU, the hard one five seconds later SIGKILL)."""
+        return ["prlimit", f"--cpu={self.cpu_seconds}:{self.cpu_seconds + 5}",
+                f"--as={self.memory_mb * MB}", f"--nproc={self.processes}",
+                f"--nofile={self.open_files}", f"--fsize={self.file_size_mb * MB}",
+                "--core=0", "--"]
+
+
+# -- the seccomp filter ------------------------------------------------------------------------
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_X32_BIT = 0x40000000
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+EPERM, ENOSYS, EOPNOTSUPP = 1, 38, 95
+_SYSCALLS = {  # x86_64 number: errno (0: "done", without doing it)
+    73: 0,                                  # flock: a lock on a file partners both see
+    221: 0,                                 # fadvise64: no evicting a shared file's pages
+    27: EPERM, 451: ENOSYS,                 # mincore, cachestat: no looking at the page cache
+    253: EPERM, 254: EPERM, 294: EPERM,     # inotify_init, inotify_add_watch, inotify_init1
+    300: EPERM,                             # fanotify_init
+    101: EPERM, 310: EPERM, 311: EPERM,     # ptrace, process_vm_readv/writev
+    298: EPERM, 321: EPERM, 323: EPERM,     # perf_event_open, bpf, userfaultfd
+    248: EPERM, 249: EPERM, 250: EPERM,     # add_key, request_key, keyctl
+    425: ENOSYS, 426: ENOSYS, 427: ENOSYS,  # io_uring (libuv falls back)
+    303: EPERM, 304: EPERM,                 # name_to_handle_at, open_by_handle_at
+    246: EPERM, 320: EPERM, 175: EPERM, 313: EPERM, 176: EPERM,  # kexec, modules
+}
+_BY_ARGUMENT = {  # x86_64 number: (argument, "eq" values or "set" bits, errno)
+    72: (1, "eq", (5, 6, 7, 36, 37, 38), 0),    # fcntl F_GETLK, F_SETLK(W), F_OFD_*: locks
+    28: (2, "eq", (20, 21), 0),                 # madvise MADV_COLD, MADV_PAGEOUT: eviction
+    327: (5, "set", 0x8, EOPNOTSUPP),           # preadv2 RWF_NOWAIT: "is this page cached?"
+    328: (5, "set", 0x8, EOPNOTSUPP),           # pwritev2 RWF_NOWAIT
+}
+
+
+def seccomp_program() -> bytes | None:
+    """The seccomp filter (classic BPF, as ``bwrap --seccomp`` reads it) every sandboxed bot
+    runs under, on x86_64 (None elsewhere). Every file a seat can read (its runtime, a folder
+    two partners share) is a file its partner can read too, so nothing done to such a file may
+    be seen from another seat: file locks (``flock``, ``fcntl`` lock commands) succeed without
+    locking anything, inotify is refused, and the page cache can neither be emptied of a file
+    (``fadvise``, ``madvise`` cold or page-out: done, without doing it) nor looked at
+    (``mincore``, ``cachestat``, reads and writes with RWF_NOWAIT). A few calls no bot needs
+    (ptrace, bpf, keyrings, io_uring, modules...) are refused; another ABI (x32, i386) is
+    refused whole."""
+    if os.uname().machine != "x86_64":
+        return None
+    code: list[tuple[int, int, int, int]] = [
+        (_LD_ABS, 0, 0, 4), (_JEQ, 1, 0, _AUDIT_ARCH_X86_64), (_RET, 0, 0, _RET_ERRNO | EPERM),
+        (_LD_ABS, 0, 0, 0), (_JGE, 0, 1, _X32_BIT), (_RET, 0, 0, _RET_ERRNO | EPERM)]
+    for nr, errno in _SYSCALLS.items():
+        code += [(_JEQ, 0, 1, nr), (_RET, 0, 0, _RET_ERRNO | errno)]
+    for nr, (arg, kind, values, errno) in _BY_ARGUMENT.items():
+        block = [(_LD_ABS, 0, 0, 16 + 8 * arg)]  # the argument's low 32 bits
+        if kind == "eq":
+            for v in values:
+                block += [(_JEQ, 0, 1, v), (_RET, 0, 0, _RET_ERRNO | errno)]
+        else:
+            block += [(_JSET, 0, 1, values), (_RET, 0, 0, _RET_ERRNO | errno)]
+        block.append((_RET, 0, 0, _RET_ALLOW))  # (A now holds the argument: no falling on)
+        code += [(_JEQ, 0, len(block), nr), *block]
+    code.append((_RET, 0, 0, _RET_ALLOW))
+    return b"".join(struct.pack("<HBBI", *ins) for ins in code)
+
+
+def seccomp_fd() -> int | None:
+    """A file descriptor holding ``seccomp_program()`` for one bwrap to read (the caller
+    passes it to the child and closes it), or None where there is no filter."""
+    program = seccomp_program()
+    if program is None:
+        return None
+    fd = os.memfd_create("arena-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+# -- the seat's cgroup (a root launcher, where the kernel offers one) --------------------------
+CGROUP_FS = Path("/sys/fs/cgroup")
+
+
+class SeatCgroup:
+    """The memory and process bounds of one seat's whole tree: a cgroup per seat (v1 memory
+    and pids hierarchies, or v2 with both controllers), made by a root launcher and removed at
+    the seat's end. ``enter`` is the command prefix that puts the sandbox into it before it
+    starts. Without one, the limits are only per process (``prlimit``)."""
+
+    def __init__(self, kind: str, dirs: list[Path]) -> None:
+        self.kind = kind
+        self.dirs = dirs
+
+    @classmethod
+    def make(cls, name: str, policy: "SandboxPolicy") -> "SeatCgroup | None":
+        if os.geteuid() != 0:
+            return None
+        memory = str(policy.memory_mb * MB)
+        v1 = [CGROUP_FS / "memory", CGROUP_FS / "pids"]
+        try:
+            if (v1[0] / "memory.limit_in_bytes").exists() and (v1[1] / "tasks").exists():
+                dirs = [v1[0] / name, v1[1] / name]
+                for d in dirs:
+                    d.mkdir(exist_ok=True)
+                (dirs[0] / "memory.limit_in_bytes").write_text(memory)
+                if (dirs[0] / "memory.memsw.limit_in_bytes").exists():
+                    (dirs[0] / "memory.memsw.limit_in_bytes").write_text(memory)
+                (dirs[1] / "pids.max").write_text(str(policy.processes))
+                return cls("v1", dirs)
+            enabled = (CGROUP_FS / "cgroup.subtree_control").read_text().split()
+            if "memory" in enabled and "pids" in enabled:
+                d = CGROUP_FS / name
+                d.mkdir(exist_ok=True)
+                (d / "memory.max").write_text(memory)
+                if (d / "memory.swap.max").exists():
+                    (d / "memory.swap.max").write_text("0")
+                (d / "pids.max").write_text(str(policy.processes))
+                return cls("v2", [d])
+        except OSError:
+            return None
+        return None
+
+    def enter(self) -> list[str]:
+        script = " && ".join(f"echo $$ > {d}/cgroup.procs" for d in self.dirs)
+        return ["/bin/sh", "-c", f'{script} && exec "$@"', "sh"]
+
+    def remove(self) -> None:
+        for d in self.dirs:
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+
+
+# -- the seat's uid ---------------------------------------------------------------------------
+class SeatUid:
+    """A uid (and gid of the same number) held for one running seat; ``release()`` once no
+    process of it is left."""
+
+    def __init__(self, uid: int, fd: int) -> None:
+        self.uid = uid
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # the flock goes with it
+            self._fd = -1
+
+    def __repr__(self) -> str:
+        return f"SeatUid({self.uid})"
+
+
+def claim_uid() -> SeatUid | None:
+    """A free seat uid for a root launcher (None when the launcher is not root)."""
+    if os.geteuid() != 0:
+        return None
+    for uid in range(UID_BASE, UID_BASE + UID_SLOTS):
+        path = LOCK_DIR / f"arena-uid-{uid}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        if uid_processes(uid):  # a leftover of a referee that died: not this one
+            os.close(fd)
+            continue
+        return SeatUid(uid, fd)
+    raise SandboxUnavailable(f"all {UID_SLOTS} seat uids from {UID_BASE} are in use")
+
+
+def uid_processes(uid: int) -> list[int]:
+    """The host's processes whose real uid is ``uid`` (read from /proc)."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Uid:"):
+                        if int(line.split()[1]) == uid:
+                            out.append(int(entry.name))
+                        break
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+# -- the command line -------------------------------------------------------------------------
+def _python_roots() -> list[Path]:
+    """The folders the arena's Python needs: its venv (``sys.prefix``) and the installation
+    its interpreter resolves into (``sys.base_prefix``), unless under /usr."""
+    roots = []
+    for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(
+            os.path.realpath(sys.executable)))):
+        for q in (Path(p), Path(os.path.realpath(p))):
+            if q not in roots and not _under(q, [Path("/usr")]):
+                roots.append(q)
+    return roots
+
+
+def _under(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+def _runtime_args() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr", "--perms", "0755", "--dir", "/etc"]
+    for name in ROOT_LINKS:
+        p = Path("/") / name
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            args += ["--ro-bind", str(p), str(p)]
+    for name in ETC:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def _binds(folders: list[Path]) -> list[str]:
+    """Read-only binds of ``folders`` at their own paths, parents first, each parent folder
+    made first (mode 0755: bwrap would make it 0700, which the seat's uid cannot cross)."""
+    args: list[str] = []
+    made: set[Path] = {Path("/"), Path("/usr"), Path("/etc"), Path("/tmp")}
+    for folder in sorted(set(folders), key=lambda p: (len(p.parts), str(p))):
+        for parent in reversed(folder.parents):
+            if parent not in made:
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        args += ["--ro-bind", str(folder), str(folder)]
+        made.add(folder)
+    return args
+
+
+def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
+                    folders: list[Path], policy: SandboxPolicy, uid: int | None = None,
+                    socket_dir: Path | None = None, seccomp: int | None = None,
+                    env_fd: int | None = None, cgroup: SeatCgroup | None = None) -> list[str]:
+    """The command line that runs ``command`` sandboxed: in ``workdir`` with exactly ``env``,
+    ``folders`` (its own, its pythonpath, the protocol package) bound read-only,
+    ``socket_dir`` (a gRPC seat's socket folder) at ``/run/arena``, as ``uid`` (a root
+    launcher; None: as the launcher), under ``policy``'s limits and the seccomp filter read from
+    file descriptor ``seccomp`` (``seccomp_fd()``), if any. With ``env_fd`` (``args_fd(
+    environment_args(env))``), bwrap reads the environment from it: the seat's token is then in
+    no process's command line on the host. With ``cgroup``, the whole tree starts in it."""
+    filtered = [] if seccomp is None else ["--seccomp", str(seccomp)]
+    tmpfs = str(policy.tmpfs_mb * MB)
+    folders = [Path(workdir), *map(Path, folders)]
+    python = _python_roots()
+    # the bot's folders are bound at their paths; the Python installation too (its venv's
+    # symlinks point into it)
+    # the private mounts first: a folder under /tmp (a test's) is bound over the tmpfs
+    fs = ["--proc", "/proc", "--dev", "/dev",
+          "--perms", "1777", "--size", tmpfs, "--tmpfs", "/tmp",
+          "--perms", "1777", "--size", tmpfs, "--tmpfs", "/dev/shm"]
+    fs += _runtime_args() + _binds([f for f in folders + python
+                                    if not _under(f, [Path("/usr")])])
+    if socket_dir is not None:
+        fs += ["--perms", "0755", "--dir", "/run", "--ro-bind", str(socket_dir), SANDBOX_DIR]
+    fs += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    environ = environment_args(env) if env_fd is None else ["--args", str(env_fd)]
+    common = ["--die-with-parent", "--new-session", "--chdir", str(workdir)]
+    prefix = ([] if cgroup is None else cgroup.enter()) + policy.prlimit()
+    if uid is None:
+        return prefix + [
+            "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+            *common, *fs, *environ, *filtered, "--", *command]
+    return prefix + [
+        "bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID",
+        "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", *common, *fs, *environ, "--",
+        "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+        "--bounding-set=-all", "--",
+        "bwrap", "--unshare-user", "--disable-userns", "--die-with-parent", "--dev-bind", "/", "/",
+        "--chdir", str(workdir), *filtered, "--", *command]
+
+
+def environment_args(env: dict[str, str]) -> list[str]:
+    """bwrap's options for exactly the environment ``env``."""
+    out = ["--clearenv"]
+    for k, v in env.items():
+        out += ["--setenv", k, v]
+    return out
+
+
+def args_fd(args: list[str]) -> int:
+    """A file descriptor holding ``args`` as ``bwrap --args FD`` reads them (NUL-terminated),
+    for one bwrap to read; the caller passes it to the child and closes it."""
+    fd = os.memfd_create("arena-args", os.MFD_CLOEXEC)
+    os.write(fd, b"".join(a.encode() + b"\0" for a in args))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+@functools.cache
+def sandbox_problem() -> str | None:
+    """Why bwrap cannot sandbox a bot here (None: it can). Found once per process, by running
+    ``true`` sandboxed the way a seat would be."""
+    for tool in ("bwrap", "prlimit") + (("setpriv",) if os.geteuid() == 0 else ()):
+        if shutil.which(tool) is None:
+            return (f"{tool} is not installed (Debian: apt-get install "
+                    f"{'bubblewrap' if tool == 'bwrap' else 'util-linux'}; `make test` and "
+                    "`make demo` install it)")
+    uid = claim_uid()
+    fd = seccomp_fd()
+    try:
+        cmd = sandbox_command(["true"], env={"PATH": PATH}, workdir=Path("/usr"), folders=[],
+                              policy=SandboxPolicy(), uid=None if uid is None else uid.uid,
+                              seccomp=fd)
+        try:
+            done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=30, pass_fds=() if fd is None else (fd,))
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"bwrap did not run: {e}"
+    finally:
+        if uid is not None:
+            uid.release()
+        if fd is not None:
+            os.close(fd)
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip()[-300:]
+        return f"bwrap cannot make a sandbox here (user namespaces refused?): {why}"
+    return None
+
+
+def require_sandbox() -> None:
+    """Raise ``SandboxUnavailable`` (saying how to play without it) unless bwrap works."""
+    problem = sandbox_problem()
+    if problem is not None:
+        raise SandboxUnavailable(f"bots cannot be sandboxed: {problem}; to play them "
+                                 "unsandboxed anyway, with the referee's rights and the whole "
+                                 "host in reach, pass --unsandboxed")
+
+
+def policy_of(value: Any) -> SandboxPolicy | None:
+    """A match's sandbox setting: a policy, a dict of limits, "none" (unsandboxed) or None
+    (the default policy)."""
+    if value is None:
+        return SandboxPolicy()
+    if value == "none":
+        return None
+    if isinstance(value, SandboxPolicy):
+        return value
+    return SandboxPolicy.from_dict(value)
