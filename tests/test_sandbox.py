@@ -13,7 +13,7 @@ from conftest import ROOT
 from referee.match.local import run_match
 from referee.match.matchfile import MatchFile
 from referee.match.spec import MatchSpec, TimeControl
-from referee.seats.launch import PROTOS, launch
+from referee.seats.launch import LOG_LIMIT, PROTOS, launch
 from referee.seats.manifest import Manifest, load_manifest
 from referee.seats.sandbox import (SEAT_ADDRESS, UID_BASE, SandboxPolicy, SandboxUnavailable,
                                    SeatCgroup, policy_of, sandbox_command, sandbox_problem,
@@ -225,6 +225,26 @@ def test_processes_that_ignore_sigterm_do_not_outlive_the_match(tmp_path):
     result, _, log = _hostile_match(tmp_path, "sigterm")
     assert "probe: children ignoring SIGTERM started" in log
     assert result["forfeit"] is None
+
+
+def test_a_stdout_flood_is_cut_at_the_log_limit(tmp_path):
+    """200 MiB of prints: the seat's log keeps its limit and says how much it dropped; the bot
+    plays on, the others are unaffected."""
+    result, _, log = _hostile_match(tmp_path, "stdout")
+    size = (tmp_path / "seat3.log").stat().st_size
+    assert LOG_LIMIT <= size < LOG_LIMIT + 1000, size
+    dropped = int(log.rsplit("[arena: ", 1)[1].split()[0])
+    assert dropped >= 200 * 1024 * 1024 - LOG_LIMIT, dropped
+    assert result["forfeit"] is None
+
+
+def test_a_segfault_is_charged_to_its_seat_alone_and_leaves_no_process(tmp_path):
+    """A crash at its fifth decision (after forking a child that would live on): its team
+    forfeits for its disconnection, nobody else is charged, and nothing of the seat is left."""
+    result, record, log = _hostile_match(tmp_path, "segfault")
+    assert "probe: segfault now" in log, log[-2000:]
+    assert result["forfeit"]["seat"] == 3 and result["winner_team"] == 0, result
+    assert [f["kind"] for f in record["faults"]] == ["disconnect"], record["faults"]
 
 
 def test_every_sample_language_plays_sandboxed_and_the_record_says_so(tmp_path):

@@ -4,7 +4,8 @@ sandbox_probe.py MODE [PATH ...].
 ``report`` prints one JSON line (its exact environment, what it could reach, read and write)
 and exits. The other modes misbehave first, print ``probe: ...`` lines, and then play as a
 random bot over gRPC (the SDK on its PYTHONPATH): ``forkbomb``, ``memory``, ``fsize``, ``cpu``
-(a child burns CPU), ``sigterm`` (children that ignore SIGTERM, one of them in its own session).
+(a child burns CPU), ``sigterm`` (children that ignore SIGTERM, one of them in its own session),
+``stdout`` (200 MB of prints), ``segfault`` (a crash at its fifth decision, with a child left).
 """
 
 import json
@@ -188,14 +189,44 @@ def sigterm() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
+def stdout() -> None:
+    line = b"x" * 1023 + b"\n"
+    block = line * 1024  # 1 MiB
+    for _ in range(200):
+        sys.stdout.buffer.write(block)
+    sys.stdout.flush()
+    say("printed 200 MiB")
+
+
+def _crashing_bot():
+    from arena_bot import Bot
+
+    class Crashing(Bot):
+        decisions = 0
+
+        def choose(self, request):
+            self.decisions += 1
+            if self.decisions == 5:
+                if os.fork() == 0:  # a child that would outlive its parent
+                    while True:
+                        time.sleep(1)
+                say("segfault now")
+                import ctypes
+                ctypes.string_at(0)  # SIGSEGV
+            return super().choose(request)
+    return Crashing()
+
+
 def main() -> None:
     mode, paths = sys.argv[1], sys.argv[2:]
     if mode == "report":
         report(paths)
         return
-    {"forkbomb": forkbomb, "memory": memory, "treebomb": treebomb, "fsize": fsize, "cpu": cpu,
-     "sigterm": sigterm}[mode]()
     from arena_bot import Bot, run
+    if mode == "segfault":
+        sys.exit(run(_crashing_bot()))
+    {"forkbomb": forkbomb, "memory": memory, "treebomb": treebomb, "fsize": fsize, "cpu": cpu,
+     "sigterm": sigterm, "stdout": stdout}[mode]()
     sys.exit(run(Bot()))
 
 
