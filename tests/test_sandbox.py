@@ -103,7 +103,7 @@ def test_a_sandboxed_bot_reads_only_its_own_and_writes_only_its_tmp(tmp_path):
     paths = [str(ROOT / "README.md"), str(ROOT / "referee"), str(ROOT / "scheduler" / "store.py"),
              str(PY / "random" / "bot.py"), str(other / "bot.py"), str(store),
              "/etc/passwd", "/etc/shadow", "/home", "/var", "/root/.ssh", str(tmp_path / "other")]
-    seen = _report(tmp_path, _probe(tmp_path, "report", *paths, "/", "/root", "/work/main"))
+    seen = _report(tmp_path, _probe(tmp_path, "report", *paths, "/", "/root", str(ROOT)))
     # the folders on the way to what is bound are there, holding that and nothing else
     assert seen["listed"]["/"] == sorted({"bin", "dev", "etc", "lib", "lib64", "proc", "run",
                                           "tmp", "usr"} | {Path(p).parts[1] for p in (
@@ -111,7 +111,7 @@ def test_a_sandboxed_bot_reads_only_its_own_and_writes_only_its_tmp(tmp_path):
         set(seen["listed"]["/"]) <= {"bin", "dev", "etc", "lib", "lib64", "lib32", "libx32",
                                      "sbin", "proc", "run", "tmp", "usr", "root", "work"}
     assert set(seen["listed"].get("/root", [])) <= {".pyenv"}
-    assert set(seen["listed"]["/work/main"]) <= {".venv", "protos"}
+    assert set(seen["listed"][str(ROOT)]) <= {".venv", "protos"}  # the repository's own
     for path in paths:
         assert seen["read"][path].startswith(("FileNotFoundError", "PermissionError")), \
             (path, seen["read"][path])
