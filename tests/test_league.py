@@ -486,18 +486,24 @@ def test_the_worker_side_never_loads_grpc():
 def test_a_match_longer_than_its_lease_keeps_it(tmp_path):
     from scheduler.execute import execute_match
     name = unique("lease")
-    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=60)
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=100)
     db = f"sqlite:///{tmp_path}/s.db"
     store = Store(db)
     open_season(load_season(path), store, workdir=tmp_path, check=False)
     mid = f"{name}-00000"
     outcome: list = []
+    lease = 1.0  # renewed every lease / 4 while the match is played
     player = threading.Thread(target=lambda: outcome.append(
-        execute_match(db, mid, lease_s=1.0, owner="player:1")))
+        execute_match(db, mid, lease_s=lease, owner="player:1")))
     player.start()
-    time.sleep(2.0)  # twice the lease: without renewals the match would be up for grabs
-    assert store.match(mid)["status"] == "running", "the match should still be in play"
-    assert store.claim(mid, "thief:2", lease_s=1.0) is None
+
+    def past_its_first_lease() -> bool:  # renewed after its first term had run out
+        m = store.match(mid)
+        return m["status"] in ("done", "failed") or (
+            m["status"] == "running" and m["lease_until"] > m["started_at"] + 2 * lease)
+    wait_for(past_its_first_lease, 60, "a renewal after the first lease's term")
+    assert store.match(mid)["status"] == "running", "the match ended within its first lease"
+    assert store.claim(mid, "thief:2", lease_s=lease) is None  # without renewals it would be up
     player.join(120)
     assert outcome == ["done"] and store.match(mid)["attempts"] == 1
 
