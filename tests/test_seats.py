@@ -18,7 +18,7 @@ from referee.rules.record import MatchRecord, verify
 from referee.seats.launch import PROTOS, bot_environment, launch
 from referee.seats.manifest import Manifest, ManifestError, load_manifest
 from referee.seats.seat import INBOX_LIMIT, TIMED_OUT, Closed, RequestWatch, Unreadable
-from referee.seats.stdio_seat import LINE_LIMIT, StdioSeat, json_line
+from referee.seats.stdio_seat import LINE_LIMIT, StdioSeat, json_line, read_answer
 
 STDIO = load_manifest(ROOT / "sample_bots" / "stdio")
 RANDOM = load_manifest(ROOT / "sample_bots" / "python" / "random")
@@ -306,3 +306,13 @@ def test_a_real_request_reads_back_from_its_json_line():
     data = json.loads(json_line(msg))
     assert data.pop("type") == "request"
     assert json_format.ParseDict(data, pb.DecisionRequest()) == msg.request
+
+
+def test_valid_json_that_is_no_answer_object_is_garbage():
+    """A line of valid JSON that is not an answer object (a list, a number, a string, an object
+    without an action) is a garbage answer for the open request, not a broken pipe."""
+    for line in (b"[1]", b"7", b'"play"', b'{"request_id": 1}', b"null"):
+        got = read_answer(line, 1)
+        assert isinstance(got, Unreadable) and "expected a JSON object" in got.reason, (line, got)
+    ok = read_answer(b'{"request_id": 1, "action": {"kind": "ACTION_KIND_PASS"}}', 1)
+    assert ok.answer.request_id == 1 and ok.answer.action.kind == pb.ACTION_KIND_PASS
