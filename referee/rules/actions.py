@@ -135,20 +135,16 @@ class Pass(_Word):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class Declare(_ActionText):
+class Declare(_Cards):
     """Show cards to declare a trump or overturn (反主); ``suit`` is the suit three jokers name
     (three-deck)."""
 
-    cards: tuple[int, ...]
     suit: int | None = None
-
-    def __post_init__(self) -> None:
-        # a multiset: the same cards in any order are the same action
-        object.__setattr__(self, "cards", tuple(sorted(self.cards)))
+    WORD = "declare"
 
     def text(self) -> str:
         named = "" if self.suit is None else f" {SUITS[self.suit]}"
-        return f"declare {_cards_text(self.cards)}{named}"
+        return f"{_Cards.text(self)}{named}"
 
 
 @dataclass(frozen=True, slots=True, repr=False)

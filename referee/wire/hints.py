@@ -14,7 +14,7 @@ from referee.rules.actions import DecisionKind, Play
 from referee.rules.families import family_of
 from referee.rules.legal import legal_actions
 from referee.rules.state import State
-from referee.wire.protocol import hint_entry
+from referee.wire.protocol import CACHE_MAX, hint_entry
 
 HINT_LIMIT = 100  # most actions listed in a hint; beyond it the hint is a sample
 
@@ -64,7 +64,6 @@ def legal_hint(state: State, rng_seed: str) -> pb.LegalHint:
 
 
 _PLAY_KINDS = (DecisionKind.LEAD, DecisionKind.FOLLOW)
-_CACHE_MAX = 20_000  # a play's entries kept (a few MB at most); a full cache starts again
 _PLAY_ENTRY_CACHE: dict = {}  # a play's cards as the engine lists them -> its entry
 FOLLOW_SAMPLE_NOTE = f"more than {HINT_LIMIT} legal follows: a sample is listed"
 
@@ -85,7 +84,7 @@ def _play_hint(state: State, kind, family) -> pb.LegalHint | None:
         entry = cache.get(cards)
         if entry is None:
             entry = hint_entry(Play(cards))
-            if len(cache) >= _CACHE_MAX:
+            if len(cache) >= CACHE_MAX:
                 cache.clear()
             cache[cards] = entry
         entries[i] = entry

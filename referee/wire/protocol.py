@@ -89,7 +89,7 @@ def action_from_pb(msg: pb.Action):
     if action is None:
         action = _read_action(msg)
         if len(key) <= _ACTION_KEY_MAX:  # a padded message is read, never kept
-            if len(_ACTION_CACHE) >= _CACHE_MAX:
+            if len(_ACTION_CACHE) >= CACHE_MAX:
                 _ACTION_CACHE.clear()
             _ACTION_CACHE[key] = action
     return action
@@ -131,7 +131,7 @@ def event_to_pb(event) -> pb.Event:
         return _event_message(event.to_dict())
     if message is None:
         message = _event_message(event.to_dict())
-        if len(_EVENT_CACHE) >= _CACHE_MAX:
+        if len(_EVENT_CACHE) >= CACHE_MAX:
             _EVENT_CACHE.clear()
         _EVENT_CACHE[event] = message
     return message
@@ -180,7 +180,7 @@ def observation_message(o, seat: int) -> pb.Observation:
 
 
 
-_CACHE_MAX = 20_000  # entries per cache below (a few MB at most); a full cache starts again
+CACHE_MAX = 20_000  # entries per conversion cache (a few MB at most); a full cache starts again
 _ACTION_KEY_MAX = 256  # bytes: a real action is far shorter (a message may be up to 64 KiB)
 _HINT_ENTRY_CACHE: dict = {}
 _EVENT_CACHE: dict = {}
@@ -192,7 +192,7 @@ def hint_entry(action) -> bytes:
     entry = _HINT_ENTRY_CACHE.get(action)
     if entry is None:
         entry = hint_actions_entry(action_to_pb(action).SerializeToString())
-        if len(_HINT_ENTRY_CACHE) >= _CACHE_MAX:
+        if len(_HINT_ENTRY_CACHE) >= CACHE_MAX:
             _HINT_ENTRY_CACHE.clear()
         _HINT_ENTRY_CACHE[action] = entry
     return entry
