@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"referee: {args.spec}: field 'bots': expected four bots, seats 0-3",
               file=sys.stderr)
         return 2
-    bots = [b.manifest() for b in spec.bots]
+    bots = [b.manifest for b in spec.bots]
     unsandboxed = os.environ.get(UNSANDBOXED_ENV) == "1"
     try:
         result, record, runner = run_match(spec, bots, Path(args.workdir),

@@ -8,6 +8,7 @@ import copy
 import json
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -218,11 +219,11 @@ def test_a_spec_reads_back_equal(spec):
 
 
 def test_a_bot_without_a_pythonpath_keeps_the_form_stored_before_the_field():
-    bot = SeatBot("x", "x", "1", ("./x",), "grpc", "/bots/x")
+    bot = SeatBot("x", Manifest("x", "1", ("./x",), "grpc", Path("/bots/x")))
     assert list(bot.to_dict()) == ["name", "manifest_name", "version", "command", "protocol",
                                    "folder", "path"]
     assert SeatBot.from_dict(bot.to_dict()) == bot
-    assert _bot("g").pythonpath and SeatBot.from_dict(_bot("g").to_dict()) == _bot("g")
+    assert _bot("g").manifest.pythonpath and SeatBot.from_dict(_bot("g").to_dict()) == _bot("g")
 
 
 @pytest.mark.parametrize("change, message", [

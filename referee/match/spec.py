@@ -114,55 +114,41 @@ class DealSpec:
         return cls(seed, (levels[0], levels[1]), dealer)
 
 
+_BOT_FIELDS = ("name", "manifest_name", "version", "command", "protocol", "folder", "path",
+               "pythonpath")
+
+
 @dataclass(frozen=True)
 class SeatBot:
     """The bot that plays one seat, as the referee process starts it: the name it has in its
     season and its manifest (command, protocol, folder, the folders on its ``PYTHONPATH``)."""
 
     name: str
-    manifest_name: str
-    version: str
-    command: tuple[str, ...]
-    protocol: str
-    folder: str
-    path: str | None = None
-    pythonpath: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "command", tuple(self.command))
-        object.__setattr__(self, "pythonpath", tuple(self.pythonpath))
+    manifest: Manifest
 
     @classmethod
-    def of(cls, name: str, manifest) -> "SeatBot":
-        """``manifest`` (a ``referee.seats.manifest.Manifest``) under the name ``name``."""
-        m = manifest
-        return cls(name, m.name, m.version, tuple(m.command), m.protocol, str(m.folder),
-                   str(m.path) if m.path else None, tuple(str(p) for p in m.pythonpath))
+    def of(cls, name: str, manifest: Manifest) -> "SeatBot":
+        """``manifest`` under the name ``name``."""
+        return cls(name, manifest)
 
     @property
     def label(self) -> str:
-        return f"{self.manifest_name}@{self.version}"
-
-    def manifest(self):
-        """The ``referee.seats.manifest.Manifest`` to launch."""
-        return Manifest(self.manifest_name, self.version, self.command, self.protocol,
-                        Path(self.folder), Path(self.path) if self.path else None,
-                        tuple(Path(p) for p in self.pythonpath))
+        return self.manifest.label
 
     def to_dict(self) -> dict[str, Any]:
-        """(``pythonpath`` only when there is one: the form of a bot without it is the one
-        stored before the field came.)"""
-        out = {"name": self.name, "manifest_name": self.manifest_name,
-               "version": self.version, "command": list(self.command),
-               "protocol": self.protocol, "folder": self.folder, "path": self.path}
-        if self.pythonpath:
-            out["pythonpath"] = list(self.pythonpath)
+        """The manifest's fields beside the seat's name, as strings (``pythonpath`` only when
+        there is one: the form of a bot without it is the one stored before the field came)."""
+        m = self.manifest
+        out = {"name": self.name, "manifest_name": m.name, "version": m.version,
+               "command": list(m.command), "protocol": m.protocol, "folder": str(m.folder),
+               "path": str(m.path) if m.path else None}
+        if m.pythonpath:
+            out["pythonpath"] = [str(p) for p in m.pythonpath]
         return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "bot") -> "SeatBot":
-        names = tuple(f.name for f in fields(cls))
-        data = _object(data, where, names)
+        data = _object(data, where, _BOT_FIELDS)
         for name in ("name", "manifest_name", "version", "protocol", "folder"):
             v = _required(data, where, name, "a string")
             _expect(isinstance(v, str), where, name, v, "a string")
@@ -176,8 +162,10 @@ class SeatBot:
         pythonpath = data.get("pythonpath", [])
         _expect(isinstance(pythonpath, list) and all(isinstance(p, str) for p in pythonpath),
                 where, "pythonpath", pythonpath, "a list of absolute folders")
-        return cls(data["name"], data["manifest_name"], data["version"], tuple(command),
-                   data["protocol"], data["folder"], path, tuple(pythonpath))
+        return cls(data["name"], Manifest(
+            data["manifest_name"], data["version"], tuple(command), data["protocol"],
+            Path(data["folder"]), Path(path) if path else None,
+            tuple(Path(p) for p in pythonpath)))
 
 
 _SPEC_FIELDS = ("match_id", "variant", "options", "seed", "max_deals", "deals", "time_control",
