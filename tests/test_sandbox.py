@@ -104,12 +104,14 @@ def test_a_sandboxed_bot_reads_only_its_own_and_writes_only_its_tmp(tmp_path):
              str(PY / "random" / "bot.py"), str(other / "bot.py"), str(store),
              "/etc/passwd", "/etc/shadow", "/home", "/var", "/root/.ssh", str(tmp_path / "other")]
     seen = _report(tmp_path, _probe(tmp_path, "report", *paths, "/", "/root", str(ROOT)))
-    # the folders on the way to what is bound are there, holding that and nothing else
-    assert seen["listed"]["/"] == sorted({"bin", "dev", "etc", "lib", "lib64", "proc", "run",
-                                          "tmp", "usr"} | {Path(p).parts[1] for p in (
-                                              sys.prefix, sys.base_prefix, PROTOS)}) or \
-        set(seen["listed"]["/"]) <= {"bin", "dev", "etc", "lib", "lib64", "lib32", "libx32",
-                                     "sbin", "proc", "run", "tmp", "usr", "root", "work"}
+    # the folders on the way to what is bound are there, holding that and nothing else: the
+    # system folders this host has, and the first folder of each Python and repository path
+    system = {n for n in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+              if (Path("/") / n).exists()}
+    bound = {Path(p).parts[1] for p in (sys.prefix, sys.base_prefix, os.path.realpath(
+        sys.executable), PROTOS, ROOT.resolve())}
+    assert seen["listed"]["/"] == sorted({"dev", "etc", "proc", "run", "tmp", "usr"} | system |
+                                         bound)
     assert set(seen["listed"].get("/root", [])) <= {".pyenv"}
     assert set(seen["listed"][str(ROOT)]) <= {".venv", "protos"}  # the repository's own
     for path in paths:
