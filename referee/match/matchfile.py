@@ -28,7 +28,7 @@ from referee.match.spec import TimeControl
 from referee.rules.cards import RANK_TEXT
 from referee.rules.events import DealEnded, DealerSet, DealStarted, Event
 from referee.rules.record import FORMAT as GAME_FORMAT
-from referee.rules.record import MatchRecord
+from referee.rules.record import MatchRecord, RecordError, rules_of, short
 from referee.rules.record import verify as verify_game
 
 MATCH_FORMAT = "shengji-arena/match/1"
@@ -37,7 +37,7 @@ WRAP_GAP = 7  # levels: a drop this long or longer is a wrap past A (a gain), no
 
 def _expect(ok: bool, where: str, name: str, value: Any, expected: str) -> None:
     if not ok:
-        raise ValueError(f"{where}: field {name!r} = {value!r}: expected {expected}")
+        raise RecordError(f"{where}: field {name!r} = {short(value)}: expected {expected}")
 
 
 def _get(data: dict, where: str, name: str, check, expected: str, default: Any = ...) -> Any:
@@ -45,7 +45,7 @@ def _get(data: dict, where: str, name: str, check, expected: str, default: Any =
     it is required)."""
     if name not in data:
         if default is ...:
-            raise ValueError(f"{where}: missing field {name!r} ({expected})")
+            raise RecordError(f"{where}: missing field {name!r} ({expected})")
         return default
     _expect(check(data[name]), where, name, data[name], expected)
     return data[name]
@@ -54,12 +54,14 @@ def _get(data: dict, where: str, name: str, check, expected: str, default: Any =
 def _is_object(where: str, data: Any, known=None) -> dict:
     """``data`` as a dict; with ``known`` (a dataclass), only with that type's fields."""
     if not isinstance(data, dict):
-        raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        raise RecordError(f"{where}: expected a JSON object, got {type(data).__name__}: "
+                          f"{short(data)}")
     if known is not None:
         names = [f.name for f in fields(known)]
         unknown = sorted(set(data) - set(names))
         if unknown:
-            raise ValueError(f"{where}: unknown field(s) {unknown}; expected {', '.join(names)}")
+            raise RecordError(f"{where}: unknown field(s) {unknown}; expected "
+                              f"{', '.join(names)}")
     return data
 
 
@@ -89,7 +91,8 @@ def _shown_to(visible_to: Any, seat: int) -> bool:
 @dataclass(frozen=True)
 class Fault:
     """A fault of one seat: charged with a strike, or only noted (a reconnection, a seat that
-    never connected); where in the match it happened and the move played for the seat."""
+    never connected); where in the match it happened, the move played for the seat and, for a
+    seat whose process ended, its exit status and the end of its log."""
 
     seat: int
     kind: str              # timeout, garbage, illegal, flood, disconnect, reconnect, ...
@@ -99,6 +102,8 @@ class Fault:
     action: int | None = None
     request_id: int | None = None
     default_action: str | None = None
+    exit_status: int | None = None
+    log_tail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)
@@ -115,7 +120,11 @@ class Fault:
                    _get(data, where, "action", _opt_int, "an action index", None),
                    _get(data, where, "request_id", _opt_int, "a request id", None),
                    _get(data, where, "default_action", lambda v: isinstance(v, str),
-                        "an action's text", None))
+                        "an action's text", None),
+                   _get(data, where, "exit_status", _opt_int,
+                        "the process's exit status (minus a signal)", None),
+                   _get(data, where, "log_tail", lambda v: v is None or isinstance(v, str),
+                        "the end of the seat's log", None))
 
 
 @dataclass(frozen=True)
@@ -335,20 +344,25 @@ class MatchFile:
                      "a list of game records (none when a seat never connected)")
         faults = _get(data, where, "faults", lambda v: isinstance(v, list), "a list of faults",
                       [])
+        variant = _get(data, where, "variant", lambda v: isinstance(v, str), "a variant id")
+        options = _get(data, where, "options", lambda v: isinstance(v, dict),
+                       "an object of rule options", {})
+        rules_of(variant, options, where)
         return cls(
             match_id=_get(data, where, "match_id", lambda v: isinstance(v, str), "a match id"),
-            variant=_get(data, where, "variant", lambda v: isinstance(v, str), "a variant id"),
-            options=_get(data, where, "options", lambda v: isinstance(v, dict),
-                         "an object of rule options", {}),
+            variant=variant,
+            options=options,
             rules=_get(data, where, "rules", lambda v: isinstance(v, dict), "the rule set", {}),
             seats=tuple(_get(data, where, "seats", lambda v: isinstance(v, (list, tuple))
-                             and len(v) == 4, "four seat names", ("",) * 4)),
+                             and len(v) == 4 and all(isinstance(x, str) for x in v),
+                             "four seat names", ("",) * 4)),
             time_control=TimeControl.from_dict(data.get("time_control"),
                                                f"{where}: time_control"),
             games=[MatchRecord.from_dict(g, f"{where}: games[{i}]") for i, g in enumerate(games)],
             faults=[Fault.from_dict(f, f"{where}: faults[{i}]") for i, f in enumerate(faults)],
-            result=_result(_get(data, where, "result", lambda v: True, "the match's result"),
-                           f"{where}: result"),
+            result=MatchResult.from_dict(
+                _get(data, where, "result", lambda v: isinstance(v, dict),
+                     "the match's result, an object"), f"{where}: result"),
             extra={k: v for k, v in data.items() if k not in _MATCH_FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
@@ -362,23 +376,24 @@ class MatchFile:
 
     @classmethod
     def _of_game(cls, game: MatchRecord, where: str) -> "MatchFile":
-        from referee.rules.variants import rules_for
-        try:
-            rules = rules_for(game.variant, game.options).to_dict()
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{where}: {e}") from None
+        rules = rules_of(game.variant, game.options, where).to_dict()
         return cls(where, game.variant, game.options, rules, ("",) * 4, TimeControl(), [game])
 
     @classmethod
     def load(cls, path: str | Path) -> "MatchFile":
-        """Read a match file (JSON); errors name the file."""
+        """Read a match file (JSON); a file that is not one raises ``RecordError`` naming it
+        (and the field)."""
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ValueError(f"{path}: no such file") from None
+            raise RecordError(f"{path}: no such file") from None
+        except OSError as e:
+            raise RecordError(f"{path}: cannot be read: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            raise RecordError(f"{path}: not UTF-8 text: byte {e.start}") from None
         except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not valid JSON: line {e.lineno} column {e.colno}: "
-                             f"{e.msg}") from None
+            raise RecordError(f"{path}: not valid JSON: line {e.lineno} column {e.colno}: "
+                              f"{e.msg}") from None
         return cls.from_dict(data, str(path))
 
     # -- what it says --------------------------------------------------------------------------
@@ -405,14 +420,21 @@ class MatchFile:
 
     def verify(self) -> list[str]:
         """What does not hold (empty: the match verifies): each game replayed from its seed and
-        actions gives the events and result it states ("game I: ..."), and the result's deals
-        are the games' ``DealEnded`` events ("result: ...")."""
+        actions gives the events and result it states ("game I: ..."; only the last game of a
+        forfeited match may have no result), and the result's deals are the games'
+        ``DealEnded`` events ("result: ...")."""
         problems = []
+        forfeited = self.result is not None and self.result.forfeit is not None
         for i, game in enumerate(self.games):
             try:
                 found = verify_game(game)
             except ValueError as e:  # an action that cannot be applied
                 found = [str(e)]
+            cut_short = forfeited and i == len(self.games) - 1
+            if not game.result and not cut_short and not any(
+                    p.startswith("result: missing") for p in found):
+                found.append("result: missing: the record states no result, and no forfeit "
+                             "cut the game short")
             problems += [f"game {i}: {p}" for p in found]
         if problems or self.result is None:
             return problems
@@ -457,6 +479,33 @@ class MatchFile:
                             self.result.strikes if self.result else None, len(self.faults),
                             None if seat_points is None else tuple(seat_points), self.seats)
 
+    def outcome(self) -> str:
+        """The match's result in a line, as the standings count it: who wins (the score),
+        then why (a forfeit, the game's winner, the net level gain), the levels after a
+        single game and, where kept, the seats' match points and strikes."""
+        summary = self.summary()
+        last = self.games[-1].result if self.games else {}
+        s0, s1 = summary.score
+        team = 0 if s0 > s1 else 1
+        names = f" ({self.seats[team]} and {self.seats[team + 2]})" if all(self.seats) else ""
+        verdict = "a draw" if s0 == s1 else f"team {team}{names} wins"
+        why = []
+        forfeit = self.result.forfeit if self.result else None
+        winner = self.result.winner_team if self.result else last.get("winner_team")
+        if forfeit is not None:
+            why.append(f"team {forfeit.team} forfeits (seat {forfeit.seat}: {forfeit.reason})")
+        elif winner is not None:
+            why.append(f"team {winner} won the game")
+        why.append(f"net levels {summary.net[0]:+d} / {summary.net[1]:+d}")
+        levels = (self.result.levels if self.result else None) or last.get("levels")
+        if levels and len(self.games) == 1:  # a deal list's games each start where told
+            why.append(f"levels after the last game {levels[0]} / {levels[1]}")
+        if summary.match_points is not None:
+            why.append("match points " + " ".join(map(str, summary.match_points)))
+        if summary.strikes is not None and any(summary.strikes):
+            why.append("strikes " + " ".join(map(str, summary.strikes)))
+        return f"{verdict} (score {s0:g} : {s1:g}): {'; '.join(why)}"
+
     def seat_view(self, seat: int) -> list[dict[str, Any]]:
         """Every event ``seat`` was shown, game after game, as the record keeps it (without
         ``visible_to``): the public ones and those private to it, never another seat's."""
@@ -465,10 +514,6 @@ class MatchFile:
         return [{k: v for k, v in e.items() if k != "visible_to"}
                 for game in self.games for e in game.events
                 if _shown_to(e.get("visible_to"), seat)]
-
-
-def _result(data: Any, where: str) -> MatchResult | None:
-    return None if data is None else MatchResult.from_dict(data, where)
 
 
 def _at(items: tuple, i: int) -> Any:
