@@ -476,3 +476,17 @@ def test_a_chatty_bot_cannot_fill_the_disk_with_its_log(tmp_path, monkeypatch):
     assert dropped == 8000 * len("debug " * 20 + "\n") - 100_000
     assert b"a seat's log keeps 100000 bytes" in log
     assert (tmp_path / "seat0.log").stat().st_size < 10_000  # a quiet bot's log is untouched
+
+
+def test_a_bot_that_thinks_into_its_time_bank_is_told_what_is_left(tmp_path):
+    """Each answer past the allowance is taken from the bank, to the microsecond; the next
+    request says what is left in whole milliseconds, less each time."""
+    tc = TimeControl(per_decision_ms=20, bank_ms=60_000, connect_timeout_ms=8000)
+    spec = MatchSpec(match_id="bank", variant="two-deck-fry", seed="b", max_deals=1,
+                     time_control=tc)
+    result, record, runner = run_match(spec, [faulty("slow:0.05"), RANDOM, RANDOM, RANDOM],
+                                       tmp_path, keep_sent=True)
+    assert result["forfeit"] is None and not record["faults"]
+    banks = [m.request.bank_left_ms for _, _, m in runner.sent[0] if m.HasField("request")]
+    assert len(banks) > 10 and banks[0] == 60_000
+    assert all(later <= earlier - 30 for earlier, later in zip(banks, banks[1:])), banks

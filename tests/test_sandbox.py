@@ -354,6 +354,8 @@ def test_a_pythonpath_may_name_only_the_bots_folder_the_sdk_and_the_engine(tmp_p
     with pytest.raises(ManifestError, match=r"field 'pythonpath'\[1\] = '/etc': outside"):
         sandbox_pythonpath(_probe(tmp_path, pythonpath=[PY, Path("/etc")]))
     spec = MatchSpec(match_id="pp", variant="two-deck-fry", seed="p", max_deals=1)
-    with pytest.raises(ManifestError, match="outside the bot's folder"):
-        run_match(spec, [RANDOM, RANDOM, RANDOM, _probe(tmp_path, pythonpath=[tmp_path])],
-                  tmp_path)
+    result, record, _ = run_match(spec, [RANDOM, RANDOM, RANDOM,
+                                         _probe(tmp_path, pythonpath=[tmp_path])], tmp_path)
+    assert result["forfeit"] == {"seat": 3, "team": 1, "reason": "never connected"}
+    assert "could not be started" in record["faults"][0]["reason"] and \
+        "outside the bot's folder" in record["faults"][0]["reason"], record["faults"]

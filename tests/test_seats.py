@@ -27,8 +27,10 @@ PLAY = pb.ACTION_KIND_PLAY
 
 
 def _program(tmp_path, code: str, protocol: str = "stdio", **kw) -> Manifest:
-    """A manifest for an inline Python program."""
-    return Manifest(f"inline-{protocol}", "0", (sys.executable, "-c", code), protocol, tmp_path,
+    """A manifest for an inline Python program, in a folder a sandboxed seat's uid may enter."""
+    folder = tmp_path / "program"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    return Manifest(f"inline-{protocol}", "0", (sys.executable, "-c", code), protocol, folder,
                     **kw)
 
 
@@ -75,7 +77,7 @@ def test_the_stdio_sample_answers_requests_and_ends_with_the_match(tmp_path):
     """The real sample program: a Welcome, two requests answered within their deadline (the
     action it prefers: the fewest cards), then the match's end, after which its output ends."""
     async def body(seat):
-        assert await seat.connect(1.0)
+        await seat.connect(1.0)  # a program is there once started: nothing to wait for
         seat.notify(pb.RefereeMessage(welcome=pb.Welcome(seat=0, match_id="t")))
         deadline = time.monotonic() + 30
         first = await seat.request(_request(7, pb.Action(kind=PLAY, cards=["3H", "3H"]),
@@ -206,7 +208,7 @@ for line in sys.stdin:
     result, record, runner = run_match(spec, [quitter, RANDOM, RANDOM, RANDOM], tmp_path)
     assert result["forfeit"] == {"seat": 0, "team": 0, "reason": "disconnected"}
     assert [(f["kind"], f["reason"]) for f in record["faults"]] == [
-        ("disconnect", "seat 0 closed its standard output")]
+        ("disconnect", "seat 0 closed its standard output; its process exited with status 3")]
     assert runner.elapsed_s < 30
 
 

@@ -8,24 +8,28 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from referee.match.runner import MatchRunner
 from referee.match.spec import MatchSpec
 from referee.seats.grpc_seat import SeatHub
 from referee.seats.launch import launch
-from referee.seats.manifest import Manifest
+from referee.seats.manifest import Manifest, ManifestError
 from referee.seats.sandbox import policy_of, require_sandbox
-from referee.seats.seat import Seat
+from referee.seats.seat import Seat, Unstarted
 from referee.seats.stdio_seat import StdioSeat
 from referee.server.servicer import create_server, mark_serving
 
 
 async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir: Path,
                           tcp_port: int | None = None, keep_sent: bool = False,
-                          tokens: list[str] | None = None, sandbox=None):
+                          tokens: list[str] | None = None, sandbox=None,
+                          listening: Callable[[str], None] | None = None):
     """Play ``spec`` between ``bots`` (seat order; None for a seat played from elsewhere over
-    TCP, which needs ``tcp_port``); returns (result, record, runner).
+    TCP, which needs ``tcp_port``: 0 for a free one); returns (result, record, runner).
+    ``listening`` is told the TCP address ("127.0.0.1:PORT") once the referee listens there,
+    before any bot is started.
 
     Each launched bot runs in its seat's sandbox (``referee.seats.sandbox``) under ``sandbox``:
     a ``SandboxPolicy`` (or its dict), "none" to run the bots unsandboxed, or None for the
@@ -38,7 +42,8 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
     if policy is not None and launched:
         require_sandbox()
     workdir.mkdir(parents=True, exist_ok=True)
-    sock_dir = Path(tempfile.mkdtemp(prefix="arena-", dir="/tmp"))
+    sweep_socket_folders()
+    sock_dir = Path(tempfile.mkdtemp(prefix=f"{SOCKETS_PREFIX}{os.getpid()}-", dir="/tmp"))
     hub = SeatHub(tokens)
     seats: list[Seat] = list(hub)
     servers = []
@@ -49,12 +54,17 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
             sockets[i] = sock_dir / f"seat{i}"
             servers.append(create_server(hub, [f"unix:{sockets[i]}/seat.sock"], seat=i))
     if tcp_port is not None:
-        servers.append(create_server(hub, [f"127.0.0.1:{tcp_port}"]))
+        tcp = create_server(hub, [])
+        tcp_port = tcp.add_insecure_port(f"127.0.0.1:{tcp_port}")
+        servers.append(tcp)
     procs = []
+    by_seat: list = [None] * 4
     try:
         for server in servers:
             await server.start()
             await mark_serving(server)
+        if listening is not None and tcp_port is not None:
+            listening(f"127.0.0.1:{tcp_port}")
         for folder in sockets.values():  # a seat's own uid reaches its socket, and no other
             os.chmod(folder, 0o711)
             os.chmod(folder / "seat.sock", 0o666)
@@ -62,17 +72,23 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
             if bot is None:
                 continue
             log_path = workdir / f"seat{seat}.log"
-            if bot.protocol == "stdio":
-                proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
-                              sandbox=policy)
-                procs.append(proc)
-                seats[seat] = await StdioSeat.open(proc.popen.stdin, proc.popen.stdout)
-            else:
-                procs.append(launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
-                                    address=f"unix://{sockets[seat]}/seat.sock",
-                                    token=hub.links[seat].token, sandbox=policy,
-                                    socket_dir=sockets[seat]))
-        runner = MatchRunner(spec, seats)
+            try:
+                if bot.protocol == "stdio":
+                    proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
+                                  sandbox=policy)
+                    procs.append(proc)
+                    seats[seat] = await StdioSeat.open(proc.popen.stdin, proc.popen.stdout)
+                else:
+                    proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
+                                  address=f"unix://{sockets[seat]}/seat.sock",
+                                  token=hub.links[seat].token, sandbox=policy,
+                                  socket_dir=sockets[seat])
+                    procs.append(proc)
+            except ManifestError as e:  # the bot's own doing: its seat never connects
+                seats[seat] = Unstarted(str(e))
+                continue
+            by_seat[seat] = proc
+        runner = MatchRunner(spec, seats, by_seat)
         runner.keep_sent = keep_sent
         result = await runner.run()
         result["sandbox"] = "none" if policy is None else "bubblewrap"
@@ -92,6 +108,30 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
         shutil.rmtree(sock_dir, ignore_errors=True)
     runner.bot_processes = procs  # stopped: for the tests, their seats' uids and pids
     return result, record, runner
+
+
+SOCKETS_PREFIX = "arena-sockets-"
+"""The seats' socket folders of a referee process: /tmp/arena-sockets-PID-*."""
+
+
+def sweep_socket_folders() -> int:
+    """Remove the socket folders left by referee processes that are gone (killed before they
+    could clean up); returns how many."""
+    swept = 0
+    for folder in Path("/tmp").glob(f"{SOCKETS_PREFIX}*-*"):
+        pid = folder.name[len(SOCKETS_PREFIX):].partition("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its referee is still there
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # another user's process
+        shutil.rmtree(folder, ignore_errors=True)
+        swept += 1
+    return swept
 
 
 def run_match(spec: MatchSpec, bots: list[Manifest | None], workdir: Path, **kw):

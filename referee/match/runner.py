@@ -8,6 +8,7 @@ from its own seed with given starting levels and dealer (what duplicate league m
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -29,11 +30,17 @@ from referee.rules.record import MatchRecord
 from referee.rules.engine import new_game
 from referee.rules.state import CHANCE
 from referee.rules.engine import apply, check
-from referee.seats.seat import TIMED_OUT, Closed, RequestWatch, Seat, Unreadable
+from referee.seats.seat import TIMED_OUT, Closed, NotConnected, RequestWatch, Seat, Unreadable
 from referee.match.matchfile import MATCH_FORMAT
 from referee.match.spec import MatchSpec
 
 FLOOD_BATCH = 20  # unsolicited messages that make one strike
+EXIT_GRACE_S = 1.0
+"""How long a seat's process that is gone from its connection is given to exit, so that its
+fault can say how it ended."""
+
+
+_ENDED_FIRST = "ended first"  # a seat's process ended before its bot connected
 
 
 class Forfeit(Exception):
@@ -46,11 +53,16 @@ class Forfeit(Exception):
 class MatchRunner:
     """Drives one match; see the module docstring."""
 
-    def __init__(self, spec: MatchSpec, seats: Sequence[Seat]) -> None:
+    def __init__(self, spec: MatchSpec, seats: Sequence[Seat],
+                 processes: Sequence | None = None) -> None:
+        """``processes``: each seat's ``BotProcess`` where the referee started it (else None):
+        a bot whose process ends before it connects is a fault at once, and every fault of a
+        seat whose process has ended says how it ended, with the end of its log."""
         self.spec = spec
         self.seats = list(seats)
         if len(self.seats) != 4:
             raise ValueError(f"a match has four seats, not {len(self.seats)}")
+        self.processes = list(processes) if processes is not None else [None] * 4
         self.rules = rules_for(spec.variant, spec.options)
         self.tc = spec.time_control
         self.bank_ms = [self.tc.bank_ms] * 4
@@ -138,12 +150,71 @@ class MatchRunner:
         return result
 
     async def _wait_all_connected(self) -> None:
-        deadline = self.tc.connect_timeout_ms / 1000
-        for seat, s in enumerate(self.seats):
-            if not await s.connect(deadline):
-                self._fault(seat, "never_connected", f"seat {seat} did not connect within "
-                            f"{self.tc.connect_timeout_ms} ms", None, strike=False)
-                raise Forfeit(seat, "never connected")
+        """Wait until every seat's bot is there; the first that is not (its connection timed
+        out or was refused, or its process ended first) forfeits, and every seat that failed
+        by then has its fault."""
+        timeout = self.tc.connect_timeout_ms / 1000
+        tasks = [asyncio.ensure_future(self._connect(seat, timeout)) for seat in range(4)]
+        try:
+            failed: list[tuple[int, str]] = []
+            for next_done in asyncio.as_completed(tasks):
+                why = await next_done
+                if why is not None:
+                    failed = [(seat, t.result()) for seat, t in enumerate(tasks)
+                              if t.done() and t.result() is not None]
+                    break
+        finally:
+            for t in tasks:
+                t.cancel()
+        for seat, why in failed:
+            ended = why is _ENDED_FIRST
+            await self._process_fault(seat, "never_connected",
+                                      f"seat {seat} {'did not connect' if ended else why}",
+                                      ended_first=ended)
+        if failed:
+            raise Forfeit(failed[0][0], "never connected")
+
+    async def _connect(self, seat: int, timeout: float) -> str | None:
+        """None once ``seat``'s bot is there, else why not."""
+        connect = asyncio.ensure_future(self.seats[seat].connect(timeout))
+        waits = {connect}
+        process = self.processes[seat]
+        if process is not None:
+            waits.add(asyncio.ensure_future(process.exited()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if connect.done() and not connect.cancelled():
+            error = connect.exception()
+            if error is None:
+                return None
+            if isinstance(error, NotConnected):
+                return str(error)
+            raise error
+        return _ENDED_FIRST
+
+    async def _process_fault(self, seat: int, kind: str, reason: str, where=None,
+                             ended_first: bool = False) -> None:
+        """A fault without a strike for a seat that is gone: with how its process ended
+        (given ``EXIT_GRACE_S`` to end) and the end of its log, where the referee started it;
+        ``ended_first``: its process ended before what ``reason`` says it did not do."""
+        process = self.processes[seat]
+        note = None
+        if process is not None:
+            try:
+                await asyncio.wait_for(process.exited(), EXIT_GRACE_S)
+            except TimeoutError:
+                pass
+            note = await asyncio.to_thread(process.exit_note)
+        if note is None:
+            self._fault(seat, kind, reason, where, strike=False)
+            return
+        said = f": its process {note['said']} first" if ended_first else \
+            f"; its process {note['said']}"
+        self._fault(seat, kind, reason + said, where, strike=False,
+                    exit_status=note["status"], log_tail=note["log_tail"])
 
     async def _play_game(self, seed, levels, dealer, max_deals, index) -> None:
         state = new_game(self.rules, levels=levels, dealer=dealer, max_deals=max_deals)
@@ -215,7 +286,7 @@ class MatchRunner:
         request.observation.MergeFromString(observation_bytes(state, seat))
         request.hint.CopyFrom(legal_hint(state, default_seed))
         request.time_left_ms = self.tc.per_decision_ms
-        request.bank_left_ms = self.bank_ms[seat]
+        request.bank_left_ms = int(self.bank_ms[seat])  # (spent to the microsecond)
         request.events.extend(self.pending[seat])
         self.pending[seat] = []
         self._keep(seat, msg)
@@ -252,7 +323,7 @@ class MatchRunner:
                                  f"no answer within {allowance} ms and the time bank",
                                  where), None
         if isinstance(got, Closed):
-            self._fault(seat, "disconnect", f"seat {seat} {got.reason}", where, strike=False)
+            await self._process_fault(seat, "disconnect", f"seat {seat} {got.reason}", where)
             raise Forfeit(seat, "disconnected")
         self._spend(seat, started, allowance)
         if isinstance(got, Unreadable):
@@ -305,12 +376,13 @@ class MatchRunner:
             strikes=self.strikes[seat], default_action=action_to_pb(action))))
         return action
 
-    def _fault(self, seat, kind, reason, where, strike=True, action=None) -> None:
+    def _fault(self, seat, kind, reason, where, strike=True, action=None, **more) -> None:
         if strike:
             self.strikes[seat] += 1
         entry = {"seat": seat, "kind": kind, "reason": reason, "strikes": self.strikes[seat]}
         if where:
             entry.update(where)
+        entry.update(more)
         if action is not None:
             entry["default_action"] = action.text()
         self.faults.append(entry)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from shengji_arena.v1 import referee_pb2 as pb
 
 from referee.seats.mailbox import Mailbox
-from referee.seats.seat import TIMED_OUT, UNWATCHED, Closed, RequestWatch, Seat
+from referee.seats.seat import TIMED_OUT, UNWATCHED, Closed, NotConnected, RequestWatch, Seat
 
 REFUSALS_KEPT = 20
 """Refused streams described one by one; beyond these they are only counted."""
@@ -38,6 +38,12 @@ class SeatLink:
     closed: bool = False
     on_attach: Callable[[], None] | None = None
     """Called when a stream is bound to the seat, after the stream's outbox is in place."""
+    refusals: list[str] = field(default_factory=list)
+    """Why streams that came for this seat were refused (its token with another protocol
+    version, another token on its own socket), the first ``REFUSALS_KEPT``."""
+    unplayable: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the seat's own token came with a protocol version this referee does not
+    speak: its bot cannot play, and the seat stops waiting for it."""
 
     def send(self, msg: pb.RefereeMessage) -> bool:
         """Queue a message for the seat's stream; False when the seat is not connected."""
@@ -81,12 +87,23 @@ class GrpcSeat(Seat):
         if self._welcome is not None:  # the match is under way: welcomed again
             self.link.send(self._welcome)
 
-    async def connect(self, timeout: float) -> bool:
+    async def connect(self, timeout: float) -> None:
+        link = self.link
+        waits = [asyncio.ensure_future(link.connected.wait()),
+                 asyncio.ensure_future(link.unplayable.wait())]
         try:
-            await asyncio.wait_for(self.link.connected.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if link.connected.is_set():
+            return
+        waited = f"did not connect within {round(timeout * 1000)} ms"
+        if link.refusals:
+            more = f" (and {len(link.refusals) - 1} more)" if len(link.refusals) > 1 else ""
+            raise NotConnected(f"{'was refused' if link.unplayable.is_set() else waited}: "
+                               f"{link.refusals[-1]}{more}")
+        raise NotConnected(waited)
 
     @property
     def rejoins(self) -> int:
@@ -155,8 +172,17 @@ class SeatHub(Sequence):
     def find(self, token: str) -> SeatLink | None:
         return self._by_token.get(token)
 
-    def refuse(self, reason: str, bot: str) -> None:
+    def refuse(self, reason: str, bot: str, link: SeatLink | None = None,
+               unplayable: bool = False) -> None:
+        """Note a refused stream; ``link``, the seat it came for (its token, or its own
+        socket), learns why; ``unplayable``: the seat's bot cannot play at all (its seat
+        stops waiting for it)."""
         if len(self.refused) < REFUSALS_KEPT:
             self.refused.append({"reason": reason, "bot": bot[:100]})
         else:
             self.refused_more += 1
+        if link is not None:
+            if len(link.refusals) < REFUSALS_KEPT:
+                link.refusals.append(reason)
+            if unplayable:
+                link.unplayable.set()

@@ -10,6 +10,7 @@ own process (and process group): partners never share one, and a bot's whole tre
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -26,6 +27,8 @@ from referee.seats.sandbox import (PATH, SEAT_ADDRESS, SandboxPolicy, SeatCgroup
                                    args_fd, claim_uid, environment_args, sandbox_command,
                                    seccomp_fd, uid_processes)
 
+LOG_TAIL = 2000
+"""Characters of a bot's log quoted when its process ended before the match did."""
 LOG_LIMIT = 8 * 1024 * 1024
 """Bytes of a bot's output (stdout and stderr; stderr only for a stdio bot, whose stdout is the
 protocol) kept in its seat's log for one match."""
@@ -66,9 +69,11 @@ class BotProcess:
     for a sandboxed seat of a root launcher, also the seat's uid."""
 
     def __init__(self, popen: subprocess.Popen, log_pump: threading.Thread,
-                 uid: SeatUid | None = None, sandboxed: bool = False) -> None:
+                 uid: SeatUid | None = None, sandboxed: bool = False,
+                 log_path: Path | None = None) -> None:
         self.popen = popen
         self.log_pump = log_pump
+        self.log_path = log_path
         self.uid = uid
         self.seat_uid = None if uid is None else uid.uid
         """The seat's own uid (a root launcher's sandbox), kept after ``stop()``."""
@@ -79,6 +84,49 @@ class BotProcess:
     @property
     def pid(self) -> int:
         return self.popen.pid
+
+    async def exited(self) -> int:
+        """Wait (without blocking the loop) until the process has exited; its exit status."""
+        if self.popen.poll() is not None:
+            return self.popen.returncode
+        try:
+            fd = os.pidfd_open(self.popen.pid)
+        except (AttributeError, OSError):  # no pidfd here: look every 20 ms
+            while self.popen.poll() is None:
+                await asyncio.sleep(0.02)
+            return self.popen.returncode
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        loop.add_reader(fd, lambda: done.done() or done.set_result(None))
+        try:
+            await done
+        finally:
+            loop.remove_reader(fd)
+            os.close(fd)
+        return self.popen.wait()
+
+    def exit_note(self) -> dict | None:
+        """How the process ended, once it has: ``status`` (its exit status, or minus the
+        signal that ended it), ``said`` (the exit in words) and ``log_tail`` (the last
+        ``LOG_TAIL`` characters of its log); None while it runs."""
+        status = self.popen.poll()
+        if status is None:
+            return None
+        said = (f"was killed by signal {-status}" if status < 0 else
+                f"exited with status {status}")
+        if self.sandboxed and status > 128:  # its sandbox's init passes a signal on so
+            said += f" (signal {status - 128} inside its sandbox)"
+        self.log_pump.join(timeout=1)  # the end of its output is in the log
+        tail = ""
+        if self.log_path is not None:
+            try:
+                with open(self.log_path, "rb") as log:
+                    log.seek(0, os.SEEK_END)
+                    log.seek(max(0, log.tell() - 4 * LOG_TAIL))
+                    tail = log.read().decode("utf-8", "replace")[-LOG_TAIL:]
+            except OSError:
+                pass
+        return {"status": status, "said": said, "log_tail": tail}
 
     def stop(self, grace: float = 3.0) -> None:
         """Give the bot ``grace`` seconds to exit, then kill its whole process group (a
@@ -147,7 +195,7 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
         env = bot_environment(manifest, seat=seat, match_id=match_id,
                               address=None if stdio else SEAT_ADDRESS, token=token, base=base)
         folders = sandbox_pythonpath(manifest) + ([] if stdio else [PROTOS])
-        _check_runnable(manifest, command[0])
+        check_startable(manifest, sandboxed=True)
         uid = claim_uid()
         cgroup = None if uid is None else SeatCgroup.make(f"arena-seat-{uid.uid}", sandbox)
         filter_fd = seccomp_fd()
@@ -181,7 +229,7 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
     pump = threading.Thread(target=_keep_log, args=(output, Path(log_path), LOG_LIMIT),
                             name=f"seat{seat}-log", daemon=True)
     pump.start()
-    bot = BotProcess(proc, pump, uid, sandbox is not None)
+    bot = BotProcess(proc, pump, uid, sandbox is not None, Path(log_path))
     bot.cgroup = cgroup
     return bot
 
@@ -218,6 +266,26 @@ def _check_runnable(manifest: Manifest, program: str) -> None:
     if not found:
         raise ManifestError(f"{manifest.path or manifest.command[0]}: field 'command': cannot "
                             f"start {program!r}: No such file or directory")
+
+
+def check_startable(manifest: Manifest, sandboxed: bool) -> None:
+    """Raise ``ManifestError`` (naming the manifest and its field) when ``manifest``'s bot
+    cannot be started: its program is not there, or (``sandboxed``, a root launcher) the
+    seat's own uid could not enter its folder."""
+    program = manifest.command[0]
+    _check_runnable(manifest, sys.executable if program in ("python", "python3") else program)
+    if not sandboxed:
+        return
+    folders = [manifest.folder, *sandbox_pythonpath(manifest)]
+    if os.geteuid() != 0:
+        return
+    for folder in folders:
+        mode = folder.stat().st_mode if folder.exists() else 0o755
+        if mode & 0o005 != 0o005:
+            raise ManifestError(
+                f"{manifest.path or manifest.label}: the bot's folder {folder} has mode "
+                f"{mode & 0o777:04o}: a sandboxed bot runs as a user of its own, which must "
+                f"be able to read it (chmod -R o+rX {folder})")
 
 
 def _keep_log(pipe, path: Path, limit: int) -> None:

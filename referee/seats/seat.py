@@ -36,6 +36,11 @@ TIMED_OUT = _TimedOut()
 """The reply when the deadline passed first (also what ``Mailbox.get`` gives at its timeout)."""
 
 
+class NotConnected(Exception):
+    """Why a seat's bot is not there at the match's start ("did not connect within 15000 ms",
+    "was refused: ..."); the text follows "seat N" in the fault."""
+
+
 @dataclass(frozen=True, slots=True)
 class Closed:
     """The reply when the bot is gone for good; ``reason`` follows "seat N" in the fault."""
@@ -86,8 +91,9 @@ class Seat(ABC):
     when awaited. Messages reach the bot in the order they were given."""
 
     @abstractmethod
-    async def connect(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for the bot to be there; False if it is not."""
+    async def connect(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the bot to be there; raise ``NotConnected`` when
+        it is not (at the timeout, or at once when its connection was refused)."""
 
     @abstractmethod
     def request(self, message: pb.RefereeMessage, deadline: float,
@@ -109,3 +115,26 @@ class Seat(ABC):
     def rejoins(self) -> int:
         """How many times the bot came back on a new connection in this match."""
         return 0
+
+
+class Unstarted(Seat):
+    """A seat whose bot could not be started (its program is missing, its folder cannot be
+    read): it never connects, and the fault says why."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    async def connect(self, timeout: float) -> None:
+        raise NotConnected(f"could not be started: {self.why}")
+
+    def request(self, message: pb.RefereeMessage, deadline: float,
+                watch: RequestWatch = UNWATCHED):
+        async def closed() -> Reply:
+            return Closed("was never started")
+        return closed()
+
+    def notify(self, message: pb.RefereeMessage) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

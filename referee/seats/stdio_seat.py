@@ -94,8 +94,8 @@ class StdioSeat(Seat):
         seat._writer, _ = await loop.connect_write_pipe(lambda: _Input(seat), stdin)
         return seat
 
-    async def connect(self, timeout: float) -> bool:
-        return True  # there once started; a program that died is found closed at its request
+    async def connect(self, timeout: float) -> None:
+        pass  # there once started; a program that died is found closed at its request
 
     def notify(self, message: pb.RefereeMessage) -> None:
         self._write(message)

@@ -44,27 +44,30 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         if not first.HasField("hello"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "the first message must be a Hello with the seat token")
-        spoken = first.hello.protocol
+        hello = first.hello
+        link = self.hub.find(hello.token)
+        own = None if self.seat is None else self.hub.links[self.seat]  # this socket's seat
+        spoken = hello.protocol
         if spoken and spoken != PROTOCOL:  # none given: taken as this referee's own
-            self.hub.refuse(f"protocol {spoken[:40]!r}", first.hello.bot_name)
+            self.hub.refuse(f"its Hello speaks protocol {spoken[:40]!r}, this referee "
+                            f"{PROTOCOL}", hello.bot_name, own or link,
+                            unplayable=link is not None and link is (own or link))
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"this referee speaks {PROTOCOL}, not {spoken[:40]!r}")
-        link = self.hub.find(first.hello.token)
         if link is None:
-            self.hub.refuse("unknown token", first.hello.bot_name)
+            self.hub.refuse("its Hello has an unknown seat token", hello.bot_name, own)
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown seat token")
-        if self.seat is not None and link.seat != self.seat:  # another seat's socket
-            self.hub.refuse(f"token of seat {link.seat} on seat {self.seat}'s socket",
-                            first.hello.bot_name)
+        if own is not None and link is not own:  # another seat's token on this seat's socket
+            self.hub.refuse(f"its Hello has the token of seat {link.seat} on seat "
+                            f"{self.seat}'s socket", hello.bot_name, own)
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown seat token")
         if link.closed:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the match is over")
         if link.connected.is_set():
-            self.hub.refuse(f"token of seat {link.seat}, already connected",
-                            first.hello.bot_name)
+            self.hub.refuse(f"token of seat {link.seat}, already connected", hello.bot_name)
             await context.abort(grpc.StatusCode.ALREADY_EXISTS,
                                 f"seat {link.seat} is already connected")
-        outbox = link.attach(first.hello)  # during the match, a Welcome is queued first
+        outbox = link.attach(hello)  # during the match, a Welcome is queued first
         reader = asyncio.ensure_future(self._read(it, link, outbox))
         try:
             while True:
