@@ -212,6 +212,14 @@ function describeEvents(events) {
 function describeFailure(status, address, connected) {
   // grpc-js may end connection errors with an empty "Resolution note:"; drop it.
   const detail = (status.details || '').replace(/\s*Resolution note:\s*$/, '') || 'no details';
+  // A referee that stops mid-match resets the stream: grpc-js reports that as INTERNAL
+  // ("Received RST_STREAM ...") or CANCELLED, although nothing went wrong in this process.
+  const reset = status.code === grpc.status.CANCELLED ||
+    (status.code === grpc.status.INTERNAL && /RST_STREAM|Session closed/.test(detail));
+  if (connected && reset) {
+    return `lost the connection to the referee at ${address} (the referee reset the stream): ` +
+      detail;
+  }
   switch (status.code) {
     case grpc.status.UNAVAILABLE:
       return connected
