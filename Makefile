@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench clean redis postgres protos check-protos bots soak mutate sandbox
+.PHONY: demo test install bench clean redis postgres protos check-protos bots soak mutate sandbox readme
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -83,6 +83,10 @@ mutate: $(STAMP)
 # Many matches between the sample bots of every language, each record verified (not a test).
 soak: $(STAMP) sandbox bots
 	$(BIN)/arena soak --matches 10 --deals 4
+
+# Run the README's command blocks as written, in a scratch copy of the project.
+readme: $(STAMP) sandbox bots
+	$(BIN)/python -m tools.readme_blocks
 
 clean:
 	rm -rf $(VENV) build *.egg-info sample_bots/node/node_modules
