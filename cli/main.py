@@ -99,6 +99,9 @@ def _existing_store(url: str, why: str):
 
 
 def cmd_replay(args) -> int:
+    """Exit 0: verified (or printed); 1: the replay differs from the record (or there is no
+    store, as for every command reading one); 2: the record cannot be read; 3: a stored
+    record still sealed."""
     from referee.match.matchfile import MatchFile
     try:
         if args.db or not os.path.exists(args.record):
@@ -109,13 +112,14 @@ def cmd_replay(args) -> int:
                 return 3
             data = store.record(args.record)
             if data is None:
-                raise SystemExit(f"arena replay: {args.record}: no such file, and no match "
-                                 f"record with that id in {store.url}")
+                print(f"arena replay: {args.record}: no such file, and no match record with "
+                      f"that id in {store.url}", file=sys.stderr)
+                return 2
             match = MatchFile.from_dict(data, args.record)
         else:
             match = MatchFile.load(args.record)
     except ValueError as e:
-        print(f"arena: {e}", file=sys.stderr)
+        print(f"arena replay: {e}", file=sys.stderr)
         return 2
     if args.verify:
         problems = match.verify()
@@ -123,11 +127,12 @@ def cmd_replay(args) -> int:
             for p in problems:
                 print(f"DIFFERS {p}")
             return 1
+        games, deals = len(match.games), len(match.summary().deals)
         actions = sum(len(g.actions) for g in match.games)
         events = sum(len(g.events) for g in match.games)
-        last = match.games[-1].result if match.games else None
-        print(f"verified: {len(match.games)} game(s), {actions} actions, {events} events, "
-              f"result {last}")
+        print(f"verified: {games} game(s), {deals} deal(s), {actions} actions, {events} "
+              "events")
+        print(f"result: {match.outcome()}")
         if match.faults:
             print(f"faults recorded: {len(match.faults)}")
         return 0
@@ -167,20 +172,48 @@ def cmd_soak(args) -> int:
         return 2
 
 
+VARIANT_HELP = "the variant (default two-deck-fry; `arena rules variants` lists them)"
+LOG_LINES = 12  # lines of a gone bot's log that `arena match` prints under its fault
+LISTEN_CONNECT_MS = 600_000  # how long a seat started by hand is waited for, by default
+
+
+def _listening_seats(values: list[str] | None) -> set[int]:
+    """The seats of ``--seat N=listen`` options."""
+    seats = set()
+    for v in values or ():
+        seat, _, how = v.partition("=")
+        if how != "listen" or seat not in ("0", "1", "2", "3"):
+            raise ValueError(f"--seat {v}: expected N=listen with N a seat 0-3")
+        seats.add(int(seat))
+    return seats
+
+
+
 def cmd_match(args) -> int:
+    from referee.seats.launch import check_startable
     from referee.seats.manifest import ManifestError, bot_argument
     from referee.match.local import new_match_id, run_match
     from referee.seats.sandbox import SandboxUnavailable
     from referee.match.matchfile import MatchFile
-    from referee.match.spec import MatchSpec, TimeControl
+    from referee.match.spec import DEFAULT_TIME_CONTROL, MatchSpec, TimeControl
     from referee.rules.variants import rules_for
-    if len(args.bots) != 4:
-        print(f"arena match: expected 4 bots (one per seat, seats 0-3), got {len(args.bots)}",
-              file=sys.stderr)
+    try:
+        listen = _listening_seats(args.seat)
+    except ValueError as e:
+        print(f"arena match: {e}", file=sys.stderr)
+        return 2
+    if len(args.bots) + len(listen) != 4:
+        print(f"arena match: expected {4 - len(listen)} bots (one per seat"
+              f"{', besides the listening seat(s) ' if listen else ''}"
+              f"{', '.join(map(str, sorted(listen)))}), got {len(args.bots)}", file=sys.stderr)
         return 2
     try:
         rules = rules_for(args.variant)
-        bots = [bot_argument(b) for b in args.bots]
+        given = iter(args.bots)
+        bots = [None if seat in listen else bot_argument(next(given)) for seat in range(4)]
+        for b in bots:
+            if b is not None:
+                check_startable(b, sandboxed=not args.unsandboxed)
         if args.game and rules.after_ace == "wrap":
             raise ValueError(f"--game: {args.variant} wraps after A (option after_ace = wrap), "
                              "so a game never ends; use --deals N")
@@ -189,18 +222,32 @@ def cmd_match(args) -> int:
         return 2
     match_id = args.match_id or new_match_id()
     seed = args.seed if args.seed is not None else secrets.token_hex(16)  # kept in the record
+    connect_ms = args.connect_timeout_ms or (LISTEN_CONNECT_MS if listen else
+                                             DEFAULT_TIME_CONTROL.connect_timeout_ms)
     spec = MatchSpec(match_id=match_id, variant=args.variant, seed=seed,
                      max_deals=None if args.game else args.deals,
                      time_control=TimeControl(per_decision_ms=args.per_decision_ms,
                                               bank_ms=args.bank_ms,
                                               max_strikes=args.max_strikes,
-                                              max_reconnects=args.max_reconnects),
-                     seat_names=[b.label for b in bots])
+                                              max_reconnects=args.max_reconnects,
+                                              connect_timeout_ms=connect_ms),
+                     seat_names=[f"seat {i}, started by hand" if b is None else b.label
+                                 for i, b in enumerate(bots)])
     out = Path(args.out) if args.out else Path("records") / f"match-{match_id}.json"
+    tokens = [secrets.token_urlsafe(24) for _ in range(4)]
+
+    def listening(address: str) -> None:
+        for seat in sorted(listen):
+            print(f"seat {seat} waits {connect_ms // 1000} s for the bot you start (over TCP, "
+                  "unsandboxed: it runs as you start it); in its environment:\n"
+                  f"  export ARENA_REFEREE={address} ARENA_TOKEN={tokens[seat]} "
+                  f"ARENA_SEAT={seat} ARENA_MATCH_ID={match_id}", flush=True)
     t = time.perf_counter()
     try:
         _, record, _ = run_match(spec, bots, out.parent / f"logs-{match_id}",
-                                 sandbox="none" if args.unsandboxed else None)
+                                 sandbox="none" if args.unsandboxed else None,
+                                 tcp_port=args.port if listen else None, tokens=tokens,
+                                 listening=listening)
     except SandboxUnavailable as e:
         print(f"arena match: {e}", file=sys.stderr)
         return 2
@@ -214,8 +261,8 @@ def cmd_match(args) -> int:
     result = match.result
     print(f"match {match_id}: {args.variant}, {len(result.deals)} deals in "
           f"{time.perf_counter() - t:.1f}s")
-    for seat, b in enumerate(bots):
-        print(f"  seat {seat} (team {seat % 2}): {b.label}  strikes {result.strikes[seat]}")
+    for seat, name in enumerate(spec.seat_names):
+        print(f"  seat {seat} (team {seat % 2}): {name}  strikes {result.strikes[seat]}")
     for d in result.deals:
         print(f"  deal {d.deal}: attackers {d.attacker_total} points, levels after "
               f"{d.levels[0]} / {d.levels[1]}")
@@ -224,9 +271,14 @@ def cmd_match(args) -> int:
     if result.forfeit:
         f = result.forfeit
         print(f"  forfeit: seat {f.seat} ({f.reason}); team {f.team} loses")
-    for fault in match.faults:
+    for fault, entry in zip(match.faults, record["faults"]):
         print(f"  fault: seat {fault.seat} {fault.kind}: {fault.reason}")
-    print(f"  sandbox: {result.sandbox}")
+        if entry.get("log_tail"):  # a seat whose process ended: how its log ends
+            lines = entry["log_tail"].rstrip("\n").splitlines()[-LOG_LINES:]
+            print("\n".join(f"    | {line}" for line in lines))
+    by_hand = f" (seat(s) {', '.join(map(str, sorted(listen)))} started by hand: as you " \
+        "started them)" if listen else ""
+    print(f"  sandbox: {result.sandbox}{by_hand}")
     print(f"  winner team: {result.winner_team}; record {out} (arena replay {out} --verify)")
     return 0
 
@@ -264,7 +316,14 @@ DEFAULT_DB = "sqlite:///arena.db"
 
 
 def _db(args) -> str:
-    return args.db or os.environ.get("ARENA_DB") or DEFAULT_DB
+    """The store's URL: ``--db``, else ``$ARENA_DB``, else the default; a SQLite file's path
+    (``records/demo.db``: a file that is there, or a name ending in .db, .sqlite or .sqlite3)
+    is that SQLite store."""
+    url = args.db or os.environ.get("ARENA_DB") or DEFAULT_DB
+    if "://" not in url and (url.endswith((".db", ".sqlite", ".sqlite3")) or
+                             os.path.isfile(url)):
+        return f"sqlite:///{url}"
+    return url
 
 
 def _broker(args) -> str | None:
@@ -332,11 +391,19 @@ def cmd_season_run(args) -> int:
                                progress=not args.no_progress, max_attempts=args.attempts)
     except KeyboardInterrupt:
         c = store.counts(season.name)
-        print(f"\ninterrupted: {c['done']} of {total} matches done; run the same command again "
-              "to continue", file=sys.stderr)
+        if broker:
+            print(f"\ninterrupted: {c['done']} of {total} matches done; the "
+                  f"{c['pending'] + c['running']} queued and running matches keep being played "
+                  "by the workers (`arena season cancel "
+                  f"{season.name}` stops them); run the same command again to keep reconciling "
+                  "and see the standings", file=sys.stderr)
+        else:
+            print(f"\ninterrupted: {c['done']} of {total} matches done; run the same command "
+                  "again to continue", file=sys.stderr)
         return 130
+    cancelled = f", {counts['cancelled']} cancelled" if counts.get("cancelled") else ""
     print(f"played in {time.perf_counter() - t:.1f}s: {counts['done']} done, "
-          f"{counts['failed']} failed", file=sys.stderr)
+          f"{counts['failed']} failed{cancelled}", file=sys.stderr)
     st = compute(store.season(season.name), store.matches(season.name))
     print(table(st))
     return 0 if counts["failed"] == 0 else 1
@@ -484,6 +551,139 @@ def _print_faults(store, season: str, rows: list[dict], status: str | None) -> i
     return 0
 
 
+def _season_status(counts: dict[str, int], cancel: dict | None) -> str:
+    """A season's state in one word (or two): playing, finished, cancelled, cancelling (its
+    running matches left) or not started."""
+    if cancel:
+        return f"cancelling ({counts['running']} running left)" if counts["running"] else \
+            "cancelled"
+    if counts["pending"] + counts["running"] == 0:
+        return "finished"
+    if counts["done"] + counts["failed"] + counts["running"] == 0:
+        return "not started"
+    return "playing"
+
+
+def _local_time(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else ""
+
+
+def cmd_seasons(args) -> int:
+    """``arena seasons``: every season in the store, one line each."""
+    store = _existing_store(_db(args), "arena seasons: no seasons to list")
+    rows = []
+    for r in store.overview():
+        config, c = json.loads(r["config_json"]), r["counts"]
+        cancel = r["cancel"] or {}
+        rows.append({"name": r["name"], "variant": config.get("variant"),
+                     "format": config.get("format"), "duplicate": config.get("duplicate"),
+                     "bots": list(config.get("bots", [])), "matches": sum(c.values()), **c,
+                     "created_at": r["created_at"], "created": _local_time(r["created_at"]),
+                     "status": _season_status(c, r["cancel"]),
+                     "cancelled_at": cancel.get("cancelled_at"),
+                     "cancelled_by": cancel.get("by")})
+    if args.json:
+        print(json.dumps(rows, indent=1, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"no seasons in {store.url}")
+        return 0
+    width = max(6, *(len(r["name"]) for r in rows))
+    print(f"{'season':<{width}} {'variant':<14} {'format':<18} {'bots':>4} {'done/total':>11} "
+          f"{'running':>7} {'pending':>7} {'failed':>6} {'cancelled':>9}  {'created':<16}  "
+          "status")
+    for r in rows:
+        fmt = r["format"] + (", dup" if r["duplicate"] else "")
+        print(f"{r['name']:<{width}} {r['variant']:<14} {fmt:<18} {len(r['bots']):>4} "
+              f"{str(r['done']) + '/' + str(r['matches']):>11} {r['running']:>7} "
+              f"{r['pending']:>7} {r['failed']:>6} {r['cancelled']:>9}  {r['created']:<16}  "
+              f"{r['status']}")
+    return 0
+
+
+def _who() -> str:
+    """user@host, noted with a cancel."""
+    import getpass
+    import socket
+    try:
+        user = getpass.getuser()
+    except Exception:  # no user name in this environment
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}"
+
+
+def cmd_season_cancel(args) -> int:
+    """``arena season cancel NAME``: no more of the season's matches are played. Exit 0:
+    cancelled (or it already was); 2: no such season."""
+    store = _existing_store(_db(args), f"arena season cancel: no season {args.season!r}")
+    got = store.cancel_season(args.season, by=_who())
+    if got is None:
+        known = ", ".join(store.season_names()) or "none"
+        print(f"arena season cancel: no season {args.season!r} in {store.url} (seasons there: "
+              f"{known})", file=sys.stderr)
+        return 2
+    abandoned = (f" ({got['abandoned']} of them running with an expired lease, held by no "
+                 "live worker)" if got["abandoned"] else "")
+    if got["already"]:
+        by = f" by {got['by']}" if got["by"] else ""
+        print(f"season {args.season} was already cancelled at "
+              f"{_local_time(got['cancelled_at'])}{by}; {got['running']} running, "
+              f"{got['done']} done"
+              + (f"; {got['abandoned']} abandoned running match(es) cancelled now"
+                 if got["abandoned"] else ""))
+        return 0
+    print(f"season {args.season} cancelled: {got['pending'] + got['abandoned']} pending matches "
+          f"will not be played{abandoned}, {got['running']} running (they finish; `arena "
+          f"seasons` shows when), {got['done']} done stay counted")
+    return 0
+
+
+def cmd_logs(args) -> int:
+    """``arena logs MATCH_ID --seat N``: the end of seat N's bot log kept in the match's
+    record. Exit 0: printed; 2: no such match, no record yet or no log of that seat; 3: the
+    record is still sealed."""
+    store = _existing_store(_db(args), f"arena logs: {args.match_id}: no such match")
+    m = store.match(args.match_id)
+    if m is None:
+        print(f"arena logs: {args.match_id}: no match with that id in {store.url}",
+              file=sys.stderr)
+        return 2
+    record = store.record(args.match_id)
+    if record is None:
+        print(f"arena logs: {args.match_id}: no record yet: the match is {m['status']}"
+              + (f" ({m['error'].splitlines()[0][:200]})" if m.get("error") else ""),
+              file=sys.stderr)
+        return 2
+    sealed = store.sealed_by(args.match_id)
+    if sealed:
+        print(f"arena logs: {args.match_id}: {_sealed_reason(sealed)}", file=sys.stderr)
+        return 3
+    seat = str(args.seat)
+    logs = record.get("bot_logs") or {}
+    seats = record.get("seats") or json.loads(m["seats_json"])
+    bot = seats[args.seat] if args.seat < len(seats) else "?"
+    if seat not in logs:
+        print(f"arena logs: {args.match_id}: no log of seat {args.seat} ({bot}) kept in its "
+              "record (a record stored before every seat's log was kept has only the "
+              "faulting seats')", file=sys.stderr)
+        return 2
+    from scheduler.execute import BOT_LOG_KEPT
+    text = logs[seat]
+    kept = len(text.encode("utf-8"))
+    total = (record.get("bot_log_bytes") or {}).get(seat)
+    if total is not None:  # a replaced undecodable byte reads back longer than it was
+        kept = min(kept, total, BOT_LOG_KEPT)
+    if total is None:
+        size = f"{kept} bytes kept (the record does not say how long the log was)"
+    elif total > kept:
+        size = f"the last {kept} of {total} bytes kept ({total - kept} dropped)"
+    else:
+        size = f"all {total} bytes" if total else "its log is empty"
+    print(f"match {args.match_id}, seat {args.seat} (team {args.seat % 2}): bot {bot}; {size}")
+    sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+    return 0
+
+
 def cmd_bots_check(args) -> int:
     from referee.match.spec import DealSpec, TimeControl
     from referee.seats.manifest import ManifestError, load_manifest
@@ -622,7 +822,11 @@ def build_parser() -> argparse.ArgumentParser:
                       "seats (default: Python random, Node.js, Python greedy, C++)")
     soak.set_defaults(func=cmd_soak)
 
-    rep = sub.add_parser("replay", help="replay a match record without bots")
+    rep = sub.add_parser("replay", help="replay a match record without bots",
+                         epilog="exit status: 0 verified (or printed); 1 the replay differs "
+                         "from the record (a DIFFERS line each), or there is no store; 2 the "
+                         "record cannot be read (not JSON, a wrong field: named on stderr; no "
+                         "such match in the store); 3 a stored record still sealed")
     rep.add_argument("record", help="a record file, or a match id in the store (--db); a "
                      "stored record is sealed (exit 3) until every match on its cards is over")
     rep.add_argument("--db", help=f"the store (default $ARENA_DB or {DEFAULT_DB})")
@@ -632,8 +836,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     match = sub.add_parser("match", help="play one match between four bots on this machine")
     match.add_argument("bots", nargs="+", help="4 bot manifests (bot.toml or its folder) or "
-                       "commands, seats 0-3")
-    match.add_argument("--variant", default="two-deck-fry")
+                       "commands, seats 0-3 (the seats not given to --seat N=listen)")
+    match.add_argument("--seat", action="append", metavar="N=listen",
+                       help="seat N is played by a bot you start yourself (in a debugger, say): "
+                       "the referee listens on 127.0.0.1 and prints the address and the seat's "
+                       "token; repeatable")
+    match.add_argument("--port", type=int, default=0,
+                       help="the TCP port a listening seat connects to (default: a free one)")
+    match.add_argument("--connect-timeout-ms", type=int, default=0,
+                       help="how long the referee waits for each bot to connect (default "
+                       f"{TC.connect_timeout_ms}, or {LISTEN_CONNECT_MS} with a listening seat)")
+    match.add_argument("--variant", default="two-deck-fry", choices=_VARIANTS,
+                       help=VARIANT_HELP)
     match.add_argument("--deals", type=int, default=4, help="deals to play (default 4)")
     match.add_argument("--game", action="store_true", help="play a whole game to its end")
     match.add_argument("--seed", help="the match's seed, for reproducing a match (default: a "
@@ -669,6 +883,18 @@ def build_parser() -> argparse.ArgumentParser:
                      "or 3; distributed: the workers' --attempts)")
     _unsandboxed_option(run)
     run.set_defaults(func=cmd_season_run)
+    cancel = ssub.add_parser("cancel", help="stop a season: its pending matches are not "
+                             "played; running ones finish and count",
+                             epilog="exit status: 0 cancelled (or it already was); 2 no such "
+                             "season")
+    cancel.add_argument("season", help="the season's name")
+    cancel.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    cancel.set_defaults(func=cmd_season_cancel)
+
+    sl = sub.add_parser("seasons", help="every season in the store and its state")
+    sl.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    sl.add_argument("--json", action="store_true")
+    sl.set_defaults(func=cmd_seasons)
 
     worker = sub.add_parser("worker", help="start a Celery worker that plays league matches")
     worker.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
@@ -695,16 +921,27 @@ def build_parser() -> argparse.ArgumentParser:
     ms = sub.add_parser("matches", help="a season's matches and their state")
     ms.add_argument("season")
     ms.add_argument("--db")
-    ms.add_argument("--status", choices=["pending", "running", "done", "failed"])
+    ms.add_argument("--status", choices=["pending", "running", "done", "failed", "cancelled"])
     ms.add_argument("--faults", action="store_true", help="bot faults (seat, kind, count) and "
                     "the infrastructure's failed attempts (attempt, reason), match by match")
     ms.set_defaults(func=cmd_matches)
+
+    logs_p = sub.add_parser("logs", help="a seat's bot log kept in a stored match record "
+                            "(its last 32 KiB)", epilog="exit status: 0 printed; 2 no such "
+                            "match, no record yet or no log of the seat; 3 the record is "
+                            "still sealed")
+    logs_p.add_argument("match_id")
+    logs_p.add_argument("--seat", type=int, choices=range(4), required=True,
+                        help="the seat, 0-3")
+    logs_p.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    logs_p.set_defaults(func=cmd_logs)
 
     bots = sub.add_parser("bots", help="bot manifests")
     bsub2 = bots.add_subparsers(dest="bots_command", required=True)
     bc = bsub2.add_parser("check", help="a short smoke match a bot must pass to join a season")
     bc.add_argument("manifest")
-    bc.add_argument("--variant", default="two-deck-fry")
+    bc.add_argument("--variant", default="two-deck-fry", choices=_VARIANTS,
+                       help=VARIANT_HELP)
     bc.add_argument("--seed", help="the deal's seed (default: a fresh random one)")
     bc.add_argument("--per-decision-ms", type=int, default=TC.per_decision_ms)
     bc.add_argument("--workdir", default="records/checks")
@@ -715,7 +952,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "probability ratio test decides")
     sp.add_argument("a", help="bot A's manifest")
     sp.add_argument("b", help="bot B's manifest")
-    sp.add_argument("--variant", default="two-deck-fry")
+    sp.add_argument("--variant", default="two-deck-fry", choices=_VARIANTS,
+                       help=VARIANT_HELP)
     sp.add_argument("--elo0", type=float, default=0.0, help="H0: A is at most this much "
                     "stronger (default 0)")
     sp.add_argument("--elo1", type=float, default=50.0, help="H1: A is at least this much "
@@ -743,7 +981,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # the reader went away (`arena standings S | head`): not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # (no second error as Python flushes at exit)
+        return 0
 
 
 if __name__ == "__main__":

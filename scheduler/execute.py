@@ -28,6 +28,9 @@ from scheduler.store import DEFAULT_LEASE_S, MAX_ATTEMPTS, Store, worker_name
 
 ROOT = Path(__file__).resolve().parent.parent
 _PR_SET_PDEATHSIG = 1
+#: bytes of the end of each seat's log kept in its match record (``arena logs``); the referee
+#: bounds a seat's log to ``referee.seats.launch.LOG_LIMIT`` (8 MiB)
+BOT_LOG_KEPT = 32 * 1024
 
 
 class MatchFailed(RuntimeError):
@@ -60,8 +63,9 @@ def max_match_seconds(spec: MatchSpec) -> float:
 
 
 def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0) -> MatchFile:
-    """Play ``spec`` in a referee process; returns the match file it wrote, with the end of
-    each faulting seat's log (``extra["bot_logs"]``)."""
+    """Play ``spec`` in a referee process; returns the match file it wrote, with the last
+    ``BOT_LOG_KEPT`` bytes of every seat's log (``extra["bot_logs"]``: seat -> text) and each
+    log's whole size (``extra["bot_log_bytes"]``: seat -> bytes)."""
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     spec_path = workdir / "spec.json"
@@ -100,10 +104,9 @@ def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0) -
         how = f" (killed by {_signal_name(-rc)})" if rc < 0 else ""
         raise MatchFailed(f"the referee exited with status {rc}{how}: {tail}")
     match = MatchFile.load(out)
-    if match.faults:
-        seats = sorted({f.seat for f in match.faults})
-        match.extra["bot_logs"] = {str(s): _tail(workdir / "logs" / f"seat{s}.log")
-                                   for s in seats}
+    logs = {s: _tail(workdir / "logs" / f"seat{s}.log") for s in range(4)}
+    match.extra["bot_logs"] = {str(s): text for s, (text, _) in logs.items()}
+    match.extra["bot_log_bytes"] = {str(s): size for s, (_, size) in logs.items()}
     return match
 
 
@@ -131,11 +134,20 @@ def play_again(spec: MatchSpec, workdir: Path, attempts: int | None = None, **kw
     raise AssertionError("unreachable")
 
 
-def _tail(path: Path, n: int = 2000) -> str:
+def _tail(path: Path, n: int = BOT_LOG_KEPT) -> tuple[str, int]:
+    """The last ``n`` bytes of the log at ``path`` (from its first whole character) and the
+    log's size; ("", 0) when there is none."""
     try:
-        return path.read_text(errors="replace")[-n:]
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - n))
+            data = f.read(n)
     except OSError:
-        return ""
+        return "", 0
+    if size > n:  # cut inside a character: start at the next whole one
+        while data and (data[0] & 0xC0) == 0x80:
+            data = data[1:]
+    return data.decode("utf-8", errors="replace"), size
 
 
 def _gone(owner: str | None) -> bool:
@@ -187,7 +199,8 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
                   store_retry_s: float = 60.0) -> str:
     """Claim, play and store one match. Returns "done", "counted" (a duplicate delivery whose
     result was already written), "busy" (another worker holds a live lease or it is finished),
-    "retry" or "failed" (set aside after ``max_attempts``, default ``ARENA_MAX_ATTEMPTS`` or 3).
+    "retry", "failed" (set aside after ``max_attempts``, default ``ARENA_MAX_ATTEMPTS`` or 3)
+    or "cancelled" (its season was cancelled).
 
     Only the referee's record charges a bot. Whatever else ends an attempt (the referee process
     failed or ran past its limit, the store did not take the result) is the infrastructure's:
@@ -203,7 +216,8 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
                               take_from=held["lease_owner"])
             held = store.match(match_id) if row is None else held
         if row is None:
-            return "failed" if held and held["status"] == "failed" else "busy"
+            status = held["status"] if held else None
+            return status if status in ("failed", "cancelled") else "busy"
 
     def renew() -> None:  # the lease outlives a long match only while we are alive
         try:
@@ -226,4 +240,4 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
             status = store.give_back(match_id, owner, why, max_attempts=limit)
         except Exception:  # the store is away: the lease runs out, and the match is lost
             return "retry"  # to this attempt and taken over by the next
-        return "retry" if status == "pending" else "failed"
+        return {"pending": "retry", "cancelled": "cancelled"}.get(status, "failed")

@@ -8,7 +8,8 @@ Two ways to play, one match function (``execute.execute_match``):
   bounded window and re-enqueues matches whose message was lost (a flushed or restarted
   broker) or whose lease expired (a killed worker).
 
-Either way a season is resumable: running it again plays only what is not done.
+Either way a season is resumable: running it again plays only what is not done. A cancelled
+season (``arena season cancel``) is not: a run in progress stops once the matches in play end.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from itertools import islice
 from pathlib import Path
 
 from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, TimeControl
+from referee.seats.manifest import changed_files
 
 from scheduler.execute import MatchFailed, execute_match, play_again
 from scheduler.season import Season, SeasonError
@@ -68,6 +70,20 @@ def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, 
     return None
 
 
+def startable(season: Season, i: int) -> None:
+    """Raise SeasonError when the season's bot ``i`` cannot be started (a missing program, a
+    folder its sandbox cannot read), naming the bot and the field."""
+    from referee.seats.launch import check_startable
+    from referee.seats.manifest import ManifestError
+    from referee.seats.sandbox import UNSANDBOXED_ENV
+    bot = season.bots[i]
+    try:
+        check_startable(bot.manifest, sandboxed=os.environ.get(UNSANDBOXED_ENV) != "1")
+    except ManifestError as e:
+        raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} cannot "
+                          f"be started: {e}") from None
+
+
 def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dict[str, str]:
     """Check every bot not yet admitted at its current content; raise SeasonError if one fails.
     Writes nothing to the store; returns {bot name: content hash} of the bots it checked."""
@@ -77,10 +93,13 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
         h = bot.manifest.content_hash()
         prior = known.get(bot.name)
         if prior and prior["content_hash"] != h:
+            files = json.loads(prior["manifest_json"]).get("files")  # (older stores: none)
+            what = (f"files {changed_files(files, bot.manifest.file_hashes())}" if files
+                    is not None else f"content {prior['content_hash']} -> {h}")
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
-                              f"changed since season {season.name!r} started (content "
-                              f"{prior['content_hash']} -> {h}); results would mix versions: "
-                              "give the season a new name")
+                              f"changed since season {season.name!r} started ({what}, in "
+                              f"{bot.manifest.folder}); results would mix versions: put it "
+                              "back as it was, or give the season a new name")
         if (prior and prior["checked_hash"] == h) or h in checked.values():
             checked[bot.name] = h  # passed before, or the same bot under another name
             continue
@@ -117,6 +136,13 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
     """Create the season in the store (or confirm it matches the stored one); returns the
     number of matches still to play."""
     existing = store.season(season.name)
+    cancel = store.cancelled(season.name) if existing else None
+    if cancel:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cancel["cancelled_at"]))
+        raise SeasonError(f"{season.path}: season {season.name!r} was cancelled at {when}"
+                          f"{' by ' + cancel['by'] if cancel['by'] else ''}; a cancelled "
+                          "season is not played again: give the season a new name to start "
+                          "another")
     if existing:
         season = _with_stored_secret(season, store, out)
     if existing and existing["config_hash"] != season.config_hash():
@@ -126,11 +152,14 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
         raise SeasonError(f"{season.path}: season {season.name!r} already exists in the store "
                           f"with a different {', '.join(repr(d) for d in diff)}; give the "
                           "season a new name to start another")
+    for i in range(len(season.bots)):  # before any bot's check match
+        startable(season, i)
     checked = admit(season, store, workdir=workdir, out=out) if check else {}
     if not existing:
         bot_rows = [{"name": b.name, "version": b.manifest.version,
                      "content_hash": b.manifest.content_hash(),
-                     "manifest_json": json.dumps(b.to_dict()),
+                     "manifest_json": json.dumps({**b.to_dict(),
+                                                  "files": b.manifest.file_hashes()}),
                      "checked_hash": checked.get(b.name)} for b in season.bots]
         store.create_season(season.name, season.config(), season.config_hash(),
                             str(season.path), bot_rows, plan_rows(season, season.plan()),
@@ -155,17 +184,25 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _said_cancelled(store: Store, season_name: str, counts: dict[str, int]) -> None:
+    """Say that the run ended because its season was cancelled, and what was left unplayed."""
+    if store.cancelled(season_name):
+        print(f"season {season_name} was cancelled: {counts['cancelled']} matches not played, "
+              f"{counts['done']} done stay counted", file=sys.stderr)
+
+
 def run_local(store: Store, season_name: str, *, workers: int = 2,
               lease_s: float = DEFAULT_LEASE_S, progress: bool = True,
               max_attempts: int | None = None) -> dict[str, int]:
     """Play the season's remaining matches in a local process pool; returns the final counts.
     A match whose attempt failed for the infrastructure's sake is played again, up to
-    ``max_attempts`` (default ``ARENA_MAX_ATTEMPTS`` or 3), then set aside as failed."""
+    ``max_attempts`` (default ``ARENA_MAX_ATTEMPTS`` or 3), then set aside as failed. Once the
+    season is cancelled no match starts: the run ends when the ones in play do."""
     store.release_owned(season_name, _alive)  # matches of an interrupted earlier run
     counts = store.counts(season_name)
     total = sum(counts.values())
-    bar = _progress(total, counts["done"] + counts["failed"], f"{season_name} (local)",
-                    progress)
+    bar = _progress(total, counts["done"] + counts["failed"] + counts["cancelled"],
+                    f"{season_name} (local)", progress)
     ctx = multiprocessing.get_context("spawn")
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
@@ -185,21 +222,27 @@ def run_local(store: Store, season_name: str, *, workers: int = 2,
                     finished, playing = wait(playing, return_when=FIRST_COMPLETED)
                     for f in finished:
                         outcome = f.result()
-                        if outcome in ("done", "failed", "counted"):
+                        if outcome in ("done", "failed", "counted", "cancelled"):
                             bar.update(1)
                         elif outcome == "busy":
                             busy += 1
+                    if store.cancelled(season_name):  # no other match starts
+                        waiting = iter(())
                 if busy == len(todo):  # all held by live leases elsewhere: wait for them
                     time.sleep(min(5.0, lease_s / 4))
     finally:
         bar.close()
-    return store.counts(season_name)
+    counts = store.counts(season_name)
+    _said_cancelled(store, season_name, counts)
+    return counts
 
 
 def run_distributed(store: Store, season_name: str, broker: str, *, window: int = 64,
                     requeue_after_s: float = DEFAULT_LEASE_S, poll_s: float = 1.0,
                     progress: bool = True, timeout_s: float | None = None) -> dict[str, int]:
-    """Enqueue the season's matches as Celery tasks and reconcile until every one is done."""
+    """Enqueue the season's matches as Celery tasks and reconcile until every one is done (or,
+    in a season cancelled meanwhile, until the matches in play are over: a running match whose
+    worker is gone is cancelled, not enqueued again)."""
     from kombu.exceptions import OperationalError as OSError_
 
     from scheduler.tasks import make_app
@@ -207,14 +250,15 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
     broker_down = False
     counts = store.counts(season_name)
     total = sum(counts.values())
-    shown = counts["done"] + counts["failed"]
+    shown = counts["done"] + counts["failed"] + counts["cancelled"]
     bar = _progress(total, shown, f"{season_name} (distributed)", progress)
     started = time.monotonic()
     shown_at_start, hinted = shown, False
     try:
         while True:
+            store.settle_cancelled(season_name)
             counts = store.counts(season_name)
-            finished = counts["done"] + counts["failed"]
+            finished = counts["done"] + counts["failed"] + counts["cancelled"]
             if finished > shown:
                 bar.update(finished - shown)
                 shown = finished
@@ -248,6 +292,7 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
             time.sleep(poll_s)
     finally:
         bar.close()
+    _said_cancelled(store, season_name, counts)
     return counts
 
 

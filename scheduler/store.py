@@ -12,6 +12,11 @@ whose lease expired may be claimed again: that is how a season survives a killed
 attempt that ended for the infrastructure's sake (the referee process failed, its worker was
 lost, the store did not take the result) charges no bot: the match is played again on the same
 cards, and after ``max_attempts`` it is set aside as ``failed`` with the reason.
+
+A cancelled season (``season_cancels``) plays nothing more: its pending matches, and running
+ones nobody holds (an expired lease), become ``cancelled``; a running match with a live lease
+finishes and is counted, or becomes ``cancelled`` if its attempt fails or is lost. No match of a
+cancelled season is claimed again.
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ import zlib
 from typing import Any, Iterable
 
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, LargeBinary, MetaData,
-                        String, Table, Text, UniqueConstraint, create_engine, event, func,
-                        select, update)
+                        String, Table, Text, UniqueConstraint, create_engine, event, exists,
+                        func, select, update)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -49,6 +54,14 @@ season_secrets = Table(
     Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
     Column("secret", String(200), nullable=False),
     Column("given", Boolean, nullable=False),  # set in the season file, on purpose
+)
+
+# A table of its own (not a column of seasons): a store made before it gains it from create_all.
+season_cancels = Table(
+    "season_cancels", metadata,
+    Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
+    Column("cancelled_at", Float, nullable=False),
+    Column("by", String(200)),
 )
 
 bots = Table(
@@ -102,7 +115,8 @@ records = Table(
 
 #: one row per claim of a match; ``outcome``: running, done, counted (another attempt's result
 #: was written first), retry / failed (the attempt produced no record; failed: the last one),
-#: lost (its worker stopped renewing the lease or is gone), interrupted (a local run stopped)
+#: lost (its worker stopped renewing the lease or is gone), interrupted (a local run stopped),
+#: cancelled (its season was cancelled while it was given back or abandoned)
 attempts = Table(
     "attempts", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
@@ -121,6 +135,9 @@ DEFAULT_LEASE_S = 120.0
 MAX_ATTEMPTS = 3
 LOST = ("lost: its worker stopped renewing the lease (killed, stopped or cut off from the "
         "store)")
+CANCELLED = "its season was cancelled"
+#: a match's statuses: ``cancelled`` ones (of a cancelled season) are never played
+STATUSES = ("pending", "running", "done", "failed", "cancelled")
 
 
 def worker_name() -> str:
@@ -228,19 +245,27 @@ class Store:
               max_attempts: int = MAX_ATTEMPTS, take_from: str | None = None) -> dict | None:
         """Take the match if it is pending or its lease expired (or it is leased to
         ``take_from``, a worker known to be gone); returns its row, else None. Taking over a
-        lost attempt past ``max_attempts`` sets the match aside as ``failed`` instead."""
+        lost attempt past ``max_attempts`` sets the match aside as ``failed`` instead. A match
+        of a cancelled season is never taken: a lost one of them becomes ``cancelled``."""
         now = time.time()
         lost = (matches.c.status == "running") & (matches.c.lease_until < now)
         if take_from is not None:
             lost = lost | ((matches.c.status == "running")
                            & (matches.c.lease_owner == take_from))
+        live = ~exists().where(season_cancels.c.season == matches.c.season)
         with self.engine.begin() as c:
             got = c.execute(
                 update(matches)
-                .where(matches.c.id == match_id, (matches.c.status == "pending") | lost)
+                .where(matches.c.id == match_id, (matches.c.status == "pending") | lost, live)
                 .values(status="running", attempts=matches.c.attempts + 1, lease_owner=owner,
                         lease_until=now + lease_s, started_at=now))
             if got.rowcount != 1:
+                held = c.execute(select(matches.c.season).where(matches.c.id == match_id,
+                                                                lost)).scalar()
+                if held is not None and self._is_cancelled(c, held):
+                    why = (f"lost: its worker process {take_from} is gone" if take_from
+                           else LOST)
+                    self._cancel_abandoned(c, [match_id], f"{why}; {CANCELLED}", now)
                 return None
             row = dict(c.execute(select(matches).where(matches.c.id == match_id))
                        .mappings().one())
@@ -260,6 +285,84 @@ class Store:
                                                attempt=row["attempts"], worker=owner,
                                                started_at=now, outcome="running"))
         return row
+
+    # -- cancelling a season ------------------------------------------------------------
+    @staticmethod
+    def _is_cancelled(c, season: str) -> bool:
+        return c.execute(select(season_cancels.c.season)
+                         .where(season_cancels.c.season == season)).first() is not None
+
+    @staticmethod
+    def _cancel_abandoned(c, ids: list[str], why: str, now: float) -> None:
+        """Running matches ``ids``, held by nobody: ``cancelled``, their attempts lost."""
+        if not ids:
+            return
+        c.execute(update(matches).where(matches.c.id.in_(ids), matches.c.status == "running")
+                  .values(status="cancelled", lease_owner=None, lease_until=None,
+                          finished_at=now, error=why))
+        c.execute(update(attempts).where(attempts.c.match_id.in_(ids),
+                                         attempts.c.outcome == "running")
+                  .values(outcome="lost", ended_at=now, reason=why))
+
+    def _abandoned(self, c, season: str, now: float) -> list[str]:
+        return list(c.execute(select(matches.c.id)
+                              .where(matches.c.season == season,
+                                     matches.c.status == "running",
+                                     matches.c.lease_until < now)).scalars())
+
+    def cancel_season(self, name: str, by: str | None = None) -> dict | None:
+        """Cancel season ``name`` in one transaction: its pending matches, and running ones
+        whose lease expired, become ``cancelled``; running ones with a live lease finish.
+        Returns {"already", "cancelled_at", "by", "pending", "abandoned", "running", "done"}
+        (what this call changed; "already": it was cancelled before), None for no season.
+        Cancelling again cancels the running matches abandoned since."""
+        now = time.time()
+        try:
+            return self._cancel(name, by, now)
+        except IntegrityError:  # cancelled at the same moment by another: it already was
+            return self._cancel(name, by, now)
+
+    def _cancel(self, name: str, by: str | None, now: float) -> dict | None:
+        with self.engine.begin() as c:
+            if c.execute(select(seasons.c.name).where(seasons.c.name == name)).first() is None:
+                return None
+            prior = c.execute(select(season_cancels).where(season_cancels.c.season == name)
+                              ).mappings().first()
+            if prior is None:
+                c.execute(season_cancels.insert().values(season=name, cancelled_at=now, by=by))
+            pending = c.execute(update(matches)
+                                .where(matches.c.season == name, matches.c.status == "pending")
+                                .values(status="cancelled", finished_at=now,
+                                        error=CANCELLED)).rowcount
+            abandoned = self._abandoned(c, name, now)
+            self._cancel_abandoned(c, abandoned, f"{CANCELLED} while its lease had run out "
+                                   "(no live worker held it)", now)
+            left = dict(c.execute(select(matches.c.status, func.count())
+                                  .where(matches.c.season == name)
+                                  .group_by(matches.c.status)).all())
+        return {"already": prior is not None,
+                "cancelled_at": prior["cancelled_at"] if prior else now,
+                "by": prior["by"] if prior else by, "pending": pending,
+                "abandoned": len(abandoned), "running": left.get("running", 0),
+                "done": left.get("done", 0)}
+
+    def cancelled(self, season: str) -> dict | None:
+        """{"cancelled_at", "by"} when season ``season`` was cancelled, else None."""
+        with self.engine.connect() as c:
+            row = c.execute(select(season_cancels.c.cancelled_at, season_cancels.c.by)
+                            .where(season_cancels.c.season == season)).mappings().first()
+        return dict(row) if row else None
+
+    def settle_cancelled(self, season: str) -> int:
+        """In a cancelled season, running matches whose lease expired (their worker is gone):
+        ``cancelled``. Returns how many; 0 for a season not cancelled."""
+        now = time.time()
+        with self.engine.begin() as c:
+            if not self._is_cancelled(c, season):
+                return 0
+            ids = self._abandoned(c, season, now)
+            self._cancel_abandoned(c, ids, f"{LOST}; {CANCELLED}", now)
+        return len(ids)
 
     def renew(self, match_id: str, owner: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
         with self.engine.begin() as c:
@@ -310,16 +413,26 @@ class Store:
     def give_back(self, match_id: str, owner: str, error: str,
                   max_attempts: int = MAX_ATTEMPTS) -> str:
         """A failed attempt (no record; charged to no bot): pending again, or ``failed`` (set
-        aside) after ``max_attempts``. Returns the match's status."""
+        aside) after ``max_attempts``, or ``cancelled`` in a cancelled season. Returns the
+        match's status."""
         now = time.time()
         with self.engine.begin() as c:
-            row = c.execute(select(matches.c.attempts, matches.c.status, matches.c.lease_owner)
+            row = c.execute(select(matches.c.attempts, matches.c.status, matches.c.lease_owner,
+                                   matches.c.season)
                             .where(matches.c.id == match_id)).first()
             if row is None:
                 return "missing"
             if row.status != "running" or row.lease_owner != owner:  # not ours any more
                 self._end_attempt(c, match_id, owner, "retry", error[-4000:], now)
                 return row.status
+            if self._is_cancelled(c, row.season):
+                c.execute(update(matches).where(matches.c.id == match_id,
+                                                matches.c.lease_owner == owner)
+                          .values(status="cancelled", lease_owner=None, lease_until=None,
+                                  finished_at=now, error=f"{CANCELLED}; its last attempt: "
+                                                         f"{error[-4000:]}"))
+                self._end_attempt(c, match_id, owner, "cancelled", error[-4000:], now)
+                return "cancelled"
             status = "failed" if row.attempts >= max_attempts else "pending"
             c.execute(update(matches).where(matches.c.id == match_id,
                                             matches.c.lease_owner == owner)
@@ -331,10 +444,12 @@ class Store:
         return status
 
     def release_owned(self, season: str, alive: "callable") -> int:
-        """Running matches of this host whose owner process is gone: pending again."""
+        """Running matches of this host whose owner process is gone: pending again
+        (``cancelled`` in a cancelled season)."""
         host = socket.gethostname()
         freed = 0
         with self.engine.begin() as c:
+            status = "cancelled" if self._is_cancelled(c, season) else "pending"
             rows = c.execute(select(matches.c.id, matches.c.lease_owner)
                              .where(matches.c.season == season,
                                     matches.c.status == "running")).all()
@@ -343,7 +458,7 @@ class Store:
                 if h == host and pid.isdigit() and not alive(int(pid)):
                     c.execute(update(matches).where(matches.c.id == mid,
                                                     matches.c.lease_owner == owner)
-                              .values(status="pending", lease_owner=None, lease_until=None,
+                              .values(status=status, lease_owner=None, lease_until=None,
                                       attempts=matches.c.attempts - 1))
                     self._end_attempt(c, mid, owner, "interrupted", "its local run was "
                                       "stopped; not counted as an attempt", time.time())
@@ -380,6 +495,7 @@ class Store:
             c.execute(matches.delete().where(matches.c.season == name))
             c.execute(bots.delete().where(bots.c.season == name))
             c.execute(season_secrets.delete().where(season_secrets.c.season == name))
+            c.execute(season_cancels.delete().where(season_cancels.c.season == name))
             c.execute(seasons.delete().where(seasons.c.name == name))
 
     def retry_failed(self, season: str) -> int:
@@ -402,9 +518,28 @@ class Store:
             rows = c.execute(select(matches.c.status, func.count())
                              .where(matches.c.season == season)
                              .group_by(matches.c.status)).all()
-        out = {"pending": 0, "running": 0, "done": 0, "failed": 0}
+        out = dict.fromkeys(STATUSES, 0)
         out.update({s: n for s, n in rows})
         return out
+
+    def overview(self) -> list[dict]:
+        """Every season, oldest first: its row (no secret), its counts by status and its
+        cancel ({"cancelled_at", "by"} or None)."""
+        with self.engine.connect() as c:
+            rows = [dict(r) for r in c.execute(select(seasons).order_by(seasons.c.created_at,
+                                                                        seasons.c.name))
+                    .mappings()]
+            by_status = c.execute(select(matches.c.season, matches.c.status, func.count())
+                                  .group_by(matches.c.season, matches.c.status)).all()
+            cancels = {r.season: {"cancelled_at": r.cancelled_at, "by": r.by}
+                       for r in c.execute(select(season_cancels))}
+        counts: dict[str, dict[str, int]] = {}
+        for season, status, n in by_status:
+            counts.setdefault(season, dict.fromkeys(STATUSES, 0))[status] = n
+        for r in rows:
+            r["counts"] = counts.get(r["name"], dict.fromkeys(STATUSES, 0))
+            r["cancel"] = cancels.get(r["name"])
+        return rows
 
     def queued(self, season: str, requeue_after_s: float) -> int:
         """Pending matches enqueued within ``requeue_after_s`` (believed to be in the queue)."""
@@ -438,7 +573,8 @@ class Store:
         """The matches whose play keeps ``match_id``'s record sealed: every other match of its
         season on any of its cards (its duplicate mirror; and, since every pairing meets the
         same deal sets, the other pairings' matches on them) that is not done yet, the mirror
-        first; [] when the record may be served. Each is {"id", "status", "mirror"}."""
+        first; [] when the record may be served. Each is {"id", "status", "mirror"}. A
+        cancelled match is never played, so it seals nothing."""
         with self.engine.connect() as c:
             row = c.execute(select(matches.c.season, matches.c.cluster, matches.c.spec_json)
                             .where(matches.c.id == match_id)).first()
@@ -447,7 +583,8 @@ class Store:
             others = c.execute(select(matches.c.id, matches.c.status, matches.c.cluster,
                                       matches.c.spec_json)
                                .where(matches.c.season == row.season,
-                                      matches.c.id != match_id, matches.c.status != "done")
+                                      matches.c.id != match_id,
+                                      matches.c.status.notin_(("done", "cancelled")))
                                .order_by(matches.c.ordinal)).all()
         mine = _deal_seeds(row.spec_json)
         out = [{"id": o.id, "status": o.status, "mirror": o.cluster == row.cluster}

@@ -549,3 +549,102 @@ def test_reading_a_store_that_is_not_there_names_it_and_creates_nothing(tmp_path
         out = arena(*args, cwd=tmp_path, check=False)
         assert out.returncode == 1 and "there is no store at arena.db" in out.stderr, out.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# -- cancelling a distributed season ----------------------------------------------------------
+def test_a_cancelled_distributed_season_finishes_what_is_running_and_plays_nothing_more(
+        tmp_path, pg):
+    import re
+
+    from test_store_cli import noisy_bot
+    flush_redis()
+    name = unique("cancel")
+    noisy = noisy_bot(tmp_path / "noisy")
+    path = season_file(tmp_path, name, [str(noisy), GREEDY], deal_sets=6, deals_per_set=2)
+    store = Store(pg)
+    open_season(load_season(path), store, workdir=tmp_path / "checks", check=False)
+    workers = [Worker(pg, tmp_path / f"w{i}.log", lease=3) for i in range(2)]
+    ended: list = []
+    runner = threading.Thread(target=lambda: ended.append(run_distributed(
+        store, name, REDIS_URL, requeue_after_s=3, progress=False, timeout_s=240)))
+    try:
+        for w in workers:
+            w.wait_ready()
+        runner.start()
+        wait_for(lambda: store.counts(name)["done"] >= 1 and store.counts(name)["pending"] >= 1,
+                 120, "a match done and some pending")
+        p = arena("season", "cancel", name, "--db", pg, check=True)
+        said = re.search(r"cancelled: (\d+) pending matches will not be played, (\d+) running "
+                         r"\(they finish; `arena seasons` shows when\), (\d+) done stay counted",
+                         p.stdout)
+        assert said, p.stdout
+        pending, running, done = map(int, said.groups())
+        assert pending >= 1 and running <= 2   # two workers of one process each
+        runner.join(120)   # the reconciler stops once the running matches are over
+        assert not runner.is_alive()
+        cancelled = [m["id"] for m in store.matches(name) if m["status"] == "cancelled"]
+        # every queued message of a cancelled match is taken and dropped, none played
+        wait_for(lambda: all(f"match {mid}: cancelled" in "".join(
+            (tmp_path / f"w{i}.log").read_text(errors="replace") for i in range(2))
+            for mid in cancelled), 60, "the workers to drop the cancelled matches' messages")
+    finally:
+        for w in workers:
+            w.stop()
+    counts = store.counts(name)
+    assert ended == [counts]
+    assert counts == {"pending": 0, "running": 0, "done": done + running, "failed": 0,
+                      "cancelled": pending}, (counts, p.stdout)
+    assert store.result_count(name) == counts["done"]   # each done match counted once
+    for m in store.matches(name):
+        attempts = store.attempt_log(name, m["id"])
+        assert not [a for a in attempts if a["outcome"] == "running"], attempts
+        if m["status"] == "cancelled":
+            assert m["result_json"] is None and store.record(m["id"]) is None
+            assert attempts == []   # pending when cancelled, never claimed after
+        else:
+            assert [a["outcome"] for a in attempts].count("done") == 1, attempts
+
+    row = [r for r in json.loads(arena("seasons", "--db", pg, "--json", check=True).stdout)
+           if r["name"] == name]
+    assert len(row) == 1 and row[0]["status"] == "cancelled", row
+    assert (row[0]["done"], row[0]["cancelled"]) == (counts["done"], pending)
+    table = arena("seasons", "--db", pg, check=True).stdout
+    assert [x for x in table.splitlines() if x.startswith(name + " ")][0].endswith("cancelled")
+
+    first = next(m for m in store.matches(name) if m["status"] == "done")
+    seats = json.loads(first["seats_json"])
+    seat = seats.index("noisy")
+    logs = arena("logs", first["id"], "--seat", str(seat), "--db", pg, check=True)
+    assert "bot noisy" in logs.stdout.splitlines()[0] and "dropped" in logs.stdout
+    assert f"noisy bot on seat {seat} is ready" in logs.stdout
+    faults = arena("matches", name, "--faults", "--db", pg, check=True).stdout
+    for m in store.matches(name):   # noisy's garbage answer: one fault per noisy seat
+        if m["status"] == "done":
+            noisy_seats = [s for s, b in enumerate(json.loads(m["seats_json"])) if b == "noisy"]
+            for s in noisy_seats:
+                assert f"seat {s} (noisy) garbage x1" in faults, faults
+    assert f"{counts['done']} match(es) with bot faults" in faults, faults
+
+
+def test_ctrl_c_on_a_distributed_run_says_the_workers_keep_playing(tmp_path):
+    flush_redis()
+    name = unique("ctrlc")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=1)
+    db = f"sqlite:///{tmp_path}/s.db"
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "season", "run", str(path), "--db", db,
+                             "--broker", REDIS_URL, "--no-check", "--no-progress"],
+                            cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    store = Store(db)
+    try:   # no worker runs: the matches stay queued
+        wait_for(lambda: store.season(name) and all(
+            m["enqueued_at"] for m in store.matches(name)), 60, "the matches enqueued")
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        flush_redis()
+    assert proc.returncode == 130, err
+    assert "the 2 queued and running matches keep being played by the workers" in err, err
+    assert f"`arena season cancel {name}` stops them" in err

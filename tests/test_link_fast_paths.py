@@ -70,6 +70,8 @@ def _check_hint(state, seed):
             assert got[:hints.HINT_LIMIT] == listed[:hints.HINT_LIMIT]
         if kind == DecisionKind.FOLLOW:
             assert "sample" in hint.note
+    if hint.complete:  # a complete listing has no note that says something is left out
+        assert not any(w in hint.note for w in ("sample", "not listed", "may be")), hint.note
     if kind == DecisionKind.LEAD:  # a note on throws only where throws exist (and are unlisted)
         assert ("throws" in hint.note) == family_of(state.rules).throws
         assert hint.complete or family_of(state.rules).throws

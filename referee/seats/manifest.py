@@ -45,15 +45,35 @@ class Manifest:
         return f"{self.name}@{self.version}"
 
     def content_hash(self) -> str:
-        """A hash of the manifest and the files of its folder (what a result is attributed to)."""
+        """A hash of the manifest and the files of its folder (what a result is attributed
+        to): its name, version, command and protocol, and every file's path and bytes but
+        those under ``node_modules``, ``build`` and ``__pycache__``."""
         h = hashlib.sha256()
         h.update(repr((self.name, self.version, self.command, self.protocol)).encode())
-        for p in sorted(self.folder.rglob("*")):
-            if p.is_file() and "node_modules" not in p.parts and "build" not in p.parts \
-                    and "__pycache__" not in p.parts:
-                h.update(str(p.relative_to(self.folder)).encode())
-                h.update(p.read_bytes())
+        for p in self._hashed_files():
+            h.update(str(p.relative_to(self.folder)).encode())
+            h.update(p.read_bytes())
         return h.hexdigest()[:16]
+
+    def file_hashes(self) -> dict[str, str]:
+        """Each file the content hash covers, by its path in the folder: a short hash of its
+        bytes (what tells which files changed when the content hash did)."""
+        return {str(p.relative_to(self.folder)): hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+                for p in self._hashed_files()}
+
+    def _hashed_files(self) -> list[Path]:
+        return [p for p in sorted(self.folder.rglob("*"))
+                if p.is_file() and "node_modules" not in p.parts and "build" not in p.parts
+                and "__pycache__" not in p.parts]
+
+
+def changed_files(before: dict[str, str], now: dict[str, str], most: int = 8) -> str:
+    """The files that differ between two ``file_hashes``, in words: "bot.py (changed),
+    cache.db (added)"; at most ``most`` named, the rest counted."""
+    changes = [f"{p} ({'added' if p not in before else 'removed' if p not in now else 'changed'})"
+               for p in sorted(set(before) | set(now)) if before.get(p) != now.get(p)]
+    more = f" and {len(changes) - most} more" if len(changes) > most else ""
+    return ", ".join(changes[:most]) + more
 
 
 def read_toml(path: Path, what: str, fields: set[str], required: tuple[str, ...],

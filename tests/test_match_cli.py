@@ -1,0 +1,62 @@
+"""`arena match` as a bot author uses it: a seat played by a bot started by hand."""
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+from conftest import ROOT
+from league_helpers import arena, env
+
+PY = ROOT / "sample_bots" / "python"
+
+
+def _lines(stream, into: queue.Queue) -> None:
+    for line in stream:
+        into.put(line)
+    into.put(None)
+
+
+def test_a_listening_seat_is_played_by_a_bot_started_by_hand(tmp_path):
+    record = tmp_path / "m.json"
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "cli", "match", "--seat", "2=listen", str(PY / "random"),
+         str(PY / "greedy"), str(PY / "random"), "--deals", "1", "--variant", "single-deck",
+         "--out", str(record), "--unsandboxed"],
+        cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_lines, args=(referee.stdout, lines), daemon=True).start()
+    printed, exports = [], None
+    deadline = time.monotonic() + 60
+    while exports is None:
+        line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        assert line is not None, "".join(printed)
+        printed.append(line)
+        if line.strip().startswith("export "):
+            exports = dict(kv.split("=", 1) for kv in line.split()[1:])
+    assert printed[0].startswith("seat 2 waits 600 s for the bot you start")
+    assert exports["ARENA_SEAT"] == "2" and exports["ARENA_REFEREE"].startswith("127.0.0.1:")
+    # the bot author's own process: the environment printed, nothing else of the referee's
+    by_hand = subprocess.run([sys.executable, "bot.py"], cwd=PY / "random",
+                             env={"PATH": os.environ["PATH"], **exports,
+                                  "PYTHONPATH": str(ROOT / "protos")},
+                             capture_output=True, text=True, timeout=120)
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert referee.wait(timeout=60) == 0
+    while (line := lines.get(timeout=10)) is not None:
+        printed.append(line)
+    out = "".join(printed)
+    assert "seat 2 (team 0): seat 2, started by hand  strikes 0" in out, out
+    assert "fault:" not in out and "forfeit" not in out, out
+    replay = arena("replay", str(record), "--verify")
+    assert replay.returncode == 0 and replay.stdout.startswith("verified: "), replay.stdout
+
+
+def test_a_bad_seat_option_is_named():
+    p = arena("match", "--seat", "4=listen", "a", "b", "c")
+    assert p.returncode == 2
+    assert p.stderr.strip() == "arena match: --seat 4=listen: expected N=listen with N a seat 0-3"
+    p = arena("match", "--seat", "1=listen", "a", "b")
+    assert p.returncode == 2 and "expected 3 bots" in p.stderr and "seat(s) 1" in p.stderr
