@@ -200,8 +200,11 @@ def test_an_interrupted_local_season_continues_where_it_stopped(tmp_path):
     store = Store(db)
     wait_for(lambda: store.season(name) and store.counts(name)["done"] >= 1, 120,
              "the first match")
+    os.killpg(proc.pid, signal.SIGSTOP)  # the run frozen (its referees play on, unheard)
     done = store.counts(name)["done"]
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
+    assert done < 6, "the whole season was played before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, delivered as the run goes on
+    os.killpg(proc.pid, signal.SIGCONT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "run the same command again" in err
