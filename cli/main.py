@@ -89,13 +89,16 @@ def cmd_bench_engine(args) -> int:
 def _existing_store(url: str, why: str):
     """The store at ``url``, for reading: a SQLite file that is not there is named (``why``
     says what was looked for), not created empty."""
-    from scheduler.store import Store
+    from scheduler.store import Store, StoreVersionError
     if url.startswith("sqlite:///"):
         path = url[len("sqlite:///"):]
         if path and path != ":memory:" and not os.path.exists(path):
             raise SystemExit(f"{why}; there is no store at {path} (a season run creates it; "
                              "name another with --db or $ARENA_DB)")
-    return Store(url)
+    try:
+        return Store(url)
+    except StoreVersionError as e:
+        raise SystemExit(f"arena: --db {e}") from None
 
 
 def cmd_replay(args) -> int:
@@ -335,10 +338,12 @@ def open_store(url: str):
     from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
     from scheduler.season import SeasonError
-    from scheduler.store import Store
+    from scheduler.store import Store, StoreVersionError
     try:
         store = Store(url)
         store.season_names()
+    except StoreVersionError as e:
+        raise SeasonError(f"--db {e}") from None
     except ArgumentError as e:
         raise SeasonError(f"--db {url}: not a database URL ({e}); expected e.g. "
                           "sqlite:///arena.db or postgresql://user@host:5432/db") from None
@@ -466,13 +471,28 @@ def cmd_standings(args) -> int:
     from scheduler.standings import compute, table, to_csv
     store, row = _season_row(args)
     st = compute(row, store.matches(args.season), samples=args.samples)
+    versions = _bot_versions(store, args.season)
     if args.json:
-        print(json.dumps(st.to_dict(), indent=1, ensure_ascii=False))
+        print(json.dumps({**st.to_dict(), "versions": versions}, indent=1, ensure_ascii=False))
     elif args.csv:
         sys.stdout.write(to_csv(st))
     else:
         print(table(st))
+        if versions:
+            print("versions: " + ", ".join(f"{n} = {v['ref']} ({v['hash'][:12]})"
+                                           for n, v in versions.items()))
     return 0
+
+
+def _bot_versions(store, season: str) -> dict[str, dict]:
+    """The bot versions a season pinned, by its bots' names: {"ref", "hash"}."""
+    out = {}
+    for b in store.bots(season):
+        if b.get("version_hash"):
+            stored = json.loads(b["manifest_json"])
+            out[b["name"]] = {"ref": f"{stored.get('manifest_name', b['name'])}@{b['version']}",
+                              "hash": b["version_hash"]}
+    return out
 
 
 def cmd_matches(args) -> int:
@@ -712,6 +732,87 @@ def cmd_bots_check(args) -> int:
     return 0
 
 
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB" if n < 1 << 20 else \
+        f"{n / (1 << 20):.1f} MiB"
+
+
+def cmd_bots_submit(args) -> int:
+    """``arena bots submit``: store a bot folder or archive as an immutable version (its
+    build, if it has one, must pass in the sandbox first)."""
+    from scheduler.season import SeasonError
+    from scheduler.versions import submit
+    try:
+        store = open_store(_db(args))
+        v = submit(store, Path(args.source), name=args.name, version=args.version,
+                   author=args.author)
+    except (ValueError, SeasonError) as e:  # RegistryError, or a store that cannot be opened
+        print(f"arena bots submit: {e}", file=sys.stderr)
+        return 2
+    print(f"{v.ref} {v.content_hash}" + (" already submitted" if v.already else
+                                          f" ({v.files} files, {_size(v.size)})"))
+    return 0
+
+
+def cmd_bots_list(args) -> int:
+    """``arena bots list``: every bot version in the registry, oldest first."""
+    from scheduler.registry import BotVersion
+    store = _existing_store(_db(args), "arena bots list: no bot versions to list")
+    rows = [BotVersion.of(r) for r in store.bot_versions()]
+    if args.json:
+        print(json.dumps([{k: v for k, v in r.__dict__.items() if k != "already"}
+                          for r in rows], indent=1, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"no bot versions in {store.url}")
+        return 0
+    nw = max(4, *(len(r.name) for r in rows))
+    vw = max(7, *(len(r.version) for r in rows))
+    print(f"{'name':<{nw}} {'version':<{vw}} {'hash':<12} {'protocol':<8} {'size':>10}  "
+          f"{'submitted':<16}  author")
+    for r in rows:
+        print(f"{r.name:<{nw}} {r.version:<{vw}} {r.content_hash[:12]} {r.protocol:<8} "
+              f"{_size(r.size):>10}  {_local_time(r.submitted_at):<16}  {r.author or ''}")
+    return 0
+
+
+def cmd_bots_show(args) -> int:
+    """``arena bots show NAME[@VERSION]``: a version's fields and files."""
+    from scheduler import registry
+    store = _existing_store(_db(args), f"arena bots show: no bot {args.ref!r}")
+    try:
+        v = registry.resolve(store, args.ref)
+        files = registry.listing(store, v)
+    except registry.RegistryError as e:
+        print(f"arena bots show: {e}", file=sys.stderr)
+        return 2
+    for k in ("name", "version", "content_hash", "author", "protocol", "language", "size",
+              "files"):
+        print(f"{k + ':':<14}{getattr(v, k) if getattr(v, k) is not None else ''}")
+    print(f"{'submitted:':<14}{_local_time(v.submitted_at)}")
+    print(f"{'manifest:':<14}{json.dumps(v.fields(), ensure_ascii=False, sort_keys=True)}")
+    print("files:")
+    for f in files:
+        what = (f"-> {f['target']}" if f["type"] == "link" else "" if f["type"] == "dir"
+                else _size(f["size"]))
+        print(f"  {f['mode']:04o} {f['path']}{'/' if f['type'] == 'dir' else ''} {what}"
+              .rstrip())
+    return 0
+
+
+def cmd_bots_remove(args) -> int:
+    """``arena bots remove NAME@VERSION``: refused while a season pins it."""
+    from scheduler import registry
+    store = _existing_store(_db(args), f"arena bots remove: no bot {args.ref!r}")
+    try:
+        v = registry.remove(store, args.ref)
+    except registry.RegistryError as e:
+        print(f"arena bots remove: {e}", file=sys.stderr)
+        return 2
+    print(f"removed {v.ref} ({v.content_hash[:12]})")
+    return 0
+
+
 def cmd_sprt(args) -> int:
     from referee.seats.manifest import ManifestError, load_manifest
     from referee.rules.variants import rules_for
@@ -800,6 +901,12 @@ def build_parser() -> argparse.ArgumentParser:
     sb.add_argument("--deals", type=int, default=3, help="deals of each match (three each way)")
     sb.set_defaults(func=lambda a: __import__("tools.benchsandbox", fromlist=["x"])
                     .bench_sandbox(a.starts, a.deals))
+
+    br = bsub.add_parser("registry", help="a submitted bot version's start on a worker: cold "
+                         "(fetch, verify, unpack, build) against warm (its cache)")
+    br.add_argument("--rounds", type=int, default=3, help="cold and warm starts of each bot")
+    br.set_defaults(func=lambda a: __import__("tools.benchregistry", fromlist=["x"])
+                    .bench_registry(a.rounds))
 
     lg = bsub.add_parser("league", help="Celery dispatch and store overhead per match against "
                          "the local mode; two workers against one")
@@ -947,6 +1054,27 @@ def build_parser() -> argparse.ArgumentParser:
     bc.add_argument("--workdir", default="records/checks")
     _unsandboxed_option(bc)
     bc.set_defaults(func=cmd_bots_check)
+    db_help = f"the store's URL (default $ARENA_DB or {DEFAULT_DB})"
+    bs = bsub2.add_parser("submit", help="store a bot folder or archive (.tar, .tar.gz, .tgz, "
+                          ".zip) in the registry as an immutable version")
+    bs.add_argument("source", metavar="DIR_OR_ARCHIVE")
+    bs.add_argument("--name", help="the bot's name (default: the manifest's)")
+    bs.add_argument("--version", help="the version (default: the manifest's)")
+    bs.add_argument("--author")
+    bs.add_argument("--db", help=db_help)
+    bs.set_defaults(func=cmd_bots_submit)
+    bl = bsub2.add_parser("list", help="every bot version in the registry")
+    bl.add_argument("--db", help=db_help)
+    bl.add_argument("--json", action="store_true")
+    bl.set_defaults(func=cmd_bots_list)
+    bw = bsub2.add_parser("show", help="a bot version's fields and files")
+    bw.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: its latest")
+    bw.add_argument("--db", help=db_help)
+    bw.set_defaults(func=cmd_bots_show)
+    br = bsub2.add_parser("remove", help="delete a bot version no season pins")
+    br.add_argument("ref", metavar="NAME@VERSION")
+    br.add_argument("--db", help=db_help)
+    br.set_defaults(func=cmd_bots_remove)
 
     sp = sub.add_parser("sprt", help="duplicate pairs of A against B until a sequential "
                         "probability ratio test decides")

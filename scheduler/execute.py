@@ -9,6 +9,7 @@ once (first commit wins), so a retried or redelivered match is never counted twi
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import os
 import signal
@@ -228,6 +229,9 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     started = time.monotonic()
     try:
         spec = MatchSpec.from_dict(json.loads(row["spec_json"]), f"match {match_id}: spec")
+        if spec.bots:  # pinned versions fetched (and built) on this machine
+            from scheduler.versions import materialise
+            spec = dataclasses.replace(spec, bots=[materialise(store, b) for b in spec.bots])
         with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-") as tmp:
             match = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4)
         match.extra["attempt"] = row["attempts"]

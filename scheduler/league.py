@@ -23,11 +23,12 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from itertools import islice
 from pathlib import Path
 
-from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, TimeControl
+from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, SeatBot, TimeControl
 from referee.seats.manifest import changed_files
 
 from scheduler.execute import MatchFailed, execute_match, play_again
 from scheduler.season import Season, SeasonError
+from scheduler.versions import pin
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +46,8 @@ def _pairing_spec(match_id: str, team0, team1, *, variant: str, options: dict,
     """A match of SeasonBot ``team0`` (seats 0 and 2) against ``team1`` (seats 1 and 3)."""
     seats = [team0, team1, team0, team1]
     return MatchSpec(match_id, variant, options, deals=deals, time_control=time_control,
-                     seat_names=[b.name for b in seats], bots=[b.seat_bot() for b in seats])
+                     seat_names=[b.name for b in seats],
+                     bots=[SeatBot.of(b.name, b.manifest) for b in seats])  # as they are here
 
 
 def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, deal: DealSpec,
@@ -92,6 +94,8 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
     for i, bot in enumerate(season.bots):
         h = bot.manifest.content_hash()
         prior = known.get(bot.name)
+        if prior and prior.get("version_hash") and bot.version_hash:
+            h = prior["content_hash"]  # a pinned version: its bytes are the same anywhere
         if prior and prior["content_hash"] != h:
             files = json.loads(prior["manifest_json"]).get("files")  # (older stores: none)
             what = (f"files {changed_files(files, bot.manifest.file_hashes())}" if files
@@ -152,14 +156,21 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
         raise SeasonError(f"{season.path}: season {season.name!r} already exists in the store "
                           f"with a different {', '.join(repr(d) for d in diff)}; give the "
                           "season a new name to start another")
-    for i in range(len(season.bots)):  # before any bot's check match
-        startable(season, i)
+    for i, bot in enumerate(season.bots):  # a folder as it is here, before it is submitted
+        if bot.manifest is not None:
+            startable(season, i)
+    given = season
+    season = pin(season, store, out)  # every bot a registry version, materialised here
+    for i, bot in enumerate(given.bots):  # a version by reference, as fetched here
+        if bot.manifest is None:
+            startable(season, i)
     checked = admit(season, store, workdir=workdir, out=out) if check else {}
     if not existing:
         bot_rows = [{"name": b.name, "version": b.manifest.version,
                      "content_hash": b.manifest.content_hash(),
                      "manifest_json": json.dumps({**b.to_dict(),
                                                   "files": b.manifest.file_hashes()}),
+                     "version_hash": b.version_hash,
                      "checked_hash": checked.get(b.name)} for b in season.bots]
         store.create_season(season.name, season.config(), season.config_hash(),
                             str(season.path), bot_rows, plan_rows(season, season.plan()),

@@ -27,6 +27,8 @@ A season file is TOML::
     [[bots]]
     manifest = "bots/greedy"          # a bot.toml or its folder, relative to this file
     # name = "greedy-2"               # optional: enter the same manifest twice
+    [[bots]]
+    bot = "cheap@1.0.0"               # or a version in the registry ("cheap": its latest)
 
 Every error names the file, the field and what was expected. The match list is a pure function
 of the file and the season's secret (``deal_seed``): the store keeps the secret, so a season
@@ -61,7 +63,7 @@ _FAULT = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("max_strikes", "reconnec
 # they differ from these defaults, so that a season stored before them still resumes.
 _ADDED_LATER = {"max_reconnects": 10}
 _MAY_BE_ZERO = {"max_reconnects"}  # 0: a seat whose stream drops does not come back
-_BOT = {"manifest", "name"}
+_BOT = {"manifest", "bot", "name"}
 
 
 class SeasonError(ValueError):
@@ -83,10 +85,17 @@ def deal_seed(secret: str, label: str) -> str:
 @dataclass(frozen=True)
 class SeasonBot:
     name: str             # unique within the season
-    manifest: Manifest
+    manifest: Manifest | None  # None for a registry reference not yet pinned
+    ref: str | None = None     # ``bot = "name@version"`` (or "name": the latest version)
+    version_hash: str | None = None  # the registry version pinned (``scheduler.versions``)
+    portable: Manifest | None = None  # the pinned version's manifest as match specs carry it
 
     def seat_bot(self) -> SeatBot:
-        """This bot as a match spec names it for a seat."""
+        """This bot as a match spec names it for a seat: its pinned version where it has one
+        (portable: any machine fetches it), else its folder."""
+        if self.version_hash is not None:
+            return SeatBot(self.name, self.portable or self.manifest,
+                           version_hash=self.version_hash)
         return SeatBot.of(self.name, self.manifest)
 
     def to_dict(self) -> dict[str, Any]:
@@ -290,20 +299,29 @@ def load_season(path: str | Path) -> Season:
         if unknown:
             raise SeasonError(f"{path}: field {where}.{sorted(unknown)[0]!r}: unknown; expected "
                               f"one of {', '.join(sorted(_BOT))}")
-        if "manifest" not in entry:
-            raise SeasonError(f"{path}: field {where}.manifest: missing; expected the path of "
-                              "a bot.toml or its folder")
-        try:
-            manifest = load_manifest(path.parent / entry["manifest"])
-        except ManifestError as e:
-            raise SeasonError(f"{path}: field {where}.manifest: {e}") from None
-        bot_name = entry.get("name", manifest.name)
+        if ("manifest" in entry) == ("bot" in entry):
+            raise SeasonError(f"{path}: field {where}: expected either manifest = \"path\" (a "
+                              "bot.toml or its folder) or bot = \"name@version\" (a version "
+                              "in the registry; \"name\" for its latest), not "
+                              f"{'both' if 'bot' in entry else 'neither'}")
+        ref = entry.get("bot")
+        if ref is not None:
+            _expect(isinstance(ref, str) and ref.strip("@") and ref.count("@") <= 1, path,
+                    f"{where}.bot", ref, '"name@version" or "name"')
+            manifest = None
+            bot_name = entry.get("name", ref.partition("@")[0])
+        else:
+            try:
+                manifest = load_manifest(path.parent / entry["manifest"])
+            except ManifestError as e:
+                raise SeasonError(f"{path}: field {where}.manifest: {e}") from None
+            bot_name = entry.get("name", manifest.name)
         _expect(isinstance(bot_name, str) and bot_name and "|" not in bot_name, path,
                 f"{where}.name", bot_name, "a non-empty name without '|'")
         if any(b.name == bot_name for b in bots):
             raise SeasonError(f"{path}: field {where}.name: {bot_name!r} is already in the "
                               "season; give one of them another name = \"...\"")
-        bots.append(SeasonBot(bot_name, manifest))
+        bots.append(SeasonBot(bot_name, manifest, ref=ref))
     gauntlet = data.get("gauntlet")
     if fmt == "gauntlet":
         _expect(gauntlet in [b.name for b in bots], path, "gauntlet", gauntlet,

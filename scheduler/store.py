@@ -17,6 +17,13 @@ A cancelled season (``season_cancels``) plays nothing more: its pending matches,
 ones nobody holds (an expired lease), become ``cancelled``; a running match with a live lease
 finishes and is counted, or becomes ``cancelled`` if its attempt fails or is lost. No match of a
 cancelled season is claimed again.
+
+The bot registry's tables (bot_versions, bot_archives, authors) are described in
+``scheduler/registry.py``.
+
+``metadata`` is the models; opening a store migrates it to them (``scheduler/migrations``: a
+model changed is a new revision there), and a store newer than this code is refused
+(``StoreVersionError``).
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, LargeBinary
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from scheduler import migrations
+from scheduler.migrations import StoreVersionError  # noqa: F401  (raised by Store())
+
 metadata = MetaData()
 
 seasons = Table(
@@ -46,9 +56,9 @@ seasons = Table(
 )
 
 # The key of each season's deal seeds, read by the scheduler only, never served. A table of its
-# own (not a column of seasons): a store made before it gains it from create_all, and a season
-# row handed around (standings) never carries the secret. A season stored before it has no row
-# here: its deals followed from its name.
+# own (not a column of seasons): a store made before it gains it when migrated (0001_baseline),
+# and a season row handed around (standings) never carries the secret. A season stored before it
+# has no row here: its deals followed from its name.
 season_secrets = Table(
     "season_secrets", metadata,
     Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
@@ -56,7 +66,8 @@ season_secrets = Table(
     Column("given", Boolean, nullable=False),  # set in the season file, on purpose
 )
 
-# A table of its own (not a column of seasons): a store made before it gains it from create_all.
+# A table of its own (not a column of seasons): a store made before it gains it when migrated
+# (0001_baseline).
 season_cancels = Table(
     "season_cancels", metadata,
     Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
@@ -73,7 +84,39 @@ bots = Table(
     Column("content_hash", String(64), nullable=False),
     Column("manifest_json", Text, nullable=False),
     Column("checked_hash", String(64)),   # the content hash that last passed `bots check`
+    Column("version_hash", String(64)),   # the pinned registry version; null before the registry
     UniqueConstraint("season", "name"),
+)
+
+# The bot registry (scheduler/registry.py): immutable versions, each a canonical tar of the
+# bot's folder. An archive is kept once per content hash, shared by the versions that have it.
+bot_versions = Table(
+    "bot_versions", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(100), nullable=False),
+    Column("version", String(100), nullable=False),
+    Column("content_hash", String(64), nullable=False, index=True),  # sha256 of the tar
+    Column("author", String(100)),
+    Column("protocol", String(16), nullable=False),
+    Column("language", String(40)),
+    Column("size", Integer, nullable=False),     # bytes of the uncompressed tar
+    Column("files", Integer, nullable=False),
+    Column("manifest_json", Text, nullable=False),
+    Column("submitted_at", Float, nullable=False),
+    UniqueConstraint("name", "version", name="uq_bot_versions_name_version"),
+)
+
+bot_archives = Table(
+    "bot_archives", metadata,
+    Column("content_hash", String(64), primary_key=True),
+    Column("data", LargeBinary, nullable=False),  # the canonical tar, zlib-compressed
+)
+
+authors = Table(
+    "authors", metadata,
+    Column("name", String(100), primary_key=True),
+    Column("token_hash", String(64), nullable=False),  # sha256 hex of the author's token
+    Column("created_at", Float, nullable=False),
 )
 
 matches = Table(
@@ -191,7 +234,7 @@ class Store:
         self.url = url
         self.engine = engine_for(url)
         if self.engine not in _READY:  # once per process: a worker opens a store per match
-            metadata.create_all(self.engine)
+            migrations.upgrade(self.engine, url)
             _READY.add(self.engine)
 
     # -- seasons and bots ---------------------------------------------------------------
@@ -239,6 +282,98 @@ class Store:
         with self.engine.begin() as c:
             c.execute(update(bots).where(bots.c.season == season, bots.c.name == name)
                       .values(checked_hash=content_hash))
+
+    # -- the bot registry ---------------------------------------------------------------
+    def add_bot_version(self, row: dict, data: bytes) -> tuple[dict, bool]:
+        """Store a bot version and its archive (``data``, kept once per content hash) in one
+        transaction: (the row, True); or (the row already stored as name@version, False),
+        writing nothing, whatever its content."""
+        for _ in range(3):
+            try:
+                with self.engine.begin() as c:
+                    old = self._bot_version(c, row["name"], row["version"])
+                    if old is not None:
+                        return old, False
+                    if c.execute(select(bot_archives.c.content_hash)
+                                 .where(bot_archives.c.content_hash == row["content_hash"])
+                                 ).first() is None:
+                        c.execute(bot_archives.insert().values(
+                            content_hash=row["content_hash"], data=data))
+                    c.execute(bot_versions.insert().values(**row))
+                    return self._bot_version(c, row["name"], row["version"]), True
+            except IntegrityError:  # the same name@version or archive stored at this moment
+                continue
+        raise RuntimeError(f"{row['name']}@{row['version']}: the store kept refusing it")
+
+    @staticmethod
+    def _bot_version(c, name: str, version: str) -> dict | None:
+        got = c.execute(select(bot_versions).where(bot_versions.c.name == name,
+                                                   bot_versions.c.version == version)
+                        ).mappings().first()
+        return dict(got) if got else None
+
+    def bot_version(self, name: str, version: str) -> dict | None:
+        with self.engine.connect() as c:
+            return self._bot_version(c, name, version)
+
+    def bot_versions(self, name: str | None = None) -> list[dict]:
+        """Every bot version (or ``name``'s), in the order submitted."""
+        q = select(bot_versions)
+        if name is not None:
+            q = q.where(bot_versions.c.name == name)
+        with self.engine.connect() as c:
+            return [dict(r) for r in c.execute(q.order_by(bot_versions.c.submitted_at,
+                                                          bot_versions.c.id)).mappings()]
+
+    def bot_archive(self, content_hash: str) -> bytes | None:
+        """The zlib-compressed canonical tar of ``content_hash``."""
+        with self.engine.connect() as c:
+            return c.execute(select(bot_archives.c.data)
+                             .where(bot_archives.c.content_hash == content_hash)).scalar()
+
+    @staticmethod
+    def _pinning(c, content_hash: str) -> list[str]:
+        return sorted(c.execute(select(bots.c.season).distinct()
+                                .where(bots.c.version_hash == content_hash)).scalars())
+
+    def pinning_seasons(self, content_hash: str) -> list[str]:
+        """The seasons with a bot pinned to ``content_hash``."""
+        with self.engine.connect() as c:
+            return self._pinning(c, content_hash)
+
+    def remove_bot_version(self, name: str, version: str) -> dict:
+        """Delete name@version in one transaction unless a season pins its content hash:
+        {"removed", "seasons" (those pinning it: nothing removed), "archive_removed" (no other
+        version shared it)}."""
+        with self.engine.begin() as c:
+            row = self._bot_version(c, name, version)
+            if row is None:
+                return {"removed": False, "seasons": [], "archive_removed": False}
+            seasons_ = self._pinning(c, row["content_hash"])
+            if seasons_:
+                return {"removed": False, "seasons": seasons_, "archive_removed": False}
+            c.execute(bot_versions.delete().where(bot_versions.c.id == row["id"]))
+            shared = c.execute(select(bot_versions.c.id).where(
+                bot_versions.c.content_hash == row["content_hash"])).first()
+            if shared is None:
+                c.execute(bot_archives.delete().where(
+                    bot_archives.c.content_hash == row["content_hash"]))
+        return {"removed": True, "seasons": [], "archive_removed": shared is None}
+
+    def add_author(self, name: str, token_hash: str) -> bool:
+        """False when an author of that name exists (nothing changed)."""
+        try:
+            with self.engine.begin() as c:
+                c.execute(authors.insert().values(name=name, token_hash=token_hash,
+                                                  created_at=time.time()))
+        except IntegrityError:
+            return False
+        return True
+
+    def author_token_hash(self, name: str) -> str | None:
+        with self.engine.connect() as c:
+            return c.execute(select(authors.c.token_hash).where(authors.c.name == name)
+                             ).scalar()
 
     # -- the life of a match ------------------------------------------------------------
     def claim(self, match_id: str, owner: str, lease_s: float = DEFAULT_LEASE_S, *,

@@ -60,15 +60,16 @@ class Worker:
     """``arena worker`` as a real process group (Celery main process and its pool)."""
 
     def __init__(self, db: str, log: Path, *, concurrency: int = 1, lease: float = 3.0,
-                 broker: str = REDIS_URL) -> None:
+                 broker: str = REDIS_URL, cwd: Path | None = None,
+                 extra_env: dict[str, str] | None = None) -> None:
         self.log_path = log
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cli", "worker", "--db", db, "--broker", broker,
              "--concurrency", str(concurrency), "--lease", str(lease), "--loglevel", "info",
              "--hostname", f"{uuid.uuid4().hex[:6]}@test"],
-            cwd=ROOT, env=env(), stdout=self.log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            cwd=cwd or ROOT, env={**env(), **(extra_env or {})}, stdout=self.log,
+            stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout

@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from league_helpers import (BOTS, PG_URL, REDIS_URL, Worker, arena, flush_redis, season_file,
+from league_helpers import (BOTS, REDIS_URL, Worker, arena, flush_redis, season_file,
                             unique, wait_for)
 from sqlalchemy.exc import OperationalError
 
@@ -41,15 +41,6 @@ for line in sys.stdin:
     elif m["type"] == "match_end":
         break
 """
-
-
-@pytest.fixture()
-def pg():
-    try:
-        Store(PG_URL).season_names()
-    except Exception as e:  # a missing server is a failure here, not a skip
-        pytest.fail(f"PostgreSQL at {PG_URL} is needed for these tests: {e}")
-    return PG_URL
 
 
 # -- processes ------------------------------------------------------------------------------

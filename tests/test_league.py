@@ -16,7 +16,7 @@ import threading
 import time
 
 import pytest
-from league_helpers import (BOTS, PG_URL, REDIS_URL, Worker, arena, env, flush_redis,
+from league_helpers import (BOTS, REDIS_URL, Worker, arena, env, flush_redis,
                             season_file, unique, wait_for)
 
 from conftest import ROOT
@@ -40,16 +40,6 @@ def _exactly_once(store: Store, name: str) -> None:
     total = sum(counts.values())
     assert counts["done"] == total, counts
     assert store.result_count(name) == total  # one result row per match, never two
-
-
-@pytest.fixture()
-def pg():
-    try:
-        store = Store(PG_URL)
-        store.season_names()
-    except Exception as e:  # a missing server is a failure here, not a skip
-        pytest.fail(f"PostgreSQL at {PG_URL} is needed for the league tests: {e}")
-    return PG_URL
 
 
 # -- the distributed mode gives what the local mode gives -------------------------------------

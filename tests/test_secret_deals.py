@@ -18,6 +18,7 @@ from referee.rules import new_game, rules_for
 from scheduler.execute import execute_match
 from scheduler.league import _with_stored_secret, open_season, run_sprt
 from scheduler.season import SeasonError, deal_seed, load_season
+from scheduler.versions import pin
 from scheduler.store import Store
 
 GREEDY = BOTS / "greedy"
@@ -171,7 +172,8 @@ def test_a_resumed_season_plays_the_same_deals(tmp_path, where, request):
         open_season(again, store, workdir=tmp_path, check=False)
         assert [r["spec_json"] for r in store.matches(name)] == before
         assert store.season_secret(name) == secret
-        resumed = _with_stored_secret(again, store, None)  # what open_season plays with
+        resumed = pin(_with_stored_secret(again, store, None), store)  # what open_season
+        # plays with: the stored secret, the pinned bot versions
         assert [json.dumps(resumed.match_spec(p).to_dict(), ensure_ascii=False)
                 for p in resumed.plan()] == before
         # the bots check deal of the season: from the secret too, and no deal of a match
@@ -209,16 +211,20 @@ def test_a_store_made_before_season_secrets_is_read_and_its_seasons_resume(tmp_p
     """An old store gains the secrets table when opened; its seasons (stored with deals that
     followed from their names) are read as before and resume on their stored deals, with a
     note that those deals are predictable."""
+    from alembic import command
     from sqlalchemy import create_engine, inspect
 
+    from scheduler import migrations
     from scheduler import store as store_mod
     name = unique("old")
     path = _season_file(tmp_path, name)
     url = f"sqlite:///{tmp_path}/old.db"
-    old = [t for t in store_mod.metadata.sorted_tables if t.name in
-           ("seasons", "bots", "matches", "results", "records")]
     engine = create_engine(url)
-    store_mod.metadata.create_all(engine, tables=old)
+    with engine.connect() as c:  # the schema before migrations, secrets, attempts and cancels
+        command.upgrade(migrations.config(c), migrations.BASELINE)
+        for table in ("alembic_version", "attempts", "season_cancels", "season_secrets"):
+            c.exec_driver_sql(f"DROP TABLE {table}")
+        c.commit()
     season = load_season(path)
     rows = store_mod.plan_rows(season, season.plan())
     with engine.begin() as c:

@@ -17,13 +17,15 @@ import sys
 import time
 from pathlib import Path
 
+from alembic import command
 from league_helpers import BOTS, arena, env, season_file, unique, wait_for
 from sqlalchemy import create_engine, inspect
 
+from scheduler import migrations
 from scheduler.execute import BOT_LOG_KEPT, execute_match
 from scheduler.league import open_season
 from scheduler.season import load_season
-from scheduler.store import Store, metadata
+from scheduler.store import Store
 
 GREEDY = BOTS / "greedy"
 RANDOM = BOTS / "random"
@@ -179,8 +181,11 @@ def test_a_cancelled_season_plays_nothing_more_and_counts_what_finishes(tmp_path
 def test_a_store_made_before_cancels_gains_them(tmp_path):
     url = f"sqlite:///{tmp_path}/old.db"
     old = create_engine(url)
-    metadata.create_all(old, tables=[t for t in metadata.sorted_tables
-                                     if t.name != "season_cancels"])
+    with old.connect() as c:  # the schema before migrations, without season_cancels
+        command.upgrade(migrations.config(c), migrations.BASELINE)
+        c.exec_driver_sql("DROP TABLE alembic_version")
+        c.exec_driver_sql("DROP TABLE season_cancels")
+        c.commit()
     assert not inspect(old).has_table("season_cancels")
     old.dispose()
     name = unique("old")

@@ -115,7 +115,7 @@ class DealSpec:
 
 
 _BOT_FIELDS = ("name", "manifest_name", "version", "command", "protocol", "folder", "path",
-               "pythonpath")
+               "pythonpath", "version_hash", "build")
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,10 @@ class SeatBot:
 
     name: str
     manifest: Manifest
+    version_hash: str | None = None
+    """The registry version the seat plays (its content hash): where it is set, the referee's
+    machine fetches and builds that version (``scheduler.versions.materialise``) and the
+    manifest's folder and ``pythonpath`` are portable (``@bot/...``, ``@sdk``, ``@arena``)."""
 
     @classmethod
     def of(cls, name: str, manifest: Manifest) -> "SeatBot":
@@ -144,6 +148,10 @@ class SeatBot:
                "path": str(m.path) if m.path else None}
         if m.pythonpath:
             out["pythonpath"] = [str(p) for p in m.pythonpath]
+        if m.build:
+            out["build"] = [list(step) for step in m.build]
+        if self.version_hash is not None:
+            out["version_hash"] = self.version_hash
         return out
 
     @classmethod
@@ -165,7 +173,24 @@ class SeatBot:
         return cls(data["name"], Manifest(
             data["manifest_name"], data["version"], tuple(command), data["protocol"],
             Path(data["folder"]), Path(path) if path else None,
-            tuple(Path(p) for p in pythonpath)))
+            tuple(Path(p) for p in pythonpath), _build(data, where)),
+            version_hash=_version_hash(data, where))
+
+
+def _build(data: dict, where: str) -> tuple[tuple[str, ...], ...]:
+    v = data.get("build", [])
+    _expect(isinstance(v, list) and all(isinstance(s, list) and s and all(
+        isinstance(a, str) for a in s) for s in v), where, "build", v,
+        "a list of command lines, each a non-empty list of strings")
+    return tuple(tuple(s) for s in v)
+
+
+def _version_hash(data: dict, where: str) -> str | None:
+    v = data.get("version_hash")
+    _expect(v is None or (isinstance(v, str) and len(v) == 64 and
+                          all(c in "0123456789abcdef" for c in v)), where, "version_hash", v,
+            "a bot version's content hash (64 hex digits), or null")
+    return v
 
 
 _SPEC_FIELDS = ("match_id", "variant", "options", "seed", "max_deals", "deals", "time_control",

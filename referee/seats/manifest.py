@@ -7,10 +7,13 @@ A manifest (``bot.toml``) names a bot and says how to start it:
     command = ["python3", "bot.py"]     # run with the manifest's folder as working directory
     protocol = "grpc"                   # or "stdio": a program that speaks JSON lines
     pythonpath = [".."]                 # folders (from the manifest's) the bot imports from
+    build = ["make"]                    # or [["npm", "ci", "--offline"], ["node", "gen.js"]]
 
 Nothing else of the arena is on a bot's ``PYTHONPATH`` but the generated protocol package
 (``shengji_arena``) for a gRPC bot; a Python bot that imports anything more from the arena (the
-Python SDK, the rules engine) names its folder in ``pythonpath``.
+Python SDK, the rules engine) names its folder in ``pythonpath``. ``build`` is one command line
+or a list of them, run in order in a copy of the folder before the bot first plays
+(``referee.seats.build``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROTOCOLS = ("grpc", "stdio")
-_FIELDS = {"name", "version", "command", "protocol", "description", "pythonpath"}
+_FIELDS = {"name", "version", "command", "protocol", "description", "pythonpath", "build"}
 
 
 class ManifestError(ValueError):
@@ -39,6 +42,8 @@ class Manifest:
     path: Path | None = None
     pythonpath: tuple[Path, ...] = ()
     """Absolute folders put on the bot's ``PYTHONPATH``, in the manifest's order."""
+    build: tuple[tuple[str, ...], ...] = ()
+    """The build's steps, each a command line run in the bot's folder (none: nothing to build)."""
 
     @property
     def label(self) -> str:
@@ -46,10 +51,12 @@ class Manifest:
 
     def content_hash(self) -> str:
         """A hash of the manifest and the files of its folder (what a result is attributed
-        to): its name, version, command and protocol, and every file's path and bytes but
-        those under ``node_modules``, ``build`` and ``__pycache__``."""
+        to): its name, version, command, protocol and build (if any), and every file's path
+        and bytes but those under ``node_modules``, ``build`` and ``__pycache__``."""
         h = hashlib.sha256()
         h.update(repr((self.name, self.version, self.command, self.protocol)).encode())
+        if self.build:
+            h.update(repr(("build", self.build)).encode())
         for p in self._hashed_files():
             h.update(str(p.relative_to(self.folder)).encode())
             h.update(p.read_bytes())
@@ -118,7 +125,31 @@ def load_manifest(path: str | Path) -> Manifest:
                             f"{', '.join(PROTOCOLS)}")
     folder = path.parent.resolve()
     return Manifest(data["name"], data["version"], tuple(command), protocol, folder,
-                    path.resolve(), _pythonpath(path, folder, data.get("pythonpath", [])))
+                    path.resolve(), _pythonpath(path, folder, data.get("pythonpath", [])),
+                    build_steps(data.get("build", []), str(path)))
+
+
+def build_steps(value, where: str) -> tuple[tuple[str, ...], ...]:
+    """A manifest's ``build``: one command line (a list of strings, or a string split like a
+    shell would) or a list of them (each a list or a string); ``[]``: no build. ``ManifestError``
+    (naming ``where`` and the field) for anything else."""
+    expected = ("expected a command line such as [\"make\"], or a list of them such as "
+                "[[\"npm\", \"ci\", \"--offline\"], [\"node\", \"gen.js\"]]")
+    if isinstance(value, str):
+        value = [value]
+    elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        value = [value]
+    if not isinstance(value, list):
+        raise ManifestError(f"{where}: field 'build': {expected}")
+    steps = []
+    for i, step in enumerate(value):
+        if isinstance(step, str):
+            step = shlex.split(step)
+        if not (isinstance(step, list) and step and all(isinstance(a, str) for a in step)
+                and step[0]):
+            raise ManifestError(f"{where}: field 'build'[{i}] = {step!r}: {expected}")
+        steps.append(tuple(step))
+    return tuple(steps)
 
 
 def _pythonpath(path: Path, folder: Path, entries) -> tuple[Path, ...]:

@@ -321,9 +321,10 @@ def _runtime_args() -> list[str]:
     return args
 
 
-def _binds(folders: list[Path]) -> list[str]:
-    """Read-only binds of ``folders`` at their own paths, parents first, each parent folder
-    made first (mode 0755: bwrap would make it 0700, which the seat's uid cannot cross)."""
+def _binds(folders: list[Path], writable: frozenset[Path] = frozenset()) -> list[str]:
+    """Read-only binds of ``folders`` at their own paths (read-write for those in
+    ``writable``), parents first, each parent folder made first (mode 0755: bwrap would make it
+    0700, which the seat's uid cannot cross)."""
     args: list[str] = []
     made: set[Path] = {Path("/"), Path("/usr"), Path("/etc"), Path("/tmp")}
     for folder in sorted(set(folders), key=lambda p: (len(p.parts), str(p))):
@@ -331,7 +332,7 @@ def _binds(folders: list[Path]) -> list[str]:
             if parent not in made:
                 args += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
-        args += ["--ro-bind", str(folder), str(folder)]
+        args += ["--bind" if folder in writable else "--ro-bind", str(folder), str(folder)]
         made.add(folder)
     return args
 
@@ -339,14 +340,20 @@ def _binds(folders: list[Path]) -> list[str]:
 def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
                     folders: list[Path], policy: SandboxPolicy, uid: int | None = None,
                     socket_dir: Path | None = None, seccomp: int | None = None,
-                    env_fd: int | None = None, cgroup: SeatCgroup | None = None) -> list[str]:
+                    env_fd: int | None = None, cgroup: SeatCgroup | None = None,
+                    writable: Path | None = None) -> list[str]:
     """The command line that runs ``command`` sandboxed: in ``workdir`` with exactly ``env``,
     ``folders`` (its own, its pythonpath, the protocol package) bound read-only,
     ``socket_dir`` (a gRPC seat's socket folder) at ``/run/arena``, as ``uid`` (a root
     launcher; None: as the launcher), under ``policy``'s limits and the seccomp filter read from
     file descriptor ``seccomp`` (``seccomp_fd()``), if any. With ``env_fd`` (``args_fd(
     environment_args(env))``), bwrap reads the environment from it: the seat's token is then in
-    no process's command line on the host. With ``cgroup``, the whole tree starts in it."""
+    no process's command line on the host. With ``cgroup``, the whole tree starts in it. With
+    ``writable`` (a bot's build: its folder, which must be ``workdir``), that one folder is
+    bound read-write; a bot's own run never passes it."""
+    if writable is not None and Path(writable) != Path(workdir):
+        raise ValueError(f"sandbox: the writable folder {writable} must be the working "
+                         f"directory {workdir}")
     filtered = [] if seccomp is None else ["--seccomp", str(seccomp)]
     tmpfs = str(policy.tmpfs_mb * MB)
     folders = [Path(workdir), *map(Path, folders)]
@@ -357,8 +364,9 @@ def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
     fs = ["--proc", "/proc", "--dev", "/dev",
           "--perms", "1777", "--size", tmpfs, "--tmpfs", "/tmp",
           "--perms", "1777", "--size", tmpfs, "--tmpfs", "/dev/shm"]
+    rw = frozenset() if writable is None else frozenset({Path(writable)})
     fs += _runtime_args() + _binds([f for f in folders + python
-                                    if not _under(f, [Path("/usr")])])
+                                    if not _under(f, [Path("/usr")])], rw)
     if socket_dir is not None:
         fs += ["--perms", "0755", "--dir", "/run", "--ro-bind", str(socket_dir), SANDBOX_DIR]
     fs += ["--remount-ro", "/dev", "--remount-ro", "/"]

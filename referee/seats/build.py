@@ -1,0 +1,294 @@
+"""Bots built from source: a manifest's ``build`` run once in a copy of the bot's folder.
+
+``build_bot`` copies a bot's (read-only) folder into a fresh one and runs the manifest's build
+steps there, in order, each in a sandbox like a seat's (``referee.seats.sandbox``: no network,
+nothing of the host but the runtimes, a private ``/tmp``, its own uid for a root launcher, the
+seccomp filter, ``prlimit`` and a cgroup) but with build-sized limits (``BUILD_POLICY``) and
+the one difference that the copy, its working directory, is bound read-write; nothing else is
+writable. The whole build has a wall-clock limit (``ARENA_BUILD_TIMEOUT_S``, default
+``BUILD_TIMEOUT_S``). Its output (stdout and stderr, bounded like a seat's log) is the build
+log: returned, and kept in the built folder as ``.arena-build.log``. The built folder is then
+made read-only (and, for a root launcher, given back to root). A build that fails is refused
+with ``BuildFailed``, naming the bot, the step, why and the end of its log; its folder is
+removed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.seats.launch import LOG_LIMIT, LOG_TAIL, _reap_uid
+from referee.seats.manifest import Manifest
+from referee.seats.sandbox import (PATH, SandboxPolicy, SeatCgroup, claim_uid, require_sandbox,
+                                   sandbox_command, seccomp_fd)
+
+BUILD_TIMEOUT_S = 600.0
+"""Seconds of wall-clock time a whole build may take (``ARENA_BUILD_TIMEOUT_S`` sets it)."""
+TIMEOUT_ENV = "ARENA_BUILD_TIMEOUT_S"
+BUILD_LOG = ".arena-build.log"
+"""The build log's name in the built folder."""
+BUILD_POLICY = SandboxPolicy(cpu_seconds=1200, memory_mb=4096, processes=512, open_files=1024,
+                             file_size_mb=1024, tmpfs_mb=1024)
+"""A build's sandbox limits: room for a compiler or a package manager and ``make -j``."""
+
+
+class BuildFailed(ValueError):
+    """A build that failed: ``label`` (``name@version``), ``command`` (the step), ``reason``
+    (its exit, or the time limit) and ``log`` (its whole log)."""
+
+    def __init__(self, label: str, command: tuple[str, ...], reason: str, log: str) -> None:
+        self.label, self.command, self.reason, self.log = label, command, reason, log
+        tail = log[-LOG_TAIL:].rstrip()
+        super().__init__(f"{label}: build `{shlex.join(command)}` {reason}"
+                         + (f"; the end of its log:\n{tail}" if tail else "; it printed nothing"))
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """A finished build: the built folder, its log and the seconds it took."""
+
+    folder: Path
+    log: str
+    seconds: float
+    sandboxed: bool
+
+
+def build_timeout() -> float:
+    """The build time limit: ``ARENA_BUILD_TIMEOUT_S`` if set, else ``BUILD_TIMEOUT_S``."""
+    text = os.environ.get(TIMEOUT_ENV)
+    if not text:
+        return BUILD_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"{TIMEOUT_ENV}={text!r}: expected a number of seconds above 0")
+    return value
+
+
+def build_policy(value: Any) -> SandboxPolicy | None:
+    """A build's sandbox setting: None (``BUILD_POLICY``), "none" (unsandboxed), a policy or a
+    dict of limits."""
+    if value is None:
+        return BUILD_POLICY
+    if value == "none":
+        return None
+    if isinstance(value, SandboxPolicy):
+        return value
+    return SandboxPolicy.from_dict(value, "build sandbox")
+
+
+def build_bot(manifest: Manifest, source: Path, into: Path, *, timeout_s: float | None = None,
+              policy: Any = None) -> BuildResult:
+    """Build ``manifest``'s bot: copy ``source`` to ``into`` (which must not exist, or be
+    empty), run the manifest's build steps there (sandboxed under ``policy``, see
+    ``build_policy``; "none": plain processes), within ``timeout_s`` seconds in all (None:
+    ``build_timeout()``), and make ``into`` read-only. Raises ``BuildFailed`` (``into``
+    removed) when a step exits non-zero, runs past the limit or cannot start;
+    ``SandboxUnavailable`` when bwrap cannot run here (no fault of the bot's)."""
+    sandbox = build_policy(policy)
+    timeout = build_timeout() if timeout_s is None else float(timeout_s)
+    if sandbox is not None:
+        require_sandbox()
+    source, into = Path(source).resolve(), Path(into).absolute()
+    if into.exists() and (not into.is_dir() or any(into.iterdir())):
+        raise ValueError(f"{manifest.label}: cannot build into {into}: not an empty folder")
+    into.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, into, symlinks=True, dirs_exist_ok=True)
+    into = into.resolve()
+    uid = None
+    log = _Log(LOG_LIMIT)
+    start = time.monotonic()
+    deadline = start + timeout
+    try:
+        uid = claim_uid() if sandbox is not None else None
+        _own(into, None if uid is None else uid.uid, writable=True)
+        for step in manifest.build:
+            log.add(f"$ {shlex.join(step)}\n".encode())
+            reason = _run_step(manifest, step, into, sandbox, uid, deadline, timeout, log)
+            if reason is not None:
+                raise BuildFailed(manifest.label, step, reason, log.text())
+    except BaseException:
+        if uid is not None:
+            _reap_uid(uid.uid)
+            uid.release()
+        discard(into)
+        raise
+    if uid is not None:
+        _reap_uid(uid.uid)
+        uid.release()
+    seconds = time.monotonic() - start
+    text = log.text()
+    try:
+        _own(into, None, writable=False)
+        os.chmod(into, 0o755)
+        discard(into / BUILD_LOG)
+        (into / BUILD_LOG).write_text(text, encoding="utf-8")
+        os.chmod(into / BUILD_LOG, 0o444)
+        os.chmod(into, 0o555)
+    except BaseException:
+        discard(into)
+        raise
+    return BuildResult(into, text, seconds, sandbox is not None)
+
+
+def discard(folder: Path) -> None:
+    """Remove a built (read-only) folder, or a file."""
+    folder = Path(folder)
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+        return
+    if not folder.exists():
+        return
+    os.chmod(folder, 0o700)
+    for root, dirs, _ in os.walk(folder):
+        for d in dirs:
+            if not os.path.islink(os.path.join(root, d)):
+                os.chmod(os.path.join(root, d), 0o700)
+    shutil.rmtree(folder)
+
+
+def _own(folder: Path, uid: int | None, writable: bool) -> None:
+    """Give every file of ``folder`` to ``uid`` (None: leave the owner; a root launcher gives
+    it back to root when ``not writable``) with plain modes: writable by its owner, or
+    read-only for all; set-id and sticky bits dropped. Links are never followed."""
+    owner = uid if uid is not None else (0 if os.geteuid() == 0 and not writable else None)
+    os.chmod(folder, 0o755)  # (a build may have closed its own folder: walk it all)
+    for root, dirs, files in os.walk(folder):
+        for name in [None, *dirs, *files]:
+            path = root if name is None else os.path.join(root, name)
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                if owner is not None:
+                    os.chown(path, owner, owner, follow_symlinks=False)
+                continue
+            if owner is not None:
+                os.chown(path, owner, owner, follow_symlinks=False)
+            executable = stat.S_ISDIR(st.st_mode) or st.st_mode & 0o111
+            mode = 0o555 if executable else 0o444
+            mode |= 0o200 if writable else 0
+            try:
+                os.chmod(path, mode, follow_symlinks=False)
+            except NotImplementedError:  # (an older C library: no race left to fear here)
+                os.chmod(path, mode)
+
+
+def _program(step: tuple[str, ...], folder: Path) -> str | None:
+    """Why ``step``'s program cannot start (None: it can)."""
+    program = step[0]
+    if "/" in program:
+        path = Path(program) if os.path.isabs(program) else folder / program
+        found = path.is_file() and os.access(path, os.X_OK)
+    else:
+        found = shutil.which(program, path=PATH) is not None
+    return None if found else f"cannot start {program!r}: No such file or directory"
+
+
+def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
+              sandbox: SandboxPolicy | None, uid, deadline: float, timeout: float,
+              log: "_Log") -> str | None:
+    """Run one build step in ``folder``; why it failed (None: it passed)."""
+    command = list(step)
+    if command[0] in ("python", "python3"):
+        command[0] = sys.executable
+    problem = _program(tuple(command), folder)
+    if problem is not None:
+        return problem
+    filter_fd = cgroup = None
+    env: dict[str, str] = dict(os.environ)
+    if sandbox is not None:
+        env = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+        filter_fd = seccomp_fd()
+        if uid is not None:
+            cgroup = SeatCgroup.make(f"arena-build-{uid.uid}", sandbox)
+        command = sandbox_command(command, env=env, workdir=folder, folders=[],
+                                  policy=sandbox, uid=None if uid is None else uid.uid,
+                                  seccomp=filter_fd, cgroup=cgroup, writable=folder)
+        env = {"PATH": PATH}
+    try:
+        try:
+            proc = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True,
+                                    pass_fds=() if filter_fd is None else (filter_fd,))
+        except OSError as e:
+            return f"cannot start {command[0]!r}: {e.strerror}"
+        finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
+        pump = threading.Thread(target=log.pump, args=(proc.stdout,), daemon=True,
+                                name="build-log")
+        pump.start()
+        try:
+            status = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            status = None
+        try:  # what it left behind goes too (a sandbox: with its PID namespace)
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        if uid is not None:
+            _reap_uid(uid.uid)
+        pump.join(timeout=5)
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
+    if status is None:
+        log.add(f"\n[arena: the build ran past {timeout:g} s and was killed]\n".encode())
+        return f"ran past {timeout:g} s (the build's time limit) and was killed"
+    if status == 0:
+        return None
+    if status < 0:
+        return f"was killed by signal {-status}"
+    said = f"exited with status {status}"
+    if sandbox is not None and status > 128:
+        said += f" (signal {status - 128} inside its sandbox)"
+    return said
+
+
+class _Log:
+    """A build's output, bounded: the first and the last ``limit / 2`` bytes, and a line
+    counting what was dropped between them."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+        self.lock = threading.Lock()
+
+    def add(self, chunk: bytes) -> None:
+        with self.lock:
+            room = self.half - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            self.tail += chunk
+            if len(self.tail) > self.half:
+                cut = len(self.tail) - self.half
+                self.dropped += cut
+                del self.tail[:cut]
+
+    def pump(self, pipe) -> None:
+        with pipe:
+            while chunk := pipe.read1(65536):
+                self.add(chunk)
+
+    def text(self) -> str:
+        with self.lock:
+            gap = (f"\n[arena: {self.dropped} bytes of the build's output dropped here; a build "
+                   f"log keeps {2 * self.half} bytes]\n".encode() if self.dropped else b"")
+            return bytes(self.head + gap + self.tail).decode("utf-8", "replace")

@@ -1,0 +1,309 @@
+"""Bots built from source (``referee.seats.build``): real builds in the sandbox, the Node.js and
+C++ samples built from their own folders and played, and builds that fail, overrun, reach for
+the network or write outside their folder."""
+
+import json
+import os
+import socket
+import stat
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from referee.match.local import run_match
+from referee.match.spec import MatchSpec, SeatBot
+from referee.seats import build as build_module
+from referee.seats.build import (BUILD_LOG, BuildFailed, build_bot, build_timeout, discard)
+from referee.seats.manifest import Manifest, ManifestError, build_steps, load_manifest
+from referee.seats.sandbox import (UID_BASE, SandboxPolicy, sandbox_command, sandbox_problem,
+                                   uid_processes)
+
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
+                                reason=f"no sandbox here: {sandbox_problem()}")
+
+SAMPLES = ROOT / "sample_bots"
+PY = SAMPLES / "python"
+ROOT_USER = os.geteuid() == 0
+
+
+def _bot(tmp_path: Path, build, files: dict[str, str] | None = None, name: str = "b") -> Manifest:
+    """A bot folder of its own holding ``files`` and a manifest whose build is ``build``."""
+    folder = tmp_path / f"src-{name}"
+    folder.mkdir()
+    for rel, text in (files or {}).items():
+        (folder / rel).write_text(text)
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\nversion = "0.1"\ncommand = ["true"]\nbuild = {json.dumps(build)}\n')
+    return load_manifest(folder)
+
+
+def _modes(folder: Path):
+    for p in [folder, *folder.rglob("*")]:
+        st = os.lstat(p)
+        if not stat.S_ISLNK(st.st_mode):
+            yield p, st
+
+
+# -- the samples, built once for the module --------------------------------------------------
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The Node.js and C++ samples built from source, sandboxed: {name: BuildResult}."""
+    out = {}
+    where = tmp_path_factory.mktemp("built")
+    for name in ("node-src", "cpp-src"):
+        manifest = load_manifest(SAMPLES / name)
+        out[name] = build_bot(manifest, manifest.folder, where / name)
+    yield out
+    for result in out.values():
+        discard(result.folder)
+
+
+def test_the_node_and_cpp_bots_built_from_source_play_a_match(built, tmp_path):
+    node, cpp = built["node-src"], built["cpp-src"]
+    assert node.sandboxed and cpp.sandboxed
+    assert (node.folder / "node_modules" / "@grpc" / "grpc-js").is_dir()
+    assert os.access(cpp.folder / "build" / "arena_bot", os.X_OK)
+    assert not (SAMPLES / "node-src" / "node_modules").exists()  # built in the copy only
+    assert not (SAMPLES / "cpp-src" / "build").exists()
+    for result in (node, cpp):
+        assert (result.folder / BUILD_LOG).read_text() == result.log
+        for path, st in _modes(result.folder):  # read-only for all, no set-id bits
+            assert st.st_mode & 0o7222 == 0, (path, oct(st.st_mode))
+            assert not ROOT_USER or st.st_uid == 0, path
+    assert "added 33 packages" in node.log
+    assert "PROTO_DIR=protos" in cpp.log and "arena_bot" in cpp.log
+    bots = [load_manifest(node.folder), load_manifest(PY / "random"),
+            load_manifest(cpp.folder), load_manifest(PY / "greedy")]
+    spec = MatchSpec(match_id="built", variant="two-deck-fry", seed="b", max_deals=1)
+    result, record, runner = run_match(spec, bots, tmp_path)
+    logs = {i: (tmp_path / f"seat{i}.log").read_text(errors="replace")[-500:] for i in range(4)}
+    assert result["forfeit"] is None and record["faults"] == [], (record["faults"], logs)
+    assert record["bots"][0] == "node-src-sample@1.0.0"
+    assert record["bots"][2] == "cpp-src-sample@1.0.0"
+    assert result["sandbox"] == "bubblewrap"
+
+
+def test_the_source_samples_copy_the_samples_and_the_protocol_file():
+    proto = (ROOT / "protos" / "shengji_arena" / "v1" / "referee.proto").read_bytes()
+    for name in ("node-src", "cpp-src"):
+        assert (SAMPLES / name / "protos" / "shengji_arena" / "v1" / "referee.proto"
+                ).read_bytes() == proto, f"{name}: its referee.proto is not the project's"
+    for rel in ("bot.js", "package.json"):
+        assert (SAMPLES / "node-src" / rel).read_bytes() == (SAMPLES / "node" / rel).read_bytes()
+    for rel in ("arena_bot.cc", "Makefile"):
+        assert (SAMPLES / "cpp-src" / rel).read_bytes() == (SAMPLES / "cpp" / rel).read_bytes()
+    ours = json.loads((SAMPLES / "node-src" / "package-lock.json").read_text())["packages"]
+    theirs = json.loads((SAMPLES / "node" / "package-lock.json").read_text())["packages"]
+    assert {k: (v.get("version"), v.get("integrity")) for k, v in ours.items()} == {
+        k: (v.get("version"), v.get("integrity")) for k, v in theirs.items()}
+    assert all(v.get("resolved") for k, v in ours.items() if k)  # tarballs only in the cache
+    assert load_manifest(SAMPLES / "node").build == () == load_manifest(SAMPLES / "cpp").build
+
+
+# -- what a build may do ---------------------------------------------------------------------
+PROBE = textwrap.dedent("""\
+    import json, os, sys
+    out = {"uid": os.getuid(), "cwd": os.getcwd(), "wrote": {}, "sees": {}}
+    targets, seen = json.loads(sys.argv[1])
+    for target in targets:
+        try:
+            with open(target, "w") as f:
+                f.write("x")
+            out["wrote"][target] = True
+        except OSError as e:
+            out["wrote"][target] = e.strerror
+    for path in seen:
+        out["sees"][path] = os.path.exists(path)
+    with open("report.json", "w") as f:
+        json.dump(out, f)
+    """)
+
+
+def test_a_build_writes_its_own_folder_and_nothing_else(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    outside.chmod(0o777)
+    host_tmp = Path("/tmp") / f"arena-build-test-{os.getpid()}"
+    host_tmp.write_text("the host's")
+    try:
+        targets = ["mine.txt", "/tmp/private.txt", str(outside / "pwned"),
+                   str(ROOT / "pwned"), str(tmp_path / "src-b" / "pwned")]
+        seen = [str(host_tmp), str(ROOT / "README.md"), str(ROOT / "referee"),
+                str(tmp_path / "src-b"), "/home", "/root/.bashrc"]
+        manifest = _bot(tmp_path, ["python3", "probe.py", json.dumps([targets, seen])],
+                        {"probe.py": PROBE})
+        for p in [manifest.folder, *manifest.folder.iterdir()]:  # as the registry unpacks it
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        result = build_bot(manifest, manifest.folder, tmp_path / "into")
+    finally:
+        host_tmp.unlink()
+    report = json.loads((result.folder / "report.json").read_text())
+    assert report["cwd"] == str(result.folder)
+    assert report["wrote"]["mine.txt"] is True and (result.folder / "mine.txt").exists()
+    assert report["wrote"]["/tmp/private.txt"] is True  # its private /tmp
+    for target in targets[2:]:
+        assert report["wrote"][target] is not True, target
+        assert not Path(target).exists(), target
+    assert not any(report["sees"].values()), report["sees"]
+    assert not ROOT_USER or report["uid"] >= UID_BASE  # a seat's uid, not root
+
+
+def test_unsandboxed_a_build_is_a_plain_process_with_the_hosts_rights(tmp_path):
+    """The control of the test above: without the sandbox the same writes land."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    manifest = _bot(tmp_path, ["python3", "probe.py", json.dumps([[str(outside / "open")],
+                                                                  [str(ROOT / "README.md")]])],
+                    {"probe.py": PROBE})
+    result = build_bot(manifest, manifest.folder, tmp_path / "into", policy="none")
+    assert not result.sandboxed and (outside / "open").exists()
+    report = json.loads((result.folder / "report.json").read_text())
+    assert report["uid"] == os.getuid() and report["sees"] == {str(ROOT / "README.md"): True}
+
+
+@pytest.fixture
+def listener():
+    """A TCP port listening on the host's loopback."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        yield s.getsockname()[1]
+
+
+@pytest.mark.parametrize("policy", [None, "none"])
+def test_a_build_has_no_network(tmp_path, listener, policy):
+    code = f"import socket; socket.create_connection(('127.0.0.1', {listener}), timeout=5)"
+    manifest = _bot(tmp_path, ["python3", "-c", code])
+    if policy == "none":  # the control: the port is there to be reached
+        build_bot(manifest, manifest.folder, tmp_path / "into", policy="none")
+        return
+    with pytest.raises(BuildFailed, match="exited with status 1") as e:
+        build_bot(manifest, manifest.folder, tmp_path / "into")
+    assert "ConnectionRefusedError" in str(e.value) or "unreachable" in str(e.value)
+
+
+def test_a_failed_build_is_refused_with_its_name_command_status_and_log(tmp_path):
+    steps = [["sh", "-c", "echo one > one.txt"],
+             ["sh", "-c", "echo compiling; echo 'error: the last line' >&2; exit 3"],
+             ["sh", "-c", "touch three.txt"]]
+    manifest = _bot(tmp_path, steps, name="failing")
+    into = tmp_path / "into"
+    with pytest.raises(BuildFailed) as e:
+        build_bot(manifest, manifest.folder, into)
+    message = str(e.value)
+    assert message.startswith("failing@0.1: build `sh -c 'echo compiling;")
+    assert "exited with status 3" in message
+    assert message.rstrip().endswith("error: the last line")
+    assert e.value.command == tuple(steps[1]) and "$ sh -c 'echo one > one.txt'" in e.value.log
+    assert not into.exists()  # a failed build leaves nothing to play
+
+
+def test_a_build_whose_program_is_missing_is_refused(tmp_path):
+    manifest = _bot(tmp_path, ["no-such-build-tool", "all"])
+    with pytest.raises(BuildFailed, match="cannot start 'no-such-build-tool'"):
+        build_bot(manifest, manifest.folder, tmp_path / "into")
+
+
+def test_a_build_past_its_time_limit_is_killed_with_everything_it_started(tmp_path):
+    marker = "30.0417"  # a sleep of its own, to find on the host
+    manifest = _bot(tmp_path, ["sh", "-c", f"id -u; sleep {marker} & sleep {marker}"],
+                    name="slow")
+    started = time.monotonic()
+    with pytest.raises(BuildFailed, match=r"slow@0.1: build .* ran past 2 s") as e:
+        build_bot(manifest, manifest.folder, tmp_path / "into", timeout_s=2)
+    assert time.monotonic() - started < 20  # killed, not waited for
+    assert "ran past 2 s" in e.value.reason
+    uid = int(e.value.log.splitlines()[1])
+    if ROOT_USER:
+        assert uid >= UID_BASE and uid_processes(uid) == []
+        assert not [p for p in Path("/proc").iterdir() if p.name.isdigit()
+                    and marker in _cmdline(p)]
+    assert not (tmp_path / "into").exists()
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_the_time_limit_reads_from_the_environment(monkeypatch):
+    monkeypatch.delenv("ARENA_BUILD_TIMEOUT_S", raising=False)
+    assert build_timeout() == 600
+    monkeypatch.setenv("ARENA_BUILD_TIMEOUT_S", "42.5")
+    assert build_timeout() == 42.5
+    monkeypatch.setenv("ARENA_BUILD_TIMEOUT_S", "soon")
+    with pytest.raises(ValueError, match="ARENA_BUILD_TIMEOUT_S"):
+        build_timeout()
+
+
+def test_a_build_log_is_bounded_and_keeps_its_end(tmp_path, monkeypatch):
+    monkeypatch.setattr(build_module, "LOG_LIMIT", 4000)
+    code = "print('x' * 100000); print('THE END')"
+    result = build_bot(_bot(tmp_path, ["python3", "-c", code]),
+                       tmp_path / "src-b", tmp_path / "into")
+    assert len(result.log) < 4300 and result.log.rstrip().endswith("THE END")
+    assert "bytes of the build's output dropped here" in result.log
+
+
+def test_a_build_goes_into_a_fresh_folder_only(tmp_path):
+    manifest = _bot(tmp_path, ["true"])
+    (tmp_path / "into").mkdir()
+    (tmp_path / "into" / "old").write_text("")
+    with pytest.raises(ValueError, match="not an empty folder"):
+        build_bot(manifest, manifest.folder, tmp_path / "into")
+
+
+def test_only_a_build_binds_its_folder_writable(tmp_path):
+    kw = dict(env={"PATH": "/usr/bin"}, workdir=tmp_path, folders=[], policy=SandboxPolicy())
+    def binds(cmd):
+        return [cmd[i:i + 3] for i in range(len(cmd)) if cmd[i] in ("--bind", "--ro-bind")
+                and cmd[i + 1] == str(tmp_path)]
+    seat = sandbox_command(["true"], **kw)
+    assert "--bind" not in seat and binds(seat) == [["--ro-bind", str(tmp_path), str(tmp_path)]]
+    build = sandbox_command(["true"], **kw, writable=tmp_path)
+    assert build.count("--bind") == 1 and binds(build) == [["--bind", str(tmp_path),
+                                                             str(tmp_path)]]
+    with pytest.raises(ValueError, match="working directory"):
+        sandbox_command(["true"], **kw, writable=tmp_path / "elsewhere")
+
+
+# -- the manifest's field --------------------------------------------------------------------
+def test_the_build_field_is_one_command_line_or_several(tmp_path):
+    assert build_steps(["make", "-j4"], "m") == (("make", "-j4"),)
+    assert build_steps("make -j4", "m") == (("make", "-j4"),)
+    assert build_steps([["npm", "ci"], ["node", "gen.js"]], "m") == (("npm", "ci"),
+                                                                    ("node", "gen.js"))
+    assert build_steps([], "m") == ()
+    for bad in ([["make"], 3], [[]], [""], {"make": 1}, [["make", 1]]):
+        with pytest.raises(ManifestError, match=r"m: field 'build'"):
+            build_steps(bad, "m")
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "x"\nversion = "1"\ncommand = ["true"]\n'
+                                     'build = 7\n')
+    with pytest.raises(ManifestError, match=r"bot.toml: field 'build': expected a command"):
+        load_manifest(folder)
+
+
+def test_a_seat_bot_carries_its_build_and_old_specs_still_load(tmp_path):
+    manifest = load_manifest(SAMPLES / "cpp-src")
+    data = SeatBot.of("c", manifest).to_dict()
+    assert data["build"] == [["make", "-j4", "PROTO_DIR=protos"]]
+    assert SeatBot.from_dict(json.loads(json.dumps(data))).manifest.build == manifest.build
+    old = SeatBot.of("p", load_manifest(PY / "random")).to_dict()
+    assert "build" not in old and SeatBot.from_dict(old).manifest.build == ()
+    with pytest.raises(ValueError, match="field 'build'"):
+        SeatBot.from_dict({**data, "build": ["make"]})
+
+
+def test_the_build_is_part_of_the_content_hash_only_when_there_is_one(tmp_path):
+    import dataclasses
+    manifest = _bot(tmp_path, ["make"])
+    bare = dataclasses.replace(manifest, build=())
+    assert manifest.content_hash() != bare.content_hash()
+    assert dataclasses.replace(bare, build=(("make",),)).content_hash() == manifest.content_hash()
