@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
 import secrets
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -717,13 +719,29 @@ def cmd_bots_check(args) -> int:
     except (ManifestError, ValueError) as e:
         print(f"arena bots check: {e}", file=sys.stderr)
         return 2
-    bot = SeasonBot(manifest.name, manifest)
     t = time.perf_counter()
-    why = smoke_check(bot, variant=args.variant, options={},
-                      time_control=TimeControl(per_decision_ms=args.per_decision_ms),
-                      deal=DealSpec(args.seed if args.seed is not None else
-                                    secrets.token_hex(16)),
-                      workdir=Path(args.workdir) / f"check-{manifest.name}")
+    with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
+        played = manifest
+        if manifest.build:  # checked as it plays: built, in the sandbox
+            from referee.seats.build import BuildFailed, build_bot, discard
+            try:
+                built = build_bot(manifest, manifest.folder, Path(tmp) / "built").folder
+            except BuildFailed as e:
+                print(f"FAIL {manifest.label} ({manifest.path}): {e}")
+                return 1
+            played = dataclasses.replace(manifest, folder=built, path=built / "bot.toml",
+                                         pythonpath=tuple(
+                                             built / p.relative_to(manifest.folder)
+                                             if p.is_relative_to(manifest.folder) else p
+                                             for p in manifest.pythonpath))
+        why = smoke_check(SeasonBot(manifest.name, played), variant=args.variant,
+                          options={},
+                          time_control=TimeControl(per_decision_ms=args.per_decision_ms),
+                          deal=DealSpec(args.seed if args.seed is not None else
+                                        secrets.token_hex(16)),
+                          workdir=Path(args.workdir) / f"check-{manifest.name}")
+        if manifest.build:
+            discard(played.folder)
     if why:
         print(f"FAIL {manifest.label} ({manifest.path}): {why}")
         return 1

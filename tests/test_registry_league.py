@@ -173,3 +173,10 @@ def test_a_version_whose_build_fails_or_runs_too_long_is_refused_and_nothing_sto
         if case == "fails":
             assert "missing header" in p.stderr  # the end of its log
     assert Store(db).bot_versions() == []
+
+
+def test_bots_check_plays_a_bot_built_from_source_as_it_will_play(tmp_path):
+    p = arena("bots", "check", str(ROOT / "sample_bots" / "node-src"), "--workdir",
+              str(tmp_path), timeout=300)
+    assert p.returncode == 0 and p.stdout.startswith("ok   node-src-sample@1.0.0"), \
+        p.stdout + p.stderr
