@@ -91,7 +91,7 @@ def pin(season: Season, store: Store, out=None) -> Season:
         try:
             if version_hash is None:
                 version = (registry.resolve(store, bot.ref) if bot.ref is not None else
-                           submit(store, bot.manifest.folder, out=out))
+                           _submit_folder(store, bot.manifest, where, out))
                 if bot.ref is None:  # the folder's own manifest, as read here
                     version = dataclasses.replace(version, manifest_json=json.dumps(
                         {**version.fields(), "pythonpath": [
@@ -112,6 +112,23 @@ def pin(season: Season, store: Store, out=None) -> Season:
         bots.append(dataclasses.replace(bot, manifest=local, version_hash=version.content_hash,
                                         portable=manifest))
     return dataclasses.replace(season, bots=tuple(bots))
+
+
+def _submit_folder(store: Store, manifest: Manifest, where: str, out):
+    """A season's bot folder submitted as it is: under its manifest's version, or, where that
+    version holds other content already (the folder was edited, or another bot has its name),
+    under ``version+HASH`` (the first 12 digits of its content hash), with a note."""
+    from scheduler import registry
+    packed = registry.pack(manifest.folder)
+    taken = store.bot_version(manifest.name, manifest.version)
+    version = None
+    if taken is not None and taken["content_hash"] != packed.content_hash:
+        version = f"{manifest.version}+{packed.content_hash[:12]}"
+        if out is not None:
+            print(f"note: {where}: {manifest.name}@{manifest.version} is in the registry with "
+                  f"other content; this folder is submitted as {manifest.name}@{version}",
+                  file=out)
+    return submit(store, manifest.folder, version=version, out=out)
 
 
 def pin_portable(version, where: str = "bot") -> Manifest:

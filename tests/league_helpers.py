@@ -39,6 +39,12 @@ def season_file(folder: Path, name: str, bots: list[str | tuple[str, str]], *,
     return path
 
 
+def ctrl_c_default() -> None:
+    """For a process a test will Ctrl-C: SIGINT back to its default, which a process started
+    in the background of a shell without job control inherits as ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def env() -> dict[str, str]:
     e = dict(os.environ)
     e["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "protos")])

@@ -16,7 +16,7 @@ import threading
 import time
 
 import pytest
-from league_helpers import (BOTS, REDIS_URL, Worker, arena, env, flush_redis,
+from league_helpers import (BOTS, REDIS_URL, Worker, arena, ctrl_c_default, env, flush_redis,
                             season_file, unique, wait_for)
 
 from conftest import ROOT
@@ -186,7 +186,8 @@ def test_an_interrupted_local_season_continues_where_it_stopped(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "cli", "season", "run", str(path),
                              "--db", db, "--workers", "1", "--no-check", "--no-progress"],
                             cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=ctrl_c_default)
     store = Store(db)
     wait_for(lambda: store.season(name) and store.counts(name)["done"] >= 1, 120,
              "the first match")
@@ -627,7 +628,8 @@ def test_ctrl_c_on_a_distributed_run_says_the_workers_keep_playing(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "cli", "season", "run", str(path), "--db", db,
                              "--broker", REDIS_URL, "--no-check", "--no-progress"],
                             cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=ctrl_c_default)
     store = Store(db)
     try:   # no worker runs: the matches stay queued
         wait_for(lambda: store.season(name) and all(

@@ -180,3 +180,25 @@ def test_bots_check_plays_a_bot_built_from_source_as_it_will_play(tmp_path):
               str(tmp_path), timeout=300)
     assert p.returncode == 0 and p.stdout.startswith("ok   node-src-sample@1.0.0"), \
         p.stdout + p.stderr
+
+
+def test_a_season_folder_whose_version_is_taken_by_other_content_gets_a_version_of_its_own(
+        tmp_path):
+    db = f"sqlite:///{tmp_path}/s.db"
+    mine = _own_copy("random", tmp_path, "mine")
+    arena("bots", "submit", str(mine), "--db", db, check=True)
+    (mine / "bot.py").write_text((mine / "bot.py").read_text() + "\n# edited, same version\n")
+    name = unique("taken")
+    path = season_file(tmp_path, name, [str(PY / "greedy"), str(mine)], deal_sets=1,
+                       deals_per_set=1)
+    p = arena("season", "run", str(path), "--db", db, "--no-check", "--no-progress",
+              cwd=tmp_path, check=True)
+    store = Store(db)
+    pinned = next(b for b in store.bots(name) if b["name"] == "mine")
+    suffix = pinned["version_hash"][:12]
+    assert f"this folder is submitted as mine@1.0.0+{suffix}" in p.stderr, p.stderr
+    assert [v["version"] for v in store.bot_versions("mine")] == ["1.0.0", f"1.0.0+{suffix}"]
+    assert f"mine = mine@1.0.0+{suffix} ({suffix})" in arena("standings", name, "--db", db,
+                                                          check=True).stdout
+    refused = arena("bots", "submit", str(mine), "--db", db, "--version", "1.0.0")
+    assert refused.returncode == 2 and "a version never changes" in refused.stderr
