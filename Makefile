@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench clean redis postgres protos check-protos bots soak mutate sandbox readme
+.PHONY: demo test install bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -41,6 +41,11 @@ postgres:
 sandbox:
 	@tools/install-sandbox.sh
 
+# The browser the dashboard's browser tests drive: Debian's chromium, installed with apt when
+# missing (Playwright, the Python package, comes with the dev dependencies).
+browser:
+	@tools/install-browser.sh
+
 demo: $(STAMP) sandbox
 	$(BIN)/arena demo
 
@@ -70,7 +75,7 @@ sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_are
 	sample_bots/cpp/install-deps.sh
 	$(MAKE) -C sample_bots/cpp
 
-test: $(STAMP) sandbox redis postgres check-protos bots
+test: $(STAMP) sandbox browser redis postgres check-protos bots
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

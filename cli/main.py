@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scheduler.reports import bot_versions, sealed_reason, season_rows
+
 
 def _load_json(path: str) -> object:
     try:
@@ -113,7 +115,7 @@ def cmd_replay(args) -> int:
             store = _existing_store(_db(args), f"arena replay: {args.record}: no such file")
             sealed = store.sealed_by(args.record)
             if sealed:
-                print(f"arena replay: {args.record}: {_sealed_reason(sealed)}", file=sys.stderr)
+                print(f"arena replay: {args.record}: {sealed_reason(sealed)}", file=sys.stderr)
                 return 3
             data = store.record(args.record)
             if data is None:
@@ -149,20 +151,6 @@ def cmd_replay(args) -> int:
     for e in events:
         print(json.dumps(e, ensure_ascii=False))
     return 0
-
-
-def _sealed_reason(sealed: list[dict]) -> str:
-    """Why a stored record is not served yet (``Store.sealed_by``)."""
-    def named(ms):
-        return ", ".join(f"{m['id']} ({m['status']})" for m in ms[:3]) + (
-            f" and {len(ms) - 3} more" if len(ms) > 3 else "")
-    mirror = [m for m in sealed if m["mirror"]]
-    rest = [m for m in sealed if not m["mirror"]]
-    parts = ([f"its mirror match {named(mirror)}"] if mirror else []) + (
-        [f"the other match(es) on the same cards: {named(rest)}"] if rest else [])
-    return (f"sealed until {' and '.join(parts)} {'is' if len(sealed) == 1 else 'are'} over: "
-            "a match's record shows its cards, which are secret until every match dealt them "
-            "has been played")
 
 
 def cmd_soak(args) -> int:
@@ -473,7 +461,7 @@ def cmd_standings(args) -> int:
     from scheduler.standings import compute, table, to_csv
     store, row = _season_row(args)
     st = compute(row, store.matches(args.season), samples=args.samples)
-    versions = _bot_versions(store, args.season)
+    versions = bot_versions(store, args.season)
     if args.json:
         print(json.dumps({**st.to_dict(), "versions": versions}, indent=1, ensure_ascii=False))
     elif args.csv:
@@ -484,17 +472,6 @@ def cmd_standings(args) -> int:
             print("versions: " + ", ".join(f"{n} = {v['ref']} ({v['hash'][:12]})"
                                            for n, v in versions.items()))
     return 0
-
-
-def _bot_versions(store, season: str) -> dict[str, dict]:
-    """The bot versions a season pinned, by its bots' names: {"ref", "hash"}."""
-    out = {}
-    for b in store.bots(season):
-        if b.get("version_hash"):
-            stored = json.loads(b["manifest_json"])
-            out[b["name"]] = {"ref": f"{stored.get('manifest_name', b['name'])}@{b['version']}",
-                              "hash": b["version_hash"]}
-    return out
 
 
 def cmd_matches(args) -> int:
@@ -573,19 +550,6 @@ def _print_faults(store, season: str, rows: list[dict], status: str | None) -> i
     return 0
 
 
-def _season_status(counts: dict[str, int], cancel: dict | None) -> str:
-    """A season's state in one word (or two): playing, finished, cancelled, cancelling (its
-    running matches left) or not started."""
-    if cancel:
-        return f"cancelling ({counts['running']} running left)" if counts["running"] else \
-            "cancelled"
-    if counts["pending"] + counts["running"] == 0:
-        return "finished"
-    if counts["done"] + counts["failed"] + counts["running"] == 0:
-        return "not started"
-    return "playing"
-
-
 def _local_time(t: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else ""
 
@@ -593,17 +557,7 @@ def _local_time(t: float | None) -> str:
 def cmd_seasons(args) -> int:
     """``arena seasons``: every season in the store, one line each."""
     store = _existing_store(_db(args), "arena seasons: no seasons to list")
-    rows = []
-    for r in store.overview():
-        config, c = json.loads(r["config_json"]), r["counts"]
-        cancel = r["cancel"] or {}
-        rows.append({"name": r["name"], "variant": config.get("variant"),
-                     "format": config.get("format"), "duplicate": config.get("duplicate"),
-                     "bots": list(config.get("bots", [])), "matches": sum(c.values()), **c,
-                     "created_at": r["created_at"], "created": _local_time(r["created_at"]),
-                     "status": _season_status(c, r["cancel"]),
-                     "cancelled_at": cancel.get("cancelled_at"),
-                     "cancelled_by": cancel.get("by")})
+    rows = [{**r, "created": _local_time(r["created_at"])} for r in season_rows(store)]
     if args.json:
         print(json.dumps(rows, indent=1, ensure_ascii=False))
         return 0
@@ -678,7 +632,7 @@ def cmd_logs(args) -> int:
         return 2
     sealed = store.sealed_by(args.match_id)
     if sealed:
-        print(f"arena logs: {args.match_id}: {_sealed_reason(sealed)}", file=sys.stderr)
+        print(f"arena logs: {args.match_id}: {sealed_reason(sealed)}", file=sys.stderr)
         return 3
     seat = str(args.seat)
     logs = record.get("bot_logs") or {}
@@ -831,6 +785,24 @@ def cmd_bots_remove(args) -> int:
     return 0
 
 
+def cmd_web(args) -> int:
+    """``arena web``: the read-only dashboard over the store, served by uvicorn."""
+    import uvicorn
+
+    from scheduler.store import StoreVersionError
+    from web.app import NoStore, create_app
+    url = _db(args)
+    try:
+        app = create_app(url)
+    except NoStore as e:
+        raise SystemExit(f"arena web: {e}; name another with --db or $ARENA_DB") from None
+    except StoreVersionError as e:
+        raise SystemExit(f"arena web: --db {e}") from None
+    print(f"arena web: {url} on http://{args.host}:{args.port}/", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
 def cmd_sprt(args) -> int:
     from referee.seats.manifest import ManifestError, load_manifest
     from referee.rules.variants import rules_for
@@ -934,6 +906,13 @@ def build_parser() -> argparse.ArgumentParser:
     lg.add_argument("--broker", default="redis://127.0.0.1:6379/8")
     lg.set_defaults(func=lambda a: __import__("tools.benchleague", fromlist=["x"])
                     .bench_league(a.matches, a.deals_per_set, a.pg, a.broker))
+
+    bw_ = bsub.add_parser("web", help="the dashboard's season page, matches list and API "
+                          "standings over a generated season of 10,000 matches")
+    bw_.add_argument("--matches", type=int, default=10000)
+    bw_.add_argument("--repeat", type=int, default=5, help="requests of each page timed")
+    bw_.set_defaults(func=lambda a: __import__("tools.benchweb", fromlist=["x"])
+                     .bench_web(a.matches, a.repeat))
 
     soak = sub.add_parser("soak", help="many matches between sample bots, every record "
                           "verified; any fault is a bug (a command, not a test)")
@@ -1116,6 +1095,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-progress", action="store_true")
     _unsandboxed_option(sp)
     sp.set_defaults(func=cmd_sprt)
+
+    web = sub.add_parser("web", help="a read-only dashboard over the store (pages and a JSON "
+                         "API under /api)")
+    web.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    web.add_argument("--host", default="127.0.0.1", help="the address to bind (default "
+                     "127.0.0.1: this machine only)")
+    web.add_argument("--port", type=int, default=8000)
+    web.set_defaults(func=cmd_web)
 
     demo = sub.add_parser("demo", help="a small season of the sample bots, with standings")
     demo.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1))

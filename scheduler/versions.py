@@ -175,7 +175,8 @@ class BuildError(ValueError):
 def submit(store: Store, source: Path, *, name: str | None = None,
            version: str | None = None, author: str | None = None, out=None):
     """Submit a bot folder or archive: its build (if its manifest has one) must pass in the
-    sandbox first; then the version is stored (``registry.submit``). Returns the version."""
+    sandbox first (the built folder is kept in this machine's cache, where its matches here
+    find it); then the version is stored (``registry.submit``). Returns the version."""
     from scheduler import registry
     from referee.seats.manifest import load_manifest
     with tempfile.TemporaryDirectory(prefix="arena-submit-") as tmp:
@@ -189,8 +190,9 @@ def submit(store: Store, source: Path, *, name: str | None = None,
             manifest = load_manifest(folder)
         except ValueError:  # the registry names a manifest error in its own words
             return registry.submit(store, source, name=name, version=version, author=author)
-        if getattr(manifest, "build", None):
-            _build(manifest, folder, Path(tmp) / "built")
+        if getattr(manifest, "build", None):  # built where this machine's matches find it
+            packed = registry.pack(folder)
+            _built(manifest, folder, cache_dir() / f"{packed.content_hash}-built")
         return registry.submit(store, source, name=name, version=version, author=author)
 
 

@@ -119,12 +119,14 @@ def test_a_pinned_season_plays_its_version_whatever_the_folder_becomes(tmp_path)
     assert new["greedy"] == pinned["greedy"]  # the same content: the same version
 
 
-def test_bots_built_from_source_are_built_at_submission_and_again_where_they_play(tmp_path,
-                                                                                  monkeypatch):
+def test_bots_built_from_source_are_built_once_at_submission_and_played_so(tmp_path,
+                                                                           monkeypatch):
     """The Node.js bot (npm ci from its vendored cache) and the C++ bot (make) are submitted,
-    which builds each once in the sandbox; the season's worker fetches each version into its
-    own cache, builds it there once, and plays it."""
+    which builds each in the sandbox into this machine's cache; the season's worker here
+    fetches each version (verified) and plays that build."""
     db = f"sqlite:///{tmp_path}/s.db"
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ARENA_BOT_CACHE", str(cache))  # (the arena processes' too)
     refs = []
     for folder in ("node-src", "cpp-src"):
         p = arena("bots", "submit", str(ROOT / "sample_bots" / folder), "--db", db,
@@ -134,11 +136,14 @@ def test_bots_built_from_source_are_built_at_submission_and_again_where_they_pla
     name = unique("built")
     path = season_file(tmp_path, name, [], deal_sets=1, deals_per_set=1,
                        extra="".join(f'[[bots]]\nbot = "{r}"\n' for r in refs))
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("ARENA_BOT_CACHE", str(cache))
+    built_at_submission = {p: (p / ".arena-build.log").stat().st_mtime_ns
+                           for p in cache.iterdir() if p.name.endswith("-built")}
+    assert len(built_at_submission) == 2
     store = Store(db)
     open_season(load_season(path), store, workdir=tmp_path / "checks", check=False)
     assert run_local(store, name, workers=1, progress=False)["done"] == 2
+    assert {p: (p / ".arena-build.log").stat().st_mtime_ns
+            for p in built_at_submission} == built_at_submission  # not built again
     _exactly_once(store, name)
     for m in store.matches(name):
         record = store.record(m["id"])
@@ -156,6 +161,7 @@ def test_bots_built_from_source_are_built_at_submission_and_again_where_they_pla
 def test_a_version_whose_build_fails_or_runs_too_long_is_refused_and_nothing_stored(
         tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_BUILD_TIMEOUT_S", "2")  # (for the arena processes started here)
+    monkeypatch.setenv("ARENA_BOT_CACHE", str(tmp_path / "cache"))
     db = f"sqlite:///{tmp_path}/s.db"
     for case, build, said in (
             ("fails", '["sh", "-c", "echo compiling; echo missing header >&2; exit 3"]',

@@ -301,7 +301,7 @@ def test_a_record_stays_sealed_while_another_pairing_has_its_cards_to_play(tmp_p
     pairings' matches on the same cards. A plain season's match has no mirror."""
     from sqlalchemy import update
 
-    from cli.main import _sealed_reason
+    from scheduler.reports import sealed_reason as _sealed_reason
     from scheduler.store import matches
     name = unique("three")
     path = _season_file(tmp_path, name, extra="")

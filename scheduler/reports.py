@@ -1,0 +1,59 @@
+"""What the command line and the dashboard both report from the store: a season's rows and
+state, a sealed record's reason, the bot versions a season pinned."""
+
+from __future__ import annotations
+
+import json
+
+
+def sealed_reason(sealed: list[dict]) -> str:
+    """Why a stored record is not served yet (``Store.sealed_by``)."""
+    def named(ms):
+        return ", ".join(f"{m['id']} ({m['status']})" for m in ms[:3]) + (
+            f" and {len(ms) - 3} more" if len(ms) > 3 else "")
+    mirror = [m for m in sealed if m["mirror"]]
+    rest = [m for m in sealed if not m["mirror"]]
+    parts = ([f"its mirror match {named(mirror)}"] if mirror else []) + (
+        [f"the other match(es) on the same cards: {named(rest)}"] if rest else [])
+    return (f"sealed until {' and '.join(parts)} {'is' if len(sealed) == 1 else 'are'} over: "
+            "a match's record shows its cards, which are secret until every match dealt them "
+            "has been played")
+
+
+def season_status(counts: dict[str, int], cancel: dict | None) -> str:
+    """A season's state in one word (or two): playing, finished, cancelled, cancelling (its
+    running matches left) or not started."""
+    if cancel:
+        return f"cancelling ({counts['running']} running left)" if counts["running"] else \
+            "cancelled"
+    if counts["pending"] + counts["running"] == 0:
+        return "finished"
+    if counts["done"] + counts["failed"] + counts["running"] == 0:
+        return "not started"
+    return "playing"
+
+
+def season_rows(store) -> list[dict]:
+    """Every season with its counts and state (``arena seasons --json``)."""
+    out = []
+    for r in store.overview():
+        config, c = json.loads(r["config_json"]), r["counts"]
+        cancel = r["cancel"] or {}
+        out.append({"name": r["name"], "variant": config.get("variant"),
+                    "format": config.get("format"), "duplicate": config.get("duplicate"),
+                    "bots": list(config.get("bots", [])), "matches": sum(c.values()), **c,
+                    "created_at": r["created_at"], "status": season_status(c, r["cancel"]),
+                    "cancelled_at": cancel.get("cancelled_at"),
+                    "cancelled_by": cancel.get("by")})
+    return out
+
+
+def bot_versions(store, season: str) -> dict[str, dict]:
+    """The bot versions a season pinned, by its bots' names: {"ref", "hash"}."""
+    out = {}
+    for b in store.bots(season):
+        if b.get("version_hash"):
+            stored = json.loads(b["manifest_json"])
+            out[b["name"]] = {"ref": f"{stored.get('manifest_name', b['name'])}@{b['version']}",
+                              "hash": b["version_hash"]}
+    return out

@@ -1,0 +1,240 @@
+"""``arena web``: the dashboard's pages and JSON API over a real store of a played season."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+import schemathesis
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, settings
+from league_helpers import BOTS, arena, env, season_file, unique, wait_for
+
+from web.app import NoStore, create_app
+
+GREEDY, RANDOM = BOTS / "greedy", BOTS / "random"
+API = {"/api/seasons", "/api/seasons/{name}", "/api/seasons/{name}/progress", "/api/matches",
+       "/api/matches/{match_id}", "/api/bots"}
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A store holding one finished 2-bot duplicate season: (db url, db path, season)."""
+    folder = tmp_path_factory.mktemp("web")
+    name = unique("web")
+    path = season_file(folder, name, [GREEDY, RANDOM], deal_sets=2, deals_per_set=1)
+    db_path = folder / "arena.db"
+    db = f"sqlite:///{db_path}"
+    arena("season", "run", str(path), "--db", db, "--no-check", "--no-progress", "--workers",
+          "2", cwd=folder, check=True)
+    return db, db_path, name
+
+
+@pytest.fixture(scope="module")
+def app(played):
+    return create_app(played[0])
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return TestClient(app)
+
+
+def _ids(client, season):
+    return [m["id"] for m in client.get("/api/matches", params={"season": season}).json()
+            ["matches"]]
+
+
+def test_season_standings_equal_the_cli(played, client):
+    db, _, name = played
+    cli = json.loads(arena("standings", name, "--db", db, "--json", check=True).stdout)
+    got = client.get(f"/api/seasons/{name}")
+    assert got.status_code == 200
+    assert got.json() == cli
+    page = client.get(f"/seasons/{name}")
+    assert page.status_code == 200
+    for b in cli["bots"]:
+        assert f"{b['rating']:.1f}" in page.text
+        assert f"[{b['low']:.1f}, {b['high']:.1f}]" in page.text
+        assert f"{int(b['wins'])}-{int(b['draws'])}-{int(b['losses'])}" in page.text
+        assert f"{b['pairs_won']}-{b['pairs_drawn']}-{b['pairs_lost']}" in page.text
+    assert 'class="ci-bar"' in page.text and 'class="h2h"' in page.text
+    a, b = (x["name"] for x in cli["bots"])
+    sc, n = cli["head_to_head"][a][b]
+    assert f'title="{a} against {b}">{sc:g}/{n}</td>' in page.text
+    for v in cli["versions"].values():
+        assert v["ref"] in page.text
+    assert f"/api/seasons/{name}/progress" in client.get("/static/progress.js").text \
+        or "/progress" in client.get("/static/progress.js").text
+
+
+def test_every_page_shows_its_data(played, client):
+    _, _, name = played
+    index = client.get("/")
+    assert index.status_code == 200 and name in index.text and "4/4" in index.text
+    assert "finished" in index.text
+    seasons = client.get("/api/seasons").json()
+    assert next(s for s in seasons if s["name"] == name)["done"] == 4
+    ids = _ids(client, name)
+    assert len(ids) == 4
+    listing = client.get("/matches", params={"season": name, "status": "done"})
+    assert listing.status_code == 200 and all(i in listing.text for i in ids)
+    assert "4 match(es)" in listing.text
+    none = client.get("/matches", params={"season": name, "status": "pending"})
+    assert "0 match(es)" in none.text and ids[0] not in none.text
+    by_bot = client.get("/api/matches", params={"bot": "greedy", "season": name}).json()
+    assert by_bot["total"] == 4
+    assert client.get("/api/matches", params={"bot": "nobody"}).json()["total"] == 0
+    clean = client.get("/api/matches", params={"season": name, "fault": "false"}).json()
+    assert clean["total"] == 4
+    paged = client.get("/api/matches", params={"season": name, "limit": 1, "offset": 1}).json()
+    assert paged["total"] == 4 and [m["id"] for m in paged["matches"]] == ids[1:2]
+    detail = client.get(f"/api/matches/{ids[0]}").json()
+    assert not detail["sealed"] and detail["deals"] and detail["timings"]
+    assert detail["versions"] == ["greedy@1.0.0", "random@1.0.0"] * 2
+    page = client.get(f"/matches/{ids[0]}")
+    assert page.status_code == 200
+    assert f"/matches/{ids[0]}/replay" in page.text and "Deals" in page.text
+    assert "greedy@1.0.0" in page.text and "Decision timings" in page.text
+    deal = detail["deals"][0]
+    assert f'<td class="num">{deal["attacker_total"]}</td>' in page.text
+    bots = client.get("/api/bots").json()
+    assert {b["name"] for b in bots} >= {"greedy", "random"}
+    assert all(name in b["seasons"] for b in bots if b["name"] in ("greedy", "random"))
+    bots_page = client.get("/bots")
+    assert bots_page.status_code == 200 and "greedy" in bots_page.text and name in bots_page.text
+    prog = client.get(f"/api/seasons/{name}/progress").json()
+    assert (prog["done"], prog["total"], prog["status"]) == (4, 4, "finished")
+    css = client.get("/static/arena.css")
+    assert css.status_code == 200 and "text/css" in css.headers["content-type"]
+    assert "//cdn" not in index.text and "https://" not in client.get(f"/seasons/{name}").text
+
+
+def test_unknown_names_are_404(client):
+    for url in ("/seasons/nope", "/matches/nope"):
+        r = client.get(url)
+        assert r.status_code == 404 and "text/html" in r.headers["content-type"]
+        assert "nope" in r.text
+    for url in ("/api/seasons/nope", "/api/seasons/nope/progress", "/api/matches/nope"):
+        r = client.get(url)
+        assert r.status_code == 404 and "nope" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("query,param", [("status=bogus", "status"), ("limit=-1", "limit"),
+                                         ("limit=abc", "limit"), ("offset=-3", "offset"),
+                                         ("limit=100000", "limit"), ("fault=maybe", "fault")])
+def test_malformed_queries_are_400_naming_the_parameter(client, query, param):
+    r = client.get(f"/api/matches?{query}")
+    assert r.status_code == 400, r.text
+    assert param in r.json()["detail"]
+    page = client.get(f"/matches?{query}")
+    assert page.status_code == 400 and param in page.text
+
+
+def test_a_sealed_match_serves_no_record(played, tmp_path):
+    _, db_path, name = played
+    copy = tmp_path / "sealed.db"
+    shutil.copy(db_path, copy)
+    c = sqlite3.connect(copy)
+    first, mirror = c.execute("SELECT a.id, b.id FROM matches a JOIN matches b ON "
+                              "a.cluster = b.cluster AND a.id < b.id WHERE a.season = ? "
+                              "ORDER BY a.ordinal LIMIT 1", (name,)).fetchone()
+    c.execute("UPDATE matches SET status = 'pending' WHERE id = ?", (mirror,))
+    c.commit()
+    c.close()
+    client = TestClient(create_app(f"sqlite:///{copy}"))
+    r = client.get(f"/api/matches/{first}")
+    assert r.status_code == 403
+    got = r.json()
+    assert got["sealed"] and mirror in got["sealed_reason"]
+    assert [s["id"] for s in got["sealed_by"]] == [mirror] and got["sealed_by"][0]["mirror"]
+    assert got["deals"] == [] and got["faults"] == [] and got["logs"] == {}
+    assert got["timings"] == [] and got["match"]["net"] is None
+    page = client.get(f"/matches/{first}")
+    assert page.status_code == 403 and "Sealed" in page.text and mirror in page.text
+    assert "Deals" not in page.text and "Decision timings" not in page.text
+    other = next(i for i in _ids(client, name) if i not in (first, mirror))
+    assert client.get(f"/api/matches/{other}").status_code == 200
+
+
+def test_no_store_is_not_created(tmp_path):
+    missing = tmp_path / "none.db"
+    with pytest.raises(NoStore, match=str(missing)):
+        create_app(f"sqlite:///{missing}")
+    assert not missing.exists()
+    p = arena("web", "--db", f"sqlite:///{missing}")
+    assert p.returncode != 0 and str(missing) in p.stderr
+    assert not missing.exists()
+
+
+def test_progress_changes_while_a_season_runs(tmp_path):
+    name = unique("webrun")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=8, deals_per_set=1)
+    db_path = tmp_path / "run.db"
+    log = open(tmp_path / "run.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "season", "run", str(path), "--db",
+                             f"sqlite:///{db_path}", "--no-check", "--no-progress",
+                             "--workers", "1"], cwd=tmp_path, env=env(), stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        def season_stored():
+            if proc.poll() is not None:
+                raise AssertionError((tmp_path / "run.log").read_text())
+            if not db_path.exists():
+                return False
+            try:
+                with sqlite3.connect(db_path) as c:
+                    return c.execute("SELECT count(*) FROM matches WHERE season = ?",
+                                     (name,)).fetchone()[0] > 0
+            except sqlite3.Error:
+                return False
+        wait_for(season_stored, 120, "the season's matches in the store")
+        client = TestClient(create_app(f"sqlite:///{db_path}"))
+        url = f"/api/seasons/{name}/progress"
+        first = client.get(url).json()
+        assert first["total"] == 16 and first["done"] < 16
+        def advanced():
+            got = client.get(url).json()
+            return got if got["done"] > first["done"] else None
+        later = wait_for(advanced, 180, "done to increase")
+        assert later["done"] + later["running"] + later["pending"] + later["failed"] == 16
+        assert later["at"] > first["at"]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(30)
+        log.close()
+
+
+@pytest.mark.parametrize("mode", ["positive", "negative"])
+def test_api_schema(app, mode):
+    """Schemathesis' default checks over every API operation, with valid queries (positive)
+    and malformed ones (negative)."""
+    from hypothesis import given
+    from schemathesis import GenerationMode
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    ops = [op for op in (r.ok() for r in schema.get_all_operations()) if op.path in API]
+    assert len(ops) == len(API)
+    if mode == "negative":  # only a query can be malformed: the others take a name or nothing
+        ops = [op for op in ops if op.path == "/api/matches"]
+    for op in ops:
+        @given(case=op.as_strategy(generation_mode=GenerationMode(mode)))
+        @settings(max_examples=10, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        def check(case):
+            case.call_and_validate()
+        check()
+
+
+def test_the_schema_covers_the_api(app):
+    spec = app.openapi()
+    assert set(spec["paths"]) >= API
+    ops = [op for p in API for op in spec["paths"][p].values()]
+    assert all("422" not in op["responses"] for op in ops)
+    assert "400" in spec["paths"]["/api/matches"]["get"]["responses"]

@@ -1,0 +1,250 @@
+"""The dashboard in a real browser (headless Chromium driven by Playwright): a small season
+played into a SQLite store, the app served by uvicorn, the standings page against
+``arena standings --json``, and a match's replay walked with the keyboard in the full view and
+as one seat, which must never be shown a card that seat was not shown.
+
+Chromium is Debian's package and Playwright comes from PyPI; ``make test`` installs both.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from league_helpers import BOTS, arena, season_file, unique
+
+from conftest import ROOT
+from referee.match.matchfile import MatchFile
+from scheduler.store import Store
+
+ARTIFACTS = Path(os.environ.get("ARENA_TEST_ARTIFACTS") or ROOT / "tests" / "artifacts")
+CARD = re.compile(r"^(?:(?:10|[2-9JQKA])[SHDC]|LJ|BJ)$")
+SUIT_GLYPH = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
+
+
+def _playwright():
+    """Playwright's sync API and Debian's chromium, or a failure saying how to get them."""
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        pytest.fail("the browser tests need Playwright (the Python package): `make test` "
+                    "installs it (pip install -e '.[dev]')")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("the browser tests need Debian's chromium: `make test` installs it "
+                    "(tools/install-browser.sh, with apt-get)")
+    return sync_playwright, expect, chromium
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory):
+    """A season of two sample bots (one deal set of one deal: a match and its mirror) in a
+    SQLite store, served by the real app on a free port."""
+    import uvicorn
+
+    from web.app import create_app
+    folder = tmp_path_factory.mktemp("browser")
+    name = unique("browser")
+    path = season_file(folder, name, [BOTS / "greedy", BOTS / "random"], deal_sets=1,
+                       deals_per_set=1)
+    db = f"sqlite:///{folder}/s.db"
+    arena("season", "run", str(path), "--db", db, "--no-check", "--no-progress", cwd=folder,
+          check=True)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(db), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
+        time.sleep(0.05)
+    yield {"name": name, "db": db, "base": f"http://127.0.0.1:{port}", "folder": folder}
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_playwright, _, chromium = _playwright()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, chromium_sandbox=False,
+                              args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 960})
+    errors: list[str] = []
+    pg = context.new_page()
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert not errors, f"the page raised: {errors}"
+
+
+def _seen_by(view: list[dict]) -> set[str]:
+    """Every card a seat's events show it: its own hand, the kitty if it took it up, every
+    card played, declared or turned face up."""
+    seen: set[str] = set()
+    for e in view:
+        for key in ("card", "cards", "kitty", "attempted", "forced"):
+            v = e.get(key)
+            if isinstance(v, str):
+                seen.add(v)
+            elif isinstance(v, list):
+                seen.update(v)
+    return seen
+
+
+def _strings(data) -> list[str]:
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [s for v in data.values() for s in _strings(v)]
+    if isinstance(data, list):
+        return [s for v in data for s in _strings(v)]
+    return []
+
+
+def _shown_cards(page) -> list[str]:
+    return page.eval_on_selector_all("[data-card]", "els => els.map(e => e.dataset.card)")
+
+
+def _cards_in(page, where: str) -> list[str]:
+    return page.eval_on_selector_all(f"{where} [data-card]",
+                                     "els => els.map(e => e.dataset.card)")
+
+
+def _first_match(league) -> tuple[str, MatchFile]:
+    store = Store(league["db"])
+    match_id = sorted(m["id"] for m in store.matches(league["name"]))[0]
+    return match_id, MatchFile.from_dict(store.record(match_id), match_id)
+
+
+def test_the_season_page_shows_the_standings_of_the_command_line(page, league):
+    _, expect, _ = _playwright()
+    want = json.loads(arena("standings", league["name"], "--db", league["db"], "--json",
+                            cwd=league["folder"], check=True).stdout)
+    page.goto(f"{league['base']}/seasons/{league['name']}")
+    table = page.locator("table.standings")
+    expect(table).to_be_visible()
+    rows = table.locator("tr")
+    header = [t.strip() for t in rows.first.locator("th").all_inner_texts()]
+    col = {k: header.index(k) for k in ("#", "bot", "rating", "W-D-L")}
+    expect(rows).to_have_count(1 + len(want["bots"]))
+    for i, bot in enumerate(want["bots"]):
+        cells = [t.strip() for t in rows.nth(i + 1).locator("td").all_inner_texts()]
+        assert cells[col["#"]] == str(i + 1)
+        assert cells[col["bot"]].split()[0] == bot["name"], (cells, bot["name"])
+        shown = cells[col["rating"]]
+        decimals = len(shown.split(".")[1]) if "." in shown else 0
+        assert shown == f"{bot['rating']:.{decimals}f}", (bot["name"], shown, bot["rating"])
+        wdl = f"{bot['wins']:g}-{bot['draws']:g}-{bot['losses']:g}"
+        assert cells[col["W-D-L"]] == wdl, (bot["name"], cells[col["W-D-L"]], wdl)
+    page.screenshot(path=str(ARTIFACTS / "season.png"), full_page=True)
+
+
+def test_a_replay_walks_the_whole_deal_and_as_seat_1_shows_only_what_it_saw(page, league):
+    _, expect, _ = _playwright()
+    match_id, match = _first_match(league)
+    ended = next(e for e in match.seat_view(0) if e["event"] == "DealEnded")
+    page.goto(f"{league['base']}/matches/{match_id}")
+    page.get_by_role("link", name="Replay").click()
+    expect(page).to_have_url(re.compile(rf"/matches/{match_id}/replay$"))
+    root = page.locator("#replay")
+    expect(root).to_have_attribute("data-ready", "true")
+    expect(root).to_have_attribute("data-view", "full")
+    count = int(page.locator("#step-count").inner_text())
+    assert count > 25  # the start, dealing, declarations, the kitty, 20-odd tricks, the result
+    step_no = page.locator("#step-no")
+    expect(step_no).to_have_text("1")
+
+    page.keyboard.press("ArrowRight")
+    expect(step_no).to_have_text("2")
+    mid = hands = False
+    for i in range(2, count):
+        if root.get_attribute("data-kind") == "kitty":
+            for seat in range(4):  # the full view shows every hand
+                assert page.locator(f'.seat-box[data-seat="{seat}"] .hand [data-card]').count()
+            hands = True
+        page.keyboard.press("ArrowRight")
+        expect(step_no).to_have_text(str(i + 1))
+        if not mid and i + 1 >= count // 2 and root.get_attribute("data-kind") == "trick":
+            expect(page.locator(".trick [data-card]").first).to_be_visible()
+            page.screenshot(path=str(ARTIFACTS / "replay-mid-deal.png"), full_page=True)
+            mid = True
+    assert mid and hands, "no kitty step, or no trick in the second half of the deal"
+    expect(root).to_have_attribute("data-last", "true")
+    result = page.locator("#result")
+    expect(result).to_be_visible()
+    expect(result).to_contain_text(f"total {ended['attacker_total']}")
+    expect(result).to_contain_text(f"team 0 at {ended['levels'][0]}, "
+                                   f"team 1 at {ended['levels'][1]}")
+    kitty = page.locator("#kitty [data-card]")
+    assert sorted(_cards_in(page, "#kitty")) == sorted(ended["kitty"])
+    for card in kitty.all():
+        text = card.get_attribute("data-card")
+        if text in ("LJ", "BJ"):
+            expect(card).to_have_class(re.compile(r"\bjoker\b"))
+            continue
+        expect(card).to_contain_text(SUIT_GLYPH[text[-1]])
+        expect(card).to_have_class(re.compile(r"\bred\b" if text[-1] in "HD" else r"\bblack\b"))
+    page.keyboard.press("ArrowRight")
+    expect(step_no).to_have_text(str(count))
+    page.keyboard.press("Home")
+    expect(step_no).to_have_text("1")
+    page.keyboard.press("End")
+    expect(step_no).to_have_text(str(count))
+    page.keyboard.press("ArrowLeft")
+    expect(step_no).to_have_text(str(count - 1))
+
+    page.select_option("#replay-view", "1")
+    expect(root).to_have_attribute("data-view", "seat 1")
+    expect(root).to_have_attribute("data-ready", "true")
+    expect(page).to_have_url(re.compile(r"\?seat=1$"))
+    view = match.seat_view(1)
+    sent = page.request.get(f"{league['base']}/api/matches/{match_id}/replay?seat=1").json()
+    assert [e for s in sent["steps"] for e in s["events"]] == view, \
+        "the steps sent as seat 1 are not the events seat 1 was shown"
+    ends = list(itertools.accumulate(len(s["events"]) for s in sent["steps"]))
+    seen_by_step = [_seen_by(view[:end]) for end in ends]
+    for i, (step, seen) in enumerate(zip(sent["steps"], seen_by_step)):
+        leaked = {s for s in _strings(step) if CARD.match(s)} - seen
+        assert not leaked, f"step {i + 1} sent seat 1 cards it had not seen: {sorted(leaked)}"
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("Home")
+    expect(step_no).to_have_text("1")
+    expect(page.locator("#step-count")).to_have_text(str(len(sent["steps"])))
+    others = page.locator('.seat-box:not([data-seat="1"]) .hand [data-card]')
+    shown: set[str] = set()
+    for i, seen in enumerate(seen_by_step):
+        if i:
+            page.keyboard.press("ArrowRight")
+            expect(step_no).to_have_text(str(i + 1))
+        cards = set(_shown_cards(page))
+        assert cards <= seen, \
+            f"step {i + 1} as seat 1 shows cards seat 1 had not seen: {sorted(cards - seen)}"
+        expect(others).to_have_count(0)
+        shown |= cards
+        if i + 1 == len(seen_by_step) // 2:
+            page.screenshot(path=str(ARTIFACTS / "replay-as-seat-1.png"), full_page=True)
+    assert shown == seen_by_step[-1], \
+        f"cards seat 1 saw but never shown: {sorted(seen_by_step[-1] - shown)}"
+    expect(page.locator("#result")).to_be_visible()
+    assert sorted(_cards_in(page, "#kitty")) == sorted(ended["kitty"])  # face up at the end

@@ -1,0 +1,1 @@
+"""``arena web``: a read-only dashboard over the results store (pages and a JSON API)."""

@@ -1,0 +1,314 @@
+"""The dashboard's JSON API under ``/api``, and the reads the pages share with it."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from enum import Enum
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from sqlalchemy import and_, func, select
+
+from scheduler.reports import bot_versions, sealed_reason, season_rows, season_status
+from scheduler.store import STATUSES, matches, results
+
+MAX_LIMIT = 500
+#: bytes of a faulting bot's log shown with its faults
+LOG_TAIL = 4000
+
+Status = Enum("Status", {s: s for s in STATUSES}, type=str)
+
+
+class SeasonRow(BaseModel):
+    name: str
+    variant: str | None
+    format: str | None
+    duplicate: bool | None
+    bots: list[str]
+    matches: int
+    pending: int
+    running: int
+    done: int
+    failed: int
+    cancelled: int
+    created_at: float
+    status: str
+    cancelled_at: float | None = None
+    cancelled_by: str | None = None
+
+
+class Progress(BaseModel):
+    season: str
+    total: int
+    done: int
+    running: int
+    pending: int
+    failed: int
+    cancelled: int
+    status: str
+    rate_per_min: float | None
+    eta_s: float | None
+    at: float
+
+
+class MatchRow(BaseModel):
+    id: str
+    season: str
+    ordinal: int
+    pairing: str
+    mirror: bool
+    seats: list[str]
+    status: str
+    attempts: int
+    net: list[int] | None = None
+    score: list[float] | None = None
+    faults: int | None = None
+    forfeit_team: int | None = None
+    duration_s: float | None = None
+    error: str | None = None
+
+
+class MatchPage(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    matches: list[MatchRow]
+
+
+class SealedBy(BaseModel):
+    id: str
+    status: str
+    mirror: bool
+
+
+class MatchDetail(BaseModel):
+    match: MatchRow
+    sealed: bool
+    sealed_reason: str | None = None
+    sealed_by: list[SealedBy] = []
+    deals: list[dict[str, Any]] = []
+    faults: list[dict[str, Any]] = []
+    logs: dict[str, str] = {}
+    timings: list[dict[str, Any]] = []
+    versions: list[str] = []
+    attempts: list[dict[str, Any]] = []
+
+
+class BotVersion(BaseModel):
+    name: str
+    version: str
+    content_hash: str
+    author: str | None
+    protocol: str
+    language: str | None
+    size: int
+    files: int
+    submitted_at: float
+    seasons: list[str]
+
+
+class Detail(BaseModel):
+    detail: str
+
+
+# -- reads shared by the pages and the API -----------------------------------------------
+
+def season_or_404(store, name: str) -> dict:
+    row = store.season(name)
+    if row is None:
+        raise HTTPException(404, f"no season {name!r}")
+    return row
+
+
+def standings(request: Request, name: str) -> dict:
+    """The season's standings exactly as ``arena standings NAME --json`` prints them; kept
+    until a match of the season changes status."""
+    from scheduler.standings import compute
+    store = request.app.state.store
+    row = season_or_404(store, name)
+    key = (name, tuple(sorted(store.counts(name).items())), store.result_count(name))
+    cache = request.app.state.standings_cache
+    if cache.get(name, (None,))[0] != key:
+        st = compute(row, store.matches(name), samples=1000)
+        cache[name] = (key, {**st.to_dict(), "versions": bot_versions(store, name)})
+    return cache[name][1]
+
+
+def progress(store, name: str) -> dict:
+    """Counts by status, the rate of the last results and the time left at that rate."""
+    season_or_404(store, name)
+    c = store.counts(name)
+    now = time.time()
+    with store.engine.connect() as conn:
+        n, first, last = conn.execute(
+            select(func.count(), func.min(results.c.written_at), func.max(results.c.written_at))
+            .where(results.c.season == name)).one()
+        recent = conn.execute(select(func.count(), func.min(results.c.written_at))
+                              .where(results.c.season == name,
+                                     results.c.written_at >= now - 120)).one()
+    rate = None
+    if recent[0] >= 2 and now > recent[1]:
+        rate = recent[0] / (now - recent[1]) * 60
+    elif n >= 2 and last > first:
+        rate = (n - 1) / (last - first) * 60
+    left = c["pending"] + c["running"]
+    eta = left / rate * 60 if rate and left else (0.0 if not left else None)
+    return {"season": name, "total": sum(c.values()), **c,
+            "status": season_status(c, store.cancelled(name)),
+            "rate_per_min": round(rate, 2) if rate else None,
+            "eta_s": round(eta, 1) if eta is not None else None, "at": now}
+
+
+def _match_row(r: dict) -> dict:
+    out = {"id": r["id"], "season": r["season"], "ordinal": r["ordinal"], "pairing": r["pairing"],
+           "mirror": bool(r["mirror"]), "seats": json.loads(r["seats_json"]),
+           "status": r["status"], "attempts": r["attempts"],
+           "error": (r.get("error") or "").splitlines()[0][:300] if r.get("error") else None}
+    if r.get("summary_json"):
+        s = json.loads(r["summary_json"])
+        out.update(net=s["net"], score=s["score"], faults=s.get("faults", 0),
+                   forfeit_team=s.get("forfeit_team"), duration_s=r.get("duration_s"))
+    return out
+
+
+def match_list(store, *, season: str | None = None, bot: str | None = None,
+               status: str | None = None, fault: bool | None = None, limit: int = 50,
+               offset: int = 0) -> dict:
+    """A page of matches, newest season first, in play order, filtered. ``fault``: only the
+    matches with bot faults (or a forfeit); ``False``: only those without."""
+    cond = []
+    if season:
+        cond.append(matches.c.season == season)
+    if status:
+        cond.append(matches.c.status == status)
+    if bot:
+        cond.append(matches.c.seats_json.like(f'%{json.dumps(bot)}%'))
+    where = and_(True, *cond)
+    cols = (matches, results.c.summary_json, results.c.duration_s)
+    base = select(*cols).select_from(
+        matches.outerjoin(results, results.c.match_id == matches.c.id)).where(where)
+    order = (matches.c.season, matches.c.ordinal)
+    with store.engine.connect() as c:
+        if fault is None:
+            total = c.execute(select(func.count()).select_from(matches).where(where)).scalar_one()
+            rows = [dict(r) for r in c.execute(base.order_by(*order).limit(limit)
+                                               .offset(offset)).mappings()]
+        else:
+            rows = [dict(r) for r in c.execute(base.order_by(*order)).mappings()]
+    out = [_match_row(r) for r in rows]
+    if fault is not None:
+        out = [m for m in out
+               if bool(m.get("faults") or m.get("forfeit_team") is not None) == fault]
+        total = len(out)
+        out = out[offset:offset + limit]
+    return {"total": total, "limit": limit, "offset": offset, "matches": out}
+
+
+def _timings(record: dict) -> list[dict]:
+    by_seat: dict[int, list[float]] = {}
+    for seat, ms in record.get("timings") or []:
+        by_seat.setdefault(seat, []).append(ms)
+    seats = record.get("seats") or []
+    return [{"seat": s, "bot": seats[s] if s < len(seats) else None, "decisions": len(v),
+             "median_ms": round(statistics.median(v), 3), "max_ms": round(max(v), 3),
+             "total_ms": round(sum(v), 1)} for s, v in sorted(by_seat.items())]
+
+
+def match_detail(store, match_id: str) -> dict:
+    """A match: its row and, once its record may be served, its deals, faults (with the
+    faulting bots' log tails), decision timings and bot versions. A sealed record serves
+    none of that: only who it waits for."""
+    with store.engine.connect() as c:
+        r = c.execute(select(matches, results.c.summary_json, results.c.duration_s)
+                      .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
+                      .where(matches.c.id == match_id)).mappings().first()
+    if r is None:
+        raise HTTPException(404, f"no match {match_id!r}")
+    row = _match_row(dict(r))
+    sealed = store.sealed_by(match_id) if r["summary_json"] else []
+    if sealed:
+        for k in ("net", "score", "faults", "forfeit_team", "duration_s"):
+            row[k] = None
+        return {"match": row, "sealed": True, "sealed_reason": sealed_reason(sealed),
+                "sealed_by": sealed}
+    out = {"match": row, "sealed": False,
+           "attempts": [{k: a[k] for k in ("attempt", "worker", "started_at", "ended_at",
+                                          "outcome", "reason")}
+                        for a in store.attempt_log(r["season"], match_id)]}
+    if r["summary_json"]:
+        out["deals"] = json.loads(r["summary_json"])["deals"]
+    record = store.record(match_id) if r["summary_json"] else None
+    if record:
+        from referee.match.matchfile import MatchFile
+        MatchFile.from_dict(record, match_id)  # a record that does not read back is an error
+        faults = record.get("faults") or []
+        out["faults"] = faults
+        logs = record.get("bot_logs") or {}
+        out["logs"] = {str(s): logs[str(s)][-LOG_TAIL:]
+                       for s in sorted({f["seat"] for f in faults}) if logs.get(str(s))}
+        out["timings"] = _timings(record)
+        out["versions"] = list(record.get("bots") or [])
+    return out
+
+
+def bot_list(store) -> list[dict]:
+    """Every registry version with the seasons that pin it."""
+    keep = ("name", "version", "content_hash", "author", "protocol", "language", "size",
+            "files", "submitted_at")
+    return [{**{k: v[k] for k in keep}, "seasons": store.pinning_seasons(v["content_hash"])}
+            for v in store.bot_versions()]
+
+
+# -- the routes ------------------------------------------------------------------------
+
+router = APIRouter(prefix="/api", tags=["api"])
+NOT_FOUND = {404: {"model": Detail}}
+BAD = {400: {"model": Detail}}
+
+
+@router.get("/seasons", response_model=list[SeasonRow])
+def api_seasons(request: Request):
+    """Every season: counts by status and its state."""
+    return season_rows(request.app.state.store)
+
+
+@router.get("/seasons/{name}", responses=NOT_FOUND)
+def api_standings(request: Request, name: str) -> dict[str, Any]:
+    """The season's standings, as ``arena standings NAME --json``."""
+    return standings(request, name)
+
+
+@router.get("/seasons/{name}/progress", response_model=Progress, responses=NOT_FOUND)
+def api_progress(request: Request, name: str):
+    """Done, running, pending, failed; the rate of the last results and the time left."""
+    return progress(request.app.state.store, name)
+
+
+@router.get("/matches", response_model=MatchPage, responses=BAD)
+def api_matches(request: Request, season: str | None = None, bot: str | None = None,
+                status: Status | None = None, fault: bool | None = None,
+                limit: int = Query(50, ge=1, le=MAX_LIMIT), offset: int = Query(0, ge=0)):
+    """Matches, filtered by season, bot, status and bot faults; a page of ``limit``."""
+    return match_list(request.app.state.store, season=season, bot=bot,
+                      status=status.value if status else None, fault=fault, limit=limit,
+                      offset=offset)
+
+
+@router.get("/matches/{match_id}", response_model=MatchDetail,
+            responses={**NOT_FOUND, 403: {"model": MatchDetail}})
+def api_match(request: Request, match_id: str):
+    """A match's deals, faults, log tails, timings and versions; 403 while sealed."""
+    got = match_detail(request.app.state.store, match_id)
+    if got["sealed"]:
+        return JSONResponse(MatchDetail(**got).model_dump(), status_code=403)
+    return got
+
+
+@router.get("/bots", response_model=list[BotVersion])
+def api_bots(request: Request):
+    """The registry's bot versions, oldest first, with the seasons that pin each."""
+    return bot_list(request.app.state.store)

@@ -1,0 +1,95 @@
+"""``create_app``: the dashboard over one results store, read only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+HERE = Path(__file__).resolve().parent
+
+
+class NoStore(Exception):
+    """A SQLite store that is not there (the dashboard never creates one)."""
+
+
+def _store(db_url: str):
+    from scheduler.store import Store
+    if db_url.startswith("sqlite:///"):
+        path = db_url[len("sqlite:///"):]
+        if not path or path == ":memory:" or not os.path.exists(path):
+            raise NoStore(f"there is no store at {path or db_url} (a season run creates it)")
+    return Store(db_url)
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path == "/api" or request.url.path.startswith("/api/")
+
+
+def create_app(db_url: str) -> FastAPI:
+    """The dashboard's pages and its JSON API (under /api) over the store at ``db_url``."""
+    from web import api, pages
+    app = FastAPI(title="Shengji Arena", summary="Seasons, standings, matches and bots of a "
+                  "results store, read only", docs_url=None, redoc_url=None)
+    app.state.store = _store(db_url)
+    app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
+    app.state.standings_cache = {}
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_query(request: Request, exc: RequestValidationError):
+        problems = []
+        for e in exc.errors():
+            loc = [str(p) for p in e.get("loc", ()) if p not in ("query", "path", "body")]
+            problems.append(f"{'.'.join(loc) or 'request'}: {e.get('msg', 'invalid')}")
+        detail = "bad parameter " + "; ".join(problems)
+        if _is_api(request):
+            return JSONResponse({"detail": detail}, status_code=400)
+        return pages.error_page(request, 400, detail)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        if _is_api(request) or request.url.path.startswith("/static/"):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code,
+                                headers=getattr(exc, "headers", None))
+        return pages.error_page(request, exc.status_code, str(exc.detail))
+
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    try:
+        from web import replay
+        app.include_router(replay.router)
+    except ImportError:
+        pass
+    app.openapi = lambda: _openapi(app)
+    return app
+
+
+def _openapi(app: FastAPI) -> dict:
+    """The schema, with a malformed query answered 400 {"detail": ...} (not FastAPI's 422)."""
+    if app.openapi_schema is None:
+        from fastapi.openapi.utils import get_openapi
+        schema = get_openapi(title=app.title, version=app.version, summary=app.summary,
+                             routes=app.routes)
+        bad = {"description": "A malformed query: the parameter named and why",
+               "content": {"application/json": {"schema": {"$ref":
+                                                           "#/components/schemas/Detail"}}}}
+        for path in schema.get("paths", {}).values():
+            for op in path.values():
+                responses = op.get("responses", {})
+                if responses.pop("422", None) is not None:
+                    responses["400"] = bad
+        comps = schema.get("components", {}).get("schemas", {})
+        for name in ("HTTPValidationError", "ValidationError"):
+            comps.pop(name, None)
+        comps.setdefault("Detail", {"type": "object", "required": ["detail"], "title": "Detail",
+                                    "properties": {"detail": {"type": "string",
+                                                              "title": "Detail"}}})
+        app.openapi_schema = schema
+    return app.openapi_schema
