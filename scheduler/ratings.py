@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -110,13 +111,24 @@ def bootstrap_intervals(
     if not cluster_tallies:
         return {name: (point[name], point[name], point[name]) for name in names}
 
+    # Clusters with the same tally are interchangeable: a resample is how many times each
+    # distinct tally was drawn (a league has few: a pairing and its pair's outcome).
+    distinct: dict[tuple, int] = {}
+    kinds: list[dict[tuple[int, int], list[float]]] = []
+    drawn_kind = []
+    for tally in cluster_tallies:
+        key = tuple(sorted((pair, n, score) for pair, (n, score) in tally.items()))
+        if key not in distinct:
+            distinct[key] = len(kinds)
+            kinds.append(tally)
+        drawn_kind.append(distinct[key])
     rng = random.Random(seed)
     k = len(cluster_tallies)
     draws: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(samples):
-        picked = [cluster_tallies[rng.randrange(k)] for _ in range(k)]
+        times = Counter(rng.choices(drawn_kind, k=k))
         # Start from the full-data fit: the resampled optimum is close, so few steps are needed.
-        theta = _fit(_merge(picked), count, prior, 10_000, 1e-4, start=theta_all)
+        theta = _fit(_weighted(kinds, times), count, prior, 10_000, 1e-4, start=theta_all)
         for name, rating in _ratings(theta, names).items():
             draws[name].append(rating)
 
@@ -140,7 +152,8 @@ def simulated_intervals(
     every game; it trusts the model instead of the data's spread. Returns
     ``{player: (rating_on_all_data, low, high)}`` like ``bootstrap_intervals``.
     """
-    names = list(_index(players))
+    index = _index(players)
+    names = list(index)
     games = [g for cluster in clusters for g in cluster]
     point = bradley_terry(games, names, prior=prior)
     if not games:
@@ -148,16 +161,28 @@ def simulated_intervals(
     draw_rate = sum(1 for _, _, sc in games if sc == 0.5) / len(games)
     rng = random.Random(seed)
     draws: dict[str, list[float]] = {n: [] for n in names}
-    expected = [(a, b, score_from_elo(point[a] - point[b])) for a, b, _ in games]
+    # every game of a pairing has the same expected score: a simulated season draws, pairing
+    # by pairing, how many of its games each side won and how many were drawn
+    meetings = Counter((min(index[a], index[b]), max(index[a], index[b])) for a, b, _ in games)
+    chances = []
+    for (i, j), n in meetings.items():
+        e = score_from_elo(point[names[i]] - point[names[j]])
+        win = min(max(e - draw_rate / 2, 0.0), 1.0 - draw_rate)
+        chances.append(((i, j), n, (win, win + draw_rate, 1.0)))
+    start = _fit(_tally(games, index), len(names), prior, 10_000, 1e-6)
     for _ in range(samples):
-        fake = []
-        for a, b, e in expected:
-            win = min(max(e - draw_rate / 2, 0.0), 1.0 - draw_rate)
-            u = rng.random()
-            fake.append((a, b, 1.0 if u < win else 0.5 if u < win + draw_rate else 0.0))
-        for n, r in bradley_terry(fake, names, prior=prior, tol=1e-4).items():
+        fake = {}
+        for pair, n, cum in chances:
+            got = Counter(rng.choices(_OUTCOMES, cum_weights=cum, k=n))
+            fake[pair] = [float(n), got[1.0] + got[0.5] / 2]
+        # from the fit the season was simulated from: the refit is close to it
+        theta = _fit(fake, len(names), prior, 10_000, 1e-4, start=start)
+        for n, r in _ratings(theta, names).items():
             draws[n].append(r)
     return _percentile_intervals(point, draws, level)
+
+
+_OUTCOMES = (1.0, 0.5, 0.0)  # a simulated game: won, drawn, lost (the first side's score)
 
 
 def _percentile_intervals(point: dict[str, float], draws: dict[str, list[float]],
@@ -307,6 +332,18 @@ def _tally(games: Iterable[Game], index: dict[str, int]) -> dict[tuple[int, int]
         entry[0] += 1.0
         entry[1] += score
     return tally
+
+
+def _weighted(kinds: Sequence[dict[tuple[int, int], list[float]]], times: Counter
+              ) -> dict[tuple[int, int], list[float]]:
+    """The tally of ``times[k]`` copies of each tally ``kinds[k]``."""
+    merged: dict[tuple[int, int], list[float]] = {}
+    for k, c in times.items():
+        for pair, (n, score) in kinds[k].items():
+            entry = merged.setdefault(pair, [0.0, 0.0])
+            entry[0] += c * n
+            entry[1] += c * score
+    return merged
 
 
 def _merge(tallies: Iterable[dict[tuple[int, int], list[float]]]
