@@ -68,7 +68,7 @@ check-protos: $(STAMP)
 bots: sample_bots/node/node_modules/.installed sample_bots/cpp/build/arena_bot
 
 sample_bots/node/node_modules/.installed: sample_bots/node/package-lock.json
-	cd sample_bots/node && npm ci --silent --no-audit --no-fund
+	cd sample_bots/node && npm ci --silent --offline --cache ./npm-cache --no-audit --no-fund
 	touch $@
 
 sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_arena/v1/referee.proto

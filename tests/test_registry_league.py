@@ -128,11 +128,11 @@ def test_bots_built_from_source_are_built_once_at_submission_and_played_so(tmp_p
     cache = tmp_path / "cache"
     monkeypatch.setenv("ARENA_BOT_CACHE", str(cache))  # (the arena processes' too)
     refs = []
-    for folder in ("node-src", "cpp-src"):
+    for folder in ("node", "cpp"):
         p = arena("bots", "submit", str(ROOT / "sample_bots" / folder), "--db", db,
                   timeout=600, check=True)
         refs.append(p.stdout.split()[0])
-    assert refs == ["node-src-sample@1.0.0", "cpp-src-sample@1.0.0"]
+    assert refs == ["node-sample@1.0.0", "cpp-sample@1.0.0"]
     name = unique("built")
     path = season_file(tmp_path, name, [], deal_sets=1, deals_per_set=1,
                        extra="".join(f'[[bots]]\nbot = "{r}"\n' for r in refs))
@@ -182,9 +182,9 @@ def test_a_version_whose_build_fails_or_runs_too_long_is_refused_and_nothing_sto
 
 
 def test_bots_check_plays_a_bot_built_from_source_as_it_will_play(tmp_path):
-    p = arena("bots", "check", str(ROOT / "sample_bots" / "node-src"), "--workdir",
+    p = arena("bots", "check", str(ROOT / "sample_bots" / "node"), "--workdir",
               str(tmp_path), timeout=300)
-    assert p.returncode == 0 and p.stdout.startswith("ok   node-src-sample@1.0.0"), \
+    assert p.returncode == 0 and p.stdout.startswith("ok   node-sample@1.0.0"), \
         p.stdout + p.stderr
 
 

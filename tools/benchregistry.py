@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ("python/random", "node-src", "cpp-src")
+SAMPLES = ("python/random", "node", "cpp")
 
 
 def _machine() -> str:
