@@ -3,16 +3,18 @@
 Everything is on the Elo scale: a rating difference ``d`` means an expected score of
 ``1 / (1 + 10 ** (-d / 400))`` for the higher-rated side. A game is ``(a, b, score_a)`` with
 ``score_a`` in [0, 1]; a draw (0.5) counts as half a win for each side, and any fraction is
-allowed. Standard library only.
+allowed. A single fit is plain Python; the intervals' thousands of refits are one batch in
+numpy (``_fit_batch``), each row the same fixed point as the single fit.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 Game = tuple[str, str, float]
 
@@ -86,7 +88,7 @@ def bootstrap_intervals(
 
     A cluster is a list of games that must stay together (in the league, the two matches of a
     duplicate pair). Clusters are drawn with replacement ``samples`` times using
-    ``random.Random(seed)``, and ``bradley_terry`` (with this ``prior``) is refitted each time.
+    numpy's generator seeded with ``seed``, and the fit (this ``prior``) is redone each time.
     Returns ``{player: (rating_on_all_data, low, high)}`` where ``low`` and ``high`` are the
     (1 - level) / 2 and 1 - (1 - level) / 2 percentiles of the refitted ratings (linear
     interpolation between order statistics). A player absent from a resample gets 0 in it, as
@@ -122,16 +124,20 @@ def bootstrap_intervals(
             distinct[key] = len(kinds)
             kinds.append(tally)
         drawn_kind.append(distinct[key])
-    rng = random.Random(seed)
+    rng = np.random.default_rng(seed)
     k = len(cluster_tallies)
-    draws: dict[str, list[float]] = {name: [] for name in names}
-    for _ in range(samples):
-        times = Counter(rng.choices(drawn_kind, k=k))
-        # Start from the full-data fit: the resampled optimum is close, so few steps are needed.
-        theta = _fit(_weighted(kinds, times), count, prior, 10_000, 1e-4, start=theta_all)
-        for name, rating in _ratings(theta, names).items():
-            draws[name].append(rating)
-
+    share = np.bincount(drawn_kind, minlength=len(kinds)) / k
+    times = rng.multinomial(k, share, size=samples)  # (samples, kinds): each kind's draws
+    pairs = sorted({pair for tally in kinds for pair in tally})
+    where = {pair: q for q, pair in enumerate(pairs)}
+    per_kind = np.zeros((2, len(kinds), len(pairs)))
+    for kk, tally in enumerate(kinds):
+        for pair, (n, score) in tally.items():
+            per_kind[:, kk, where[pair]] = n, score
+    # Start from the full-data fit: the resampled optimum is close, so few steps are needed.
+    ratings = _fit_batch(pairs, times @ per_kind[0], times @ per_kind[1], count, prior, 1e-4,
+                         start=theta_all)
+    draws = {name: list(ratings[:, p]) for p, name in enumerate(names)}
     return _percentile_intervals(point, draws, level)
 
 
@@ -159,30 +165,26 @@ def simulated_intervals(
     if not games:
         return {n: (point[n], point[n], point[n]) for n in names}
     draw_rate = sum(1 for _, _, sc in games if sc == 0.5) / len(games)
-    rng = random.Random(seed)
-    draws: dict[str, list[float]] = {n: [] for n in names}
+    rng = np.random.default_rng(seed)
     # every game of a pairing has the same expected score: a simulated season draws, pairing
     # by pairing, how many of its games each side won and how many were drawn
     meetings = Counter((min(index[a], index[b]), max(index[a], index[b])) for a, b, _ in games)
-    chances = []
-    for (i, j), n in meetings.items():
+    pairs = sorted(meetings)
+    played = np.empty((samples, len(pairs)))
+    scored = np.empty((samples, len(pairs)))
+    for q, (i, j) in enumerate(pairs):
+        n = meetings[(i, j)]
         e = score_from_elo(point[names[i]] - point[names[j]])
         win = min(max(e - draw_rate / 2, 0.0), 1.0 - draw_rate)
-        chances.append(((i, j), n, (win, win + draw_rate, 1.0)))
+        got = rng.multinomial(n, (win, draw_rate, max(0.0, 1.0 - win - draw_rate)),
+                              size=samples)
+        played[:, q] = n
+        scored[:, q] = got[:, 0] + got[:, 1] / 2
     start = _fit(_tally(games, index), len(names), prior, 10_000, 1e-6)
-    for _ in range(samples):
-        fake = {}
-        for pair, n, cum in chances:
-            got = Counter(rng.choices(_OUTCOMES, cum_weights=cum, k=n))
-            fake[pair] = [float(n), got[1.0] + got[0.5] / 2]
-        # from the fit the season was simulated from: the refit is close to it
-        theta = _fit(fake, len(names), prior, 10_000, 1e-4, start=start)
-        for n, r in _ratings(theta, names).items():
-            draws[n].append(r)
+    # from the fit the season was simulated from: the refit is close to it
+    ratings = _fit_batch(pairs, played, scored, len(names), prior, 1e-4, start=start)
+    draws = {n: list(ratings[:, p]) for p, n in enumerate(names)}
     return _percentile_intervals(point, draws, level)
-
-
-_OUTCOMES = (1.0, 0.5, 0.0)  # a simulated game: won, drawn, lost (the first side's score)
 
 
 def _percentile_intervals(point: dict[str, float], draws: dict[str, list[float]],
@@ -213,6 +215,30 @@ def rating_intervals(
     b = simulated_intervals(clusters, players, samples=samples, level=level, seed=seed,
                             prior=prior)
     return {n: (a[n][0], min(a[n][1], b[n][1]), max(a[n][2], b[n][2])) for n in a}
+
+
+def rating_history(units: Sequence[Sequence[Game]], players: Sequence[str], *,
+                   points: int = 12, prior: float = 0.5) -> list[dict]:
+    """Ratings over a season: the Bradley-Terry fit of the first ``k`` units (in play order)
+    at up to ``points`` evenly spaced ``k``, the last one all of them. Each entry is
+    ``{"units": k, "ratings": {player: elo}}``; point fits only (no intervals)."""
+    index = _index(players)
+    names = list(index)
+    if not units:
+        return []
+    marks = sorted({max(1, round(len(units) * (i + 1) / points)) for i in range(points)})
+    out, tally, taken, theta = [], {}, 0, None
+    for k in marks:
+        for unit in units[taken:k]:
+            for pair, (n, score) in _tally(unit, index).items():
+                entry = tally.setdefault(pair, [0.0, 0.0])
+                entry[0] += n
+                entry[1] += score
+        taken = k
+        theta = _fit(tally, len(names), prior, 10_000, 1e-4, start=theta)
+        out.append({"units": k, "ratings": {n: round(r, 2)
+                                            for n, r in _ratings(theta, names).items()}})
+    return out
 
 
 @dataclass
@@ -334,18 +360,6 @@ def _tally(games: Iterable[Game], index: dict[str, int]) -> dict[tuple[int, int]
     return tally
 
 
-def _weighted(kinds: Sequence[dict[tuple[int, int], list[float]]], times: Counter
-              ) -> dict[tuple[int, int], list[float]]:
-    """The tally of ``times[k]`` copies of each tally ``kinds[k]``."""
-    merged: dict[tuple[int, int], list[float]] = {}
-    for k, c in times.items():
-        for pair, (n, score) in kinds[k].items():
-            entry = merged.setdefault(pair, [0.0, 0.0])
-            entry[0] += c * n
-            entry[1] += c * score
-    return merged
-
-
 def _merge(tallies: Iterable[dict[tuple[int, int], list[float]]]
            ) -> dict[tuple[int, int], list[float]]:
     merged: dict[tuple[int, int], list[float]] = {}
@@ -462,6 +476,75 @@ def _fit(
     for k, p in enumerate(played):
         result[p] = theta[k]
     return result
+
+
+def _fit_batch(pairs: Sequence[tuple[int, int]], games: np.ndarray, scores: np.ndarray,
+               count: int, prior: float, tol: float, *, start: Sequence[float | None],
+               iterations: int = 100) -> np.ndarray:
+    """Ratings (Elo, centred as ``_ratings`` does) of many tallies at once: row ``s`` is the
+    tally with ``games[s, q]`` games between ``pairs[q]`` = (i, j) and ``scores[s, q]`` the
+    score of i in them. The fit ``_fit`` finds (the likelihood's maximum with the prior's
+    virtual draws, ``prior > 0``, which makes it strictly concave), reached here by Newton
+    steps from ``start`` for every row at once, each step halved until the row's likelihood
+    does not fall; a row stops once no rating moves by ``tol`` Elo. A player without games in
+    a row gets 0 there and is left out of its centring."""
+    rows, size = games.shape
+    first = np.array([i for i, _ in pairs], dtype=int)
+    second = np.array([j for _, j in pairs], dtype=int)
+    into_i = np.zeros((size, count))
+    into_j = np.zeros((size, count))
+    into_i[np.arange(size), first] = 1.0
+    into_j[np.arange(size), second] = 1.0
+    won = prior / 2.0 + scores @ into_i + (games - scores) @ into_j
+    active = (games @ (into_i + into_j)) > 0  # (rows, players): who played in the row
+    theta = np.where(active, np.array([t or 0.0 for t in start], dtype=float), 0.0)
+    step_tol = tol / ELO_PER_NAT
+    eye = np.eye(count)
+
+    def likelihood(t: np.ndarray, n: np.ndarray, w: np.ndarray, on: np.ndarray) -> np.ndarray:
+        gap = t[:, first] - t[:, second]  # log(e^a + e^b) = a - log(sigmoid(a - b))
+        pair_terms = n * (t[:, first] - _log_sigmoid(gap))
+        return (np.sum(w * t, axis=1) - pair_terms.sum(axis=1)
+                - prior * np.sum(np.where(on, -_log_sigmoid(-t), 0.0), axis=1))
+
+    moving = np.ones(rows, dtype=bool)
+    for _ in range(iterations):
+        t, n, on, got = theta[moving], games[moving], active[moving], won[moving]
+        p = _sigmoid_array(t[:, first] - t[:, second])  # i's expected score against j
+        own = _sigmoid_array(t)
+        gradient = np.where(on, got - prior * own - (n * p) @ into_i
+                            - (n - n * p) @ into_j, 0.0)
+        w = n * p * (1.0 - p)
+        cross = np.einsum("rq,qa,qb->rab", w, into_i, into_j)
+        hessian = cross + cross.transpose(0, 2, 1)
+        diagonal = (prior * own * (1.0 - own) + w @ into_i + w @ into_j)
+        hessian -= diagonal[:, :, None] * eye  # minus the curvature: negative definite
+        off = ~on  # a player without games: its own row, fixed
+        hessian[off] = -eye[np.nonzero(off)[1]]
+        step = np.linalg.solve(hessian, -gradient[:, :, None])[:, :, 0]
+        before = likelihood(t, n, got, on)
+        scale = np.ones(len(t))
+        for _ in range(30):
+            fell = likelihood(t + scale[:, None] * step, n, got, on) < before - 1e-12 * np.abs(before)
+            if not fell.any():
+                break
+            scale = np.where(fell, scale / 2.0, scale)
+        new = np.where(on, t + scale[:, None] * step, 0.0)
+        theta[moving] = new
+        settled = np.max(np.abs(new - t), axis=1) < step_tol
+        moving[np.flatnonzero(moving)[settled]] = False
+        if not moving.any():
+            break
+    mean = np.sum(np.where(active, theta, 0.0), axis=1) / np.maximum(active.sum(axis=1), 1)
+    return np.where(active, (theta - mean[:, None]) * ELO_PER_NAT, 0.0)
+
+
+def _sigmoid_array(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
 
 
 def _require_connected(tally: dict[tuple[int, int], list[float]], played: list[int],

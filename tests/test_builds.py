@@ -79,7 +79,7 @@ def test_the_node_and_cpp_bots_built_from_source_play_a_match(built, tmp_path):
             assert st.st_mode & 0o7222 == 0, (path, oct(st.st_mode))
             assert not ROOT_USER or st.st_uid == 0, path
     assert "added 33 packages" in node.log
-    assert "PROTO_DIR=protos" in cpp.log and "arena_bot" in cpp.log
+    assert "$ make -j4" in cpp.log and "arena_bot" in cpp.log
     bots = [load_manifest(node.folder), load_manifest(PY / "random"),
             load_manifest(cpp.folder), load_manifest(PY / "greedy")]
     spec = MatchSpec(match_id="built", variant="two-deck-fry", seed="b", max_deals=1)
@@ -91,11 +91,16 @@ def test_the_node_and_cpp_bots_built_from_source_play_a_match(built, tmp_path):
     assert result["sandbox"] == "bubblewrap"
 
 
-def test_the_samples_built_from_source_carry_the_projects_protocol_file():
+def test_a_build_gets_the_referees_protocol_file_read_only_and_the_samples_carry_none(tmp_path):
     proto = (ROOT / "protos" / "shengji_arena" / "v1" / "referee.proto").read_bytes()
-    for name in ("node", "cpp"):
-        assert (SAMPLES / name / "protos" / "shengji_arena" / "v1" / "referee.proto"
-                ).read_bytes() == proto, f"{name}: its referee.proto is not the project's"
+    step = ('cp "$ARENA_PROTO_DIR/shengji_arena/v1/referee.proto" got.proto && '
+            '{ touch "$ARENA_PROTO_DIR/x" 2>/dev/null && echo wrote || echo refused; } > try.txt')
+    result = build_bot(_bot(tmp_path, ["sh", "-c", step]), tmp_path / "src-b", tmp_path / "out")
+    assert (result.folder / "got.proto").read_bytes() == proto
+    assert (result.folder / "try.txt").read_text().strip() == "refused"
+    assert not (ROOT / "protos" / "x").exists()
+    for name in ("node", "cpp"):  # built against the referee's: no copy to drift
+        assert not list((SAMPLES / name).rglob("referee.proto")), f"{name} carries a copy"
     lock = json.loads((SAMPLES / "node" / "package-lock.json").read_text())["packages"]
     assert all(v.get("resolved") for k, v in lock.items() if k)  # tarballs only in the cache
     assert load_manifest(SAMPLES / "node").build and load_manifest(SAMPLES / "cpp").build
@@ -291,7 +296,7 @@ def test_the_build_field_is_one_command_line_or_several(tmp_path):
 def test_a_seat_bot_carries_its_build_and_old_specs_still_load(tmp_path):
     manifest = load_manifest(SAMPLES / "cpp")
     data = SeatBot.of("c", manifest).to_dict()
-    assert data["build"] == [["make", "-j4", "PROTO_DIR=protos"]]
+    assert data["build"] == [["make", "-j4"]]
     assert SeatBot.from_dict(json.loads(json.dumps(data))).manifest.build == manifest.build
     old = SeatBot.of("p", load_manifest(PY / "random")).to_dict()
     assert "build" not in old and SeatBot.from_dict(old).manifest.build == ()

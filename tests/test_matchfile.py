@@ -266,3 +266,47 @@ def test_a_bad_match_file_field_is_named(record):
     assert Fault.from_dict(fault.to_dict()) == fault
     with pytest.raises(ValueError, match=r"m.json: field 'format' = 'x': expected "):
         MatchFile.from_dict(record | {"format": "x"}, "m.json")
+
+
+def _mutations(summary: dict):
+    """Every one-field change of a stored summary: each field (and each deal's field) removed,
+    set to another JSON type or value, and an unknown field added."""
+    odd = [None, True, 1, -1, 2.5, "x", "A", [], [1], [1, 2], ["2", "A"], [1, 2, 3, 4], {}]
+    for key in list(summary) + ["bogus"]:
+        if key in summary:
+            yield {k: v for k, v in summary.items() if k != key}
+        for value in odd:
+            yield {**summary, key: value}
+    for i, deal in enumerate(summary["deals"]):
+        for key in list(deal) + ["bogus"]:
+            for value in odd + [...]:
+                changed = dict(deal)
+                if value is ...:
+                    changed.pop(key, None)
+                else:
+                    changed[key] = value
+                deals = list(summary["deals"])
+                deals[i] = changed
+                yield {**summary, "deals": deals}
+        yield {**summary, "deals": summary["deals"] + ["not a deal"]}
+
+
+def test_a_stored_summary_read_in_one_pass_equals_the_checked_reading(record, forfeited):
+    """The one-pass reading of a stored summary (the standings read thousands) accepts exactly
+    what the field-by-field reading accepts, and gives the same summary."""
+    from referee.match.matchfile import RecordError
+    seen = {"same": 0, "refused": 0}
+    for match in (record, forfeited):
+        stored = MatchFile.from_dict(match).summary().to_dict()
+        stored = json.loads(json.dumps(stored))
+        for data in [stored, *_mutations(stored)]:
+            try:
+                checked = MatchSummary.checked(copy.deepcopy(data))
+            except RecordError:
+                with pytest.raises(RecordError):
+                    MatchSummary.from_dict(copy.deepcopy(data))
+                seen["refused"] += 1
+                continue
+            assert MatchSummary.from_dict(copy.deepcopy(data)) == checked, data
+            seen["same"] += 1
+    assert seen["same"] > 10 and seen["refused"] > 100

@@ -395,3 +395,34 @@ def test_simulated_intervals_do_not_collapse_on_a_one_sided_record():
     for n in "ab":  # the envelope holds both
         assert both[n][1] <= min(resampled[n][1], sim[n][1])
         assert both[n][2] >= max(resampled[n][2], sim[n][2])
+
+
+def test_the_batch_refit_lands_where_the_single_fit_does():
+    """The intervals' refits run as one numpy batch: each row must be the plain fit of its own
+    tally, players without games in a row included (0, left out of the centring)."""
+    import numpy as np
+
+    from scheduler.ratings import _fit_batch  # (the module's own internals, under test)
+
+    rng = random.Random(4)
+    names = ["a", "b", "c", "d", "e"]
+    truth = {"a": 150.0, "b": 40.0, "c": 0.0, "d": -60.0, "e": -300.0}
+    pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
+    games = np.zeros((12, len(pairs)))
+    scores = np.zeros((12, len(pairs)))
+    expect = []
+    for row in range(12):
+        lineup = names if row % 3 else names[:3]  # every third row: d and e sit out
+        row_games = _games_from_ratings({n: truth[n] for n in lineup}, 40 + 10 * row, rng, 0.2)
+        for a, b, score in row_games:
+            i, j = names.index(a), names.index(b)
+            if i > j:
+                i, j, score = j, i, 1.0 - score
+            games[row, pairs.index((i, j))] += 1
+            scores[row, pairs.index((i, j))] += score
+        expect.append(bradley_terry(row_games, names, prior=0.5, tol=1e-9))
+    got = _fit_batch(pairs, games, scores, 5, 0.5, 1e-7, start=[0.0] * 5)
+    for row, ratings in enumerate(expect):
+        for p, name in enumerate(names):
+            assert got[row, p] == pytest.approx(ratings[name], abs=1e-3), (row, name)
+    assert all(got[row, 3] == 0.0 == got[row, 4] for row in range(0, 12, 3))

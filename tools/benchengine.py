@@ -72,3 +72,8 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown cpu"
+
+
+def machine() -> str:
+    """This machine in one line, for a benchmark's report: CPU model, cpus, kernel."""
+    return f"{cpu_model()}, {os.cpu_count()} cpus, {platform.system()} {platform.release()}"

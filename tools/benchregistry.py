@@ -9,30 +9,23 @@ is ``scheduler.versions.materialise`` up to the folder the referee launches the 
 
 from __future__ import annotations
 
-import os
-import platform
 import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+from tools.benchengine import machine
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ("python/random", "node", "cpp")
-
-
-def _machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in
-                Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
-               platform.processor() or "unknown cpu")
-    return f"{cpu}, {os.cpu_count()} cpus, {platform.system()} {platform.release()}"
 
 
 def bench_registry(rounds: int = 3) -> int:
     from referee.match.spec import SeatBot
     from scheduler.store import Store
     from scheduler.versions import materialise, pin_portable, submit
-    print(f"arena bench registry --rounds {rounds}\nmachine: {_machine()}")
+    print(f"arena bench registry --rounds {rounds}\nmachine: {machine()}")
     with tempfile.TemporaryDirectory(prefix="arena-bench-registry-") as tmp:
         tmp = Path(tmp)
         store = Store(f"sqlite:///{tmp}/bench.db")

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.benchregistry import _machine
+from tools.benchengine import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ("greedy", "random", "cheap")
@@ -123,7 +123,7 @@ def bench_web(matches: int = 10000, repeat: int = 5) -> int:
     from fastapi.testclient import TestClient
 
     from web.app import create_app
-    print(f"arena bench web --matches {matches} --repeat {repeat}\nmachine: {_machine()}")
+    print(f"arena bench web --matches {matches} --repeat {repeat}\nmachine: {machine()}")
     with tempfile.TemporaryDirectory(prefix="arena-bench-web-") as tmp:
         t = time.perf_counter()
         url, name = build(Path(tmp), matches)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -56,13 +56,18 @@ def _is_object(where: str, data: Any, known=None) -> dict:
     if not isinstance(data, dict):
         raise RecordError(f"{where}: expected a JSON object, got {type(data).__name__}: "
                           f"{short(data)}")
-    if known is not None:
+    if known is not None and not data.keys() <= _field_names(known):
         names = [f.name for f in fields(known)]
         unknown = sorted(set(data) - set(names))
         if unknown:
             raise RecordError(f"{where}: unknown field(s) {unknown}; expected "
                               f"{', '.join(names)}")
     return data
+
+
+@cache
+def _field_names(known: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(known))
 
 
 def _int(v: Any) -> bool:
@@ -183,6 +188,7 @@ class MatchResult:
     match_points: tuple[int, int, int, int] | None = None  # three-deck (积分), per seat
     titles: tuple[str, str, str, str] | None = None
     sandbox: str | None = None                             # "bubblewrap" or "none"
+    scores: tuple[int, int, int, int] | None = None        # a single-deal game (Botzone), per seat
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "result") -> "MatchResult":
@@ -206,7 +212,8 @@ class MatchResult:
                    None if mp is None else tuple(mp),
                    None if titles is None else tuple(titles),
                    _get(data, where, "sandbox", lambda v: v in ("bubblewrap", "none"),
-                        '"bubblewrap" or "none"', None))
+                        '"bubblewrap" or "none"', None),
+                   _opt_tuple(_get(data, where, "scores", _ints(4), "four seats' scores", None)))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -222,6 +229,8 @@ class MatchResult:
             out["titles"] = list(self.titles)
         if self.sandbox is not None:
             out["sandbox"] = self.sandbox
+        if self.scores is not None:
+            out["scores"] = list(self.scores)
         return out
 
 
@@ -290,6 +299,13 @@ class MatchSummary:
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "summary") -> "MatchSummary":
+        """The stored form read back; RecordError naming the field that is wrong."""
+        fast = _well_formed_summary(data)
+        return fast if fast is not None else cls.checked(data, where)
+
+    @classmethod
+    def checked(cls, data: Any, where: str = "summary") -> "MatchSummary":
+        """``from_dict`` field by field (the one-pass reading's reference)."""
         data = _is_object(where, data, cls)
         deals = _get(data, where, "deals", lambda v: isinstance(v, list), "a list of deals")
         strikes = _get(data, where, "strikes", lambda v: v is None or _ints(4)(v),
@@ -309,6 +325,53 @@ class MatchSummary:
                    _get(data, where, "faults", _int, "a count", 0),
                    None if mp is None else tuple(mp),
                    None if seats is None else tuple(seats))
+
+
+_SUMMARY_KEYS = frozenset({"deals", "net", "score", "forfeit_team", "strikes", "faults",
+                           "match_points", "seats"})
+_DEAL_KEYS = frozenset({"dealer", "attackers", "attacker_total", "before", "after", "gain"})
+
+
+def _pair_of_ints(v: Any) -> bool:
+    return type(v) is list and len(v) == 2 and type(v[0]) is int and type(v[1]) is int
+
+
+def _four_ints_or_none(v: Any) -> bool:
+    return v is None or (type(v) is list and len(v) == 4 and all(type(x) is int for x in v))
+
+
+def _well_formed_summary(data: Any) -> MatchSummary | None:
+    """``MatchSummary.from_dict`` of ``data`` that passes every one of its checks, in one pass
+    (a large season's standings read its stored summaries by the ten thousand); None for
+    anything else, which ``from_dict`` then checks field by field to say what is wrong."""
+    if type(data) is not dict or not data.keys() <= _SUMMARY_KEYS:
+        return None
+    try:
+        deals, net, score = data["deals"], data["net"], data["score"]
+    except KeyError:
+        return None
+    forfeit, faults = data.get("forfeit_team"), data.get("faults", 0)
+    strikes, mp, seats = data.get("strikes"), data.get("match_points"), data.get("seats")
+    if not (type(deals) is list and _pair_of_ints(net) and type(score) is list
+            and len(score) == 2 and forfeit in (None, 0, 1) and type(faults) is int
+            and _four_ints_or_none(strikes) and _four_ints_or_none(mp)
+            and (seats is None or type(seats) is list)):
+        return None
+    out = []
+    for d in deals:
+        if type(d) is not dict or d.keys() != _DEAL_KEYS:
+            return None
+        dealer, before, after = d["dealer"], d["before"], d["after"]
+        if not ((dealer is None or type(dealer) is int) and d["attackers"] in (None, 0, 1)
+                and type(d["attacker_total"]) is int and _pair_of_ints(d["gain"])
+                and type(before) is list and len(before) == 2 and type(after) is list
+                and len(after) == 2 and all(x in RANK_TEXT for x in before + after)):
+            return None
+        out.append(DealSummary(dealer, d["attackers"], d["attacker_total"], tuple(before),
+                               tuple(after), tuple(d["gain"])))
+    return MatchSummary(tuple(out), tuple(net), tuple(score), forfeit,
+                        None if strikes is None else tuple(strikes), faults,
+                        None if mp is None else tuple(mp), None if seats is None else tuple(seats))
 
 
 _MATCH_FIELDS = ("format", "match_id", "variant", "options", "rules", "seats", "time_control",
@@ -514,6 +577,10 @@ class MatchFile:
         return [{k: v for k, v in e.items() if k != "visible_to"}
                 for game in self.games for e in game.events
                 if _shown_to(e.get("visible_to"), seat)]
+
+
+def _opt_tuple(v: Any) -> tuple | None:
+    return None if v is None else tuple(v)
 
 
 def _at(items: tuple, i: int) -> Any:

@@ -5,7 +5,9 @@ steps there, in order, each in a sandbox like a seat's (``referee.seats.sandbox`
 nothing of the host but the runtimes, a private ``/tmp``, its own uid for a root launcher, the
 seccomp filter, ``prlimit`` and a cgroup) but with build-sized limits (``BUILD_POLICY``) and
 the one difference that the copy, its working directory, is bound read-write; nothing else is
-writable. The whole build has a wall-clock limit (``ARENA_BUILD_TIMEOUT_S``, default
+writable. The referee's protocol folder is bound read-only and named by ``ARENA_PROTO_DIR``
+(``shengji_arena/v1/referee.proto`` inside it): a bot is built against the protocol the referee
+speaks, and its folder need not carry a copy. The whole build has a wall-clock limit (``ARENA_BUILD_TIMEOUT_S``, default
 ``BUILD_TIMEOUT_S``). Its output (stdout and stderr, bounded like a seat's log) is the build
 log: returned, and kept in the built folder as ``.arena-build.log``. The built folder is then
 made read-only (and, for a root launcher, given back to root). A build that fails is refused
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.seats.launch import LOG_LIMIT, LOG_TAIL, _reap_uid
+from referee.seats.launch import LOG_LIMIT, LOG_TAIL, PROTO_DIR_ENV, PROTOS, reap_uid
 from referee.seats.manifest import Manifest
 from referee.seats.sandbox import (PATH, SandboxPolicy, SeatCgroup, claim_uid, require_sandbox,
                                    sandbox_command, seccomp_fd)
@@ -122,12 +124,12 @@ def build_bot(manifest: Manifest, source: Path, into: Path, *, timeout_s: float 
                 raise BuildFailed(manifest.label, step, reason, log.text())
     except BaseException:
         if uid is not None:
-            _reap_uid(uid.uid)
+            reap_uid(uid.uid)
             uid.release()
         discard(into)
         raise
     if uid is not None:
-        _reap_uid(uid.uid)
+        reap_uid(uid.uid)
         uid.release()
     seconds = time.monotonic() - start
     text = log.text()
@@ -207,13 +209,15 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
     if problem is not None:
         return problem
     filter_fd = cgroup = None
-    env: dict[str, str] = dict(os.environ)
+    # the protocol the bot is built against: the referee's own
+    env: dict[str, str] = {**os.environ, PROTO_DIR_ENV: str(PROTOS)}
     if sandbox is not None:
-        env = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+        env = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
+               PROTO_DIR_ENV: str(PROTOS)}
         filter_fd = seccomp_fd()
         if uid is not None:
             cgroup = SeatCgroup.make(f"arena-build-{uid.uid}", sandbox)
-        command = sandbox_command(command, env=env, workdir=folder, folders=[],
+        command = sandbox_command(command, env=env, workdir=folder, folders=[PROTOS],
                                   policy=sandbox, uid=None if uid is None else uid.uid,
                                   seccomp=filter_fd, cgroup=cgroup, writable=folder)
         env = {"PATH": PATH}
@@ -241,7 +245,7 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
             pass
         proc.wait()
         if uid is not None:
-            _reap_uid(uid.uid)
+            reap_uid(uid.uid)
         pump.join(timeout=5)
     finally:
         if cgroup is not None:

@@ -2,8 +2,9 @@
 
 A bot process learns where and who it is from its environment: ``ARENA_SEAT`` and
 ``ARENA_MATCH_ID``, and for a gRPC bot ``ARENA_REFEREE`` (the address, ``unix:///path/seatN.sock``
-or ``host:port``) and ``ARENA_TOKEN``. A stdio bot talks to the referee over its own standard
-input and output instead. Its ``PYTHONPATH`` holds what its manifest's ``pythonpath`` asks for
+or ``host:port``), ``ARENA_TOKEN`` and ``ARENA_PROTO_DIR`` (the folder of the protocol
+definition ``shengji_arena/v1/referee.proto``, the referee's own copy, read-only). A stdio bot
+talks to the referee over its own standard input and output instead. Its ``PYTHONPATH`` holds what its manifest's ``pythonpath`` asks for
 and, for a gRPC bot, the generated protocol package; nothing else of the arena. Every seat is its
 own process (and process group): partners never share one, and a bot's whole tree ends with it.
 """
@@ -38,7 +39,9 @@ SDK = ARENA_ROOT / "sample_bots" / "python"
 """The Python bot SDK's folder (``arena_bot.py``), which a bot's ``pythonpath`` may name."""
 PROTOS = Path(shengji_arena.__file__).resolve().parent.parent
 """The folder holding the generated protocol package ``shengji_arena``: what every Python gRPC
-bot imports from the arena."""
+bot imports from the arena, and of ``shengji_arena/v1/referee.proto``: a bot's build and a
+gRPC bot find the protocol there (``ARENA_PROTO_DIR``), so a bot's folder carries no copy of it."""
+PROTO_DIR_ENV = "ARENA_PROTO_DIR"
 
 
 def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: str | None = None,
@@ -47,7 +50,7 @@ def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: st
     """The environment of ``manifest``'s process for ``seat``: ``base`` (the referee's own by
     default) with the ARENA_* variables set and ``PYTHONPATH`` built from the manifest alone."""
     env = dict(os.environ if base is None else base)
-    for name in ("PYTHONPATH", "ARENA_REFEREE", "ARENA_TOKEN"):
+    for name in ("PYTHONPATH", "ARENA_REFEREE", "ARENA_TOKEN", PROTO_DIR_ENV):
         env.pop(name, None)
     env["ARENA_SEAT"] = str(seat)
     env["ARENA_MATCH_ID"] = match_id
@@ -58,6 +61,7 @@ def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: st
                              "its seat's token")
         env["ARENA_REFEREE"] = address
         env["ARENA_TOKEN"] = token
+        env[PROTO_DIR_ENV] = str(PROTOS)
         paths.append(str(PROTOS))
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
@@ -141,7 +145,7 @@ class BotProcess:
                 pass
             self.popen.wait()
         if self.uid is not None:
-            _reap_uid(self.uid.uid)
+            reap_uid(self.uid.uid)
             if self.cgroup is not None:
                 self.cgroup.remove()
                 self.cgroup = None
@@ -150,7 +154,7 @@ class BotProcess:
         self.log_pump.join(timeout=2)  # the log is complete once the pipe closes
 
 
-def _reap_uid(uid: int, timeout: float = 10.0) -> None:
+def reap_uid(uid: int, timeout: float = 10.0) -> None:
     """Wait until no process of ``uid`` is left (the PID namespace dies with bwrap's child,
     the kernel takes a moment); kill any that is still there, and give up after twice
     ``timeout`` (a process stuck in the kernel)."""
@@ -179,7 +183,7 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
     runs in its seat's sandbox (``referee.seats.sandbox``); a gRPC bot's ``socket_dir`` (the
     folder of its seat's socket ``seat.sock``) is its one way to the referee, and its address
     is the socket's path inside the sandbox."""
-    stdio = manifest.protocol == "stdio"
+    stdio = manifest.protocol in ("stdio", "botzone")  # (a Botzone bot: pipes, each turn)
     command = list(manifest.command)
     if command[0] in ("python", "python3"):
         command[0] = sys.executable  # the project's interpreter, with its packages

@@ -6,8 +6,9 @@
 //   ARENA_SEAT      this bot's seat, 0-3
 //   ARENA_TOKEN     the seat token, sent in Hello
 //   ARENA_MATCH_ID  the match id (used in log lines only)
-//   ARENA_PROTO     optional: path of referee.proto (default: ../../protos/shengji_arena/v1/
-//                   referee.proto relative to this script's directory)
+//   ARENA_PROTO_DIR the folder of shengji_arena/v1/referee.proto, the referee's own (set by the
+//                   referee; default: ../../protos relative to this script's directory)
+//   ARENA_PROTO     optional: the path of referee.proto itself (overrides ARENA_PROTO_DIR)
 //
 // It opens one Referee.Play stream, sends Hello, answers every DecisionRequest with one of the
 // actions listed in request.hint.actions, and exits 0 on MatchEnd or when the stream ends.
@@ -62,9 +63,12 @@ function readConfig(env) {
   if (!/^[0-3]$/.test(seatText)) {
     fail(2, `ARENA_SEAT must be 0, 1, 2 or 3, got ${JSON.stringify(env.ARENA_SEAT)}`);
   }
+  // The referee names its protocol folder in ARENA_PROTO_DIR; ARENA_PROTO (a file) overrides it,
+  // and a checkout of the arena is the fallback.
+  const protoDir = env.ARENA_PROTO_DIR || path.resolve(__dirname, '..', '..', 'protos');
   const protoPath = env.ARENA_PROTO
     ? path.resolve(env.ARENA_PROTO)
-    : path.resolve(__dirname, '..', '..', 'protos', 'shengji_arena', 'v1', 'referee.proto');
+    : path.resolve(protoDir, 'shengji_arena', 'v1', 'referee.proto');
   return {
     address: env.ARENA_REFEREE.trim(),
     seat: Number(seatText),
@@ -76,7 +80,7 @@ function readConfig(env) {
 
 function loadRefereeService(protoPath) {
   if (!fs.existsSync(protoPath)) {
-    fail(2, `protocol file not found: ${protoPath} (set ARENA_PROTO to the path of referee.proto)`);
+    fail(2, `protocol file not found: ${protoPath} (the referee sets ARENA_PROTO_DIR; ARENA_PROTO may name the file)`);
   }
   let pkg;
   try {
