@@ -83,7 +83,7 @@ def cmd_rules_mutate(args) -> int:
 
 def cmd_bench_engine(args) -> int:
     from tools.benchengine import bench_engine
-    for i, variant in enumerate([args.variant] if args.variant else _variant_ids()):
+    for i, variant in enumerate([args.variant] if args.variant else variant_ids_or_exit()):
         if i:
             print()
         bench_engine(variant, args.deals, args.repeat)
@@ -157,7 +157,7 @@ def cmd_soak(args) -> int:
     from referee.seats.manifest import ManifestError
     from tools.soak import DEFAULT_BOTS, soak
     try:
-        return soak(args.variant or list(_variant_ids()), args.matches, args.deals,
+        return soak(args.variant or list(variant_ids_or_exit()), args.matches, args.deals,
                     args.bots or list(DEFAULT_BOTS), args.seed,
                     Path(args.keep) if args.keep else None)
     except (ManifestError, ValueError) as e:
@@ -356,12 +356,17 @@ def check_broker(url: str) -> None:
 
 
 def cmd_season_run(args) -> int:
-    from scheduler.league import open_season, run_distributed, run_local
+    from scheduler import metrics
+    from scheduler.league import open_season
     from scheduler.season import SeasonError, load_season
-    from scheduler.standings import compute, table
     broker = _broker(args)
     try:
-        _sandbox_or_refuse(args)
+        port = metrics.port_setting(args.metrics_port)
+    except ValueError as e:
+        print(f"arena season run: {e}", file=sys.stderr)
+        return 2
+    try:
+        sandbox_or_refuse(args)
         season = load_season(args.file)
         store = open_store(_db(args))
         if broker:
@@ -371,6 +376,31 @@ def cmd_season_run(args) -> int:
         print(f"arena season run: {e}", file=sys.stderr)
         print("nothing was enqueued", file=sys.stderr)
         return 2
+    served = made = None
+    if port:  # before the local pool starts: its processes count into this folder
+        given = os.environ.get(metrics.DIR_ENV)
+        folder = metrics.prepare(port)
+        made = None if given else folder
+        try:
+            served = metrics.serve(port, broker=broker, store_url=store.url,
+                                   season=season.name)
+        except OSError as e:
+            print(f"arena season run: --metrics-port {port}: cannot serve /metrics: {e}",
+                  file=sys.stderr)
+            metrics.cleanup(made)
+            return 2
+        print(f"metrics on :{port}/metrics", file=sys.stderr)
+    try:
+        return _season_play(args, store, season, broker, left)
+    finally:
+        if served is not None:
+            served.shutdown()
+            metrics.cleanup(made)
+
+
+def _season_play(args, store, season, broker, left) -> int:
+    from scheduler.league import run_distributed, run_local
+    from scheduler.standings import compute, table
     total = sum(store.counts(season.name).values())
     mode = f"distributed over {broker}" if broker else f"local, {args.workers} workers"
     print(f"season {season.name}: {season.variant}, {season.format}"
@@ -404,7 +434,7 @@ def cmd_season_run(args) -> int:
     return 0 if counts["failed"] == 0 else 1
 
 
-def _sandbox_or_refuse(args) -> None:
+def sandbox_or_refuse(args) -> None:
     """With --unsandboxed, the referee processes started from here play the bots
     unsandboxed; without it, a machine where bwrap cannot run refuses to play (SeasonError)."""
     from scheduler.season import SeasonError
@@ -424,14 +454,26 @@ def cmd_worker(args) -> int:
     db = _db(args)
     from scheduler.season import SeasonError
     try:
-        _sandbox_or_refuse(args)
+        sandbox_or_refuse(args)
     except SeasonError as e:
         print(f"arena worker: {e}", file=sys.stderr)
         return 2
     if db.startswith("sqlite"):
         print("arena worker: note: a SQLite store serves workers on this machine only; use "
               "--db postgresql://... for many machines", file=sys.stderr)
-    env = dict(os.environ, ARENA_DB=db, ARENA_LEASE_S=str(args.lease))
+    from scheduler import metrics
+    from scheduler.execute import stop_grace_setting
+    try:
+        port = metrics.port_setting(args.metrics_port)
+        grace = args.stop_grace if args.stop_grace is not None else stop_grace_setting()
+    except ValueError as e:
+        print(f"arena worker: {e}", file=sys.stderr)
+        return 2
+    if port:  # before any process imports prometheus_client: the multiprocess folder
+        metrics.prepare(port)
+    env = dict(os.environ, ARENA_DB=db, ARENA_LEASE_S=str(args.lease),
+               ARENA_STOP_GRACE_S=str(grace))
+    env[metrics.PORT_ENV] = str(port or 0)  # served by the Celery main process (0: off)
     if args.attempts:
         env["ARENA_MAX_ATTEMPTS"] = str(args.attempts)
     env["ARENA_BROKER"] = _broker(args) or "redis://127.0.0.1:6379/0"
@@ -440,7 +482,10 @@ def cmd_worker(args) -> int:
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     cmd = [sys.executable, "-m", "celery", "-A", "scheduler.tasks", "worker", "-Q", "arena",
            "--pool", "prefork", "--concurrency", str(args.concurrency), "--loglevel",
-           args.loglevel, "--without-gossip", "--without-mingle", "--without-heartbeat"]
+           args.loglevel, "--without-gossip", "--without-mingle"]
+    # Celery's events (Flower's view) only when asked: --events or ARENA_WORKER_EVENTS=1
+    cmd += ["-E"] if args.events or os.environ.get("ARENA_WORKER_EVENTS") == "1" else \
+        ["--without-heartbeat"]
     if args.hostname:
         cmd += ["--hostname", args.hostname]
     os.execvpe(cmd[0], cmd, env)
@@ -667,7 +712,7 @@ def cmd_bots_check(args) -> int:
     from scheduler.league import smoke_check
     from scheduler.season import SeasonBot
     try:
-        _sandbox_or_refuse(args)
+        sandbox_or_refuse(args)
         manifest = load_manifest(args.manifest)
         rules_for(args.variant)
     except (ManifestError, ValueError) as e:
@@ -804,47 +849,101 @@ def cmd_web(args) -> int:
 
 
 def cmd_sprt(args) -> int:
-    from referee.seats.manifest import ManifestError, load_manifest
+    from referee.seats.manifest import ManifestError
     from referee.rules.variants import rules_for
-    from scheduler.league import run_sprt
+    from cli.study import load_side
+    from scheduler import power
     from scheduler.ratings import Sprt
-    from scheduler.season import SeasonBot
+    from scheduler.season import SeasonError, new_secret
     try:
-        _sandbox_or_refuse(args)
-        a, b = (load_manifest(x) for x in (args.a, args.b))
         rules_for(args.variant)
         test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
-    except (ManifestError, ValueError) as e:
+        paired = power.PairedSprt(args.d0, args.d1, args.alpha, args.beta)
+        bot_a = load_side(args.a)
+        bot_b = load_side(args.b, getattr(bot_a, "name", None))
+        local = isinstance(bot_a, str) and isinstance(bot_b, str)
+        if not local and (isinstance(bot_a, str) or isinstance(bot_b, str)):
+            raise ValueError("A and B are both in-process policies or both bots (folders or "
+                             "manifests)")
+        if not local:
+            sandbox_or_refuse(args)
+        if args.deals_per_set < 1 or args.max_pairs < 1:
+            raise ValueError("--deals-per-set and --max-pairs must be at least 1")
+    except (ManifestError, ValueError, SeasonError) as e:
         print(f"arena sprt: {e}", file=sys.stderr)
         return 2
-    bot_a = SeasonBot(a.name, a)
-    bot_b = SeasonBot(b.name if b.name != a.name else b.name + "-b", b)
-    print(f"sprt {bot_a.name} vs {bot_b.name}: {args.variant}, duplicate pairs of "
-          f"{args.deals_per_set} deals; H0 elo <= {args.elo0}, H1 elo >= {args.elo1}, "
-          f"alpha {args.alpha}, beta {args.beta}, at most {args.max_pairs} pairs",
-          file=sys.stderr)
+    name_a = bot_a if local else bot_a.name
+    name_b = bot_b if local else bot_b.name
+    hyp = (f"H0 diff <= {args.d0}, H1 diff >= {args.d1} levels per deal (paired differences)"
+           if args.score == "diff" else f"H0 elo <= {args.elo0}, H1 elo >= {args.elo1} (pair "
+           "W/D/L)")
+    print(f"sprt {name_a} vs {name_b}: {args.variant}, duplicate pairs of "
+          f"{args.deals_per_set} deals{' in process' if local else ''}; {hyp}, alpha "
+          f"{args.alpha}, beta {args.beta}, at most {args.max_pairs} pairs", file=sys.stderr)
     t = time.perf_counter()
-    got = run_sprt(bot_a, bot_b, variant=args.variant, options={}, sprt=test,
-                   deals_per_set=args.deals_per_set, max_pairs=args.max_pairs,
-                   workers=args.workers, seed=args.seed,
-                   workdir=Path(args.workdir).resolve(), progress=not args.no_progress)
-    verdict = {"H1": f"{bot_a.name} is stronger by at least {args.elo1} Elo (H1 accepted)",
-               "H0": f"{bot_a.name} is not stronger by {args.elo1} Elo; at most {args.elo0} "
+    if args.score == "wdl" and not local:  # the pair-W/L test as it always ran
+        from scheduler.league import run_sprt
+        from scheduler.season import SeasonBot
+        got = run_sprt(SeasonBot(name_a, bot_a.manifest), SeasonBot(name_b, bot_b.manifest),
+                       variant=args.variant, options={}, sprt=test,
+                       deals_per_set=args.deals_per_set, max_pairs=args.max_pairs,
+                       workers=args.workers, seed=args.seed,
+                       workdir=Path(args.workdir).resolve(), progress=not args.no_progress)
+        got["stops"] = {"wdl": (got["pairs"], got["decision"])}
+    else:
+        if local:
+            source = power.in_process_sets(bot_a, bot_b, args.variant, args.deals_per_set,
+                                           args.seed or new_secret(), args.max_pairs)
+        else:
+            def source(stop, secret=args.seed or new_secret()):
+                power.referee_pairs(bot_a, bot_b, args.variant,
+                                    args.max_pairs * args.deals_per_set, args.deals_per_set,
+                                    secret, Path(args.workdir).resolve(),
+                                    workers=args.workers, stop=stop, prefix="sprt")
+
+        def show(n, st):
+            if not args.no_progress:
+                print(f"\r  {n} pairs, W-D-L {st['W']}-{st['D']}-{st['L']}", end="",
+                      file=sys.stderr, flush=True)
+        got = power.run_sequential(source, args.score, paired, test, args.max_pairs,
+                                   args.deals_per_set, progress=show, both=args.compare)
+        if not args.no_progress:
+            print(file=sys.stderr)
+    if args.score == "diff":
+        verdict = {"H1": f"{name_a} is stronger by at least {args.d1} levels per deal (H1 "
+                         "accepted)",
+                   "H0": f"{name_a} is not stronger by {args.d1} levels per deal; at most "
+                         f"{args.d0} (H0 accepted)",
+                   None: "no decision within --max-pairs"}[got["decision"]]
+        at = got["decided_at"]
+        print(f"{verdict}: {at} pairs ({2 * at * args.deals_per_set} deals), mean paired "
+              f"difference {got['mean_diff']:+.3f} levels per deal over {got['pairs']} pairs, "
+              f"LLR {got['llr_diff']:.2f} in [{paired.lower:.2f}, {paired.upper:.2f}], "
+              f"{time.perf_counter() - t:.0f}s")
+        n, d = got["stops"]["wdl"]
+        print(f"on the same pairs, pair W/D/L (H1 {args.elo1} Elo): " +
+              (f"{d} after {n} pairs" if d else f"no decision after {n} pairs") +
+              f" (W-D-L {got['W']}-{got['D']}-{got['L']} over {got['pairs']} pairs"
+              f"{'' if args.compare else '; --compare plays on until it decides'})")
+        return 0 if got["decision"] else 3
+    verdict = {"H1": f"{name_a} is stronger by at least {args.elo1} Elo (H1 accepted)",
+               "H0": f"{name_a} is not stronger by {args.elo1} Elo; at most {args.elo0} "
                      "(H0 accepted)",
                None: "no decision within --max-pairs"}[got["decision"]]
+    llr = got.get("llr", got.get("llr_wdl"))
     print(f"{verdict}: {got['pairs']} pairs ({got['deals']} deals), W-D-L {got['W']}-"
-          f"{got['D']}-{got['L']}, LLR {got['llr']:.2f} in [{test.lower:.2f}, "
+          f"{got['D']}-{got['L']}, LLR {llr:.2f} in [{test.lower:.2f}, "
           f"{test.upper:.2f}], {time.perf_counter() - t:.0f}s")
     return 0 if got["decision"] else 3
 
 
-def _unsandboxed_option(parser) -> None:
+def unsandboxed_option(parser) -> None:
     parser.add_argument("--unsandboxed", action="store_true",
                         help="play the bots without their sandboxes (with the referee's rights "
                              "and the whole host in reach; docs/security.md)")
 
 
-def _variant_ids() -> tuple[str, ...]:
+def variant_ids_or_exit() -> tuple[str, ...]:
     from referee.rules import variant_ids
     try:
         return variant_ids()
@@ -854,7 +953,7 @@ def _variant_ids() -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     from referee.match.spec import DEFAULT_TIME_CONTROL as TC
-    _VARIANTS = _variant_ids()
+    _VARIANTS = variant_ids_or_exit()
     p = argparse.ArgumentParser(prog="arena", description="Shengji Arena")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -963,7 +1062,7 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--max-strikes", type=int, default=TC.max_strikes)
     match.add_argument("--max-reconnects", type=int, default=TC.max_reconnects,
                        help="new streams a seat may open in the match; one more forfeits")
-    _unsandboxed_option(match)
+    unsandboxed_option(match)
     match.set_defaults(func=cmd_match)
 
     season = sub.add_parser("season", help="league seasons")
@@ -985,7 +1084,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--attempts", type=int, help="local mode: attempts of a match the "
                      "infrastructure failed before it is set aside (default $ARENA_MAX_ATTEMPTS "
                      "or 3; distributed: the workers' --attempts)")
-    _unsandboxed_option(run)
+    run.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this port "
+                     "while the season runs (default $ARENA_METRICS_PORT; unset or 0: off)")
+    unsandboxed_option(run)
     run.set_defaults(func=cmd_season_run)
     cancel = ssub.add_parser("cancel", help="stop a season: its pending matches are not "
                              "played; running ones finish and count",
@@ -1010,7 +1111,14 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--hostname", help="the worker's Celery node name")
     worker.add_argument("--attempts", type=int, help="attempts of a match the infrastructure "
                         "failed before it is set aside (default $ARENA_MAX_ATTEMPTS or 3)")
-    _unsandboxed_option(worker)
+    worker.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on this "
+                        "port (default $ARENA_METRICS_PORT; unset or 0: off)")
+    worker.add_argument("--stop-grace", type=float, help="seconds a match in play may still "
+                        "take after SIGTERM before it is handed back uncharged (default "
+                        "$ARENA_STOP_GRACE_S or 0: at once)")
+    worker.add_argument("--events", action="store_true", help="send Celery task events and "
+                        "heartbeats, for Flower (default $ARENA_WORKER_EVENTS=1, else off)")
+    unsandboxed_option(worker)
     worker.set_defaults(func=cmd_worker)
 
     stand = sub.add_parser("standings", help="a season's standings")
@@ -1049,7 +1157,7 @@ def build_parser() -> argparse.ArgumentParser:
     bc.add_argument("--seed", help="the deal's seed (default: a fresh random one)")
     bc.add_argument("--per-decision-ms", type=int, default=TC.per_decision_ms)
     bc.add_argument("--workdir", default="records/checks")
-    _unsandboxed_option(bc)
+    unsandboxed_option(bc)
     bc.set_defaults(func=cmd_bots_check)
     db_help = f"the store's URL (default $ARENA_DB or {DEFAULT_DB})"
     bs = bsub2.add_parser("submit", help="store a bot folder or archive (.tar, .tar.gz, .tgz, "
@@ -1075,14 +1183,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("sprt", help="duplicate pairs of A against B until a sequential "
                         "probability ratio test decides")
-    sp.add_argument("a", help="bot A's manifest")
-    sp.add_argument("b", help="bot B's manifest")
+    sp.add_argument("a", help="bot A's folder or manifest, or an in-process policy (random, "
+                    "greedy, greedy-noisy[:EPS])")
+    sp.add_argument("b", help="bot B, likewise")
+    sp.add_argument("--score", choices=("diff", "wdl"), default="diff",
+                    help="what each pair scores: diff, its paired difference per deal "
+                    "(continuous; the default, see docs/statistics.md), or wdl, its "
+                    "win/draw/loss by net levels (the earlier test)")
+    sp.add_argument("--compare", action="store_true", help="--score diff: play on until "
+                    "the pair-W/D/L test decides too, to see where each stops on the same pairs")
+    sp.add_argument("--d0", type=float, default=0.0, help="--score diff, H0: A gains at most "
+                    "this many levels per deal (default 0)")
+    sp.add_argument("--d1", type=float, default=0.05, help="--score diff, H1: A gains at "
+                    "least this many levels per deal (default 0.05)")
     sp.add_argument("--variant", default="two-deck-fry", choices=_VARIANTS,
                        help=VARIANT_HELP)
-    sp.add_argument("--elo0", type=float, default=0.0, help="H0: A is at most this much "
-                    "stronger (default 0)")
-    sp.add_argument("--elo1", type=float, default=50.0, help="H1: A is at least this much "
-                    "stronger (default 50)")
+    sp.add_argument("--elo0", type=float, default=0.0, help="--score wdl, H0: A is at most "
+                    "this much stronger (default 0)")
+    sp.add_argument("--elo1", type=float, default=50.0, help="--score wdl, H1: A is at least "
+                    "this much stronger (default 50)")
     sp.add_argument("--alpha", type=float, default=0.05, help="false H1 rate (default 0.05)")
     sp.add_argument("--beta", type=float, default=0.05, help="false H0 rate (default 0.05)")
     sp.add_argument("--deals-per-set", type=int, default=4)
@@ -1093,7 +1212,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(default: a fresh random one: no bot can tell the cards)")
     sp.add_argument("--workdir", default="records/sprt")
     sp.add_argument("--no-progress", action="store_true")
-    _unsandboxed_option(sp)
+    unsandboxed_option(sp)
     sp.set_defaults(func=cmd_sprt)
 
     web = sub.add_parser("web", help="a read-only dashboard over the store (pages and a JSON "
@@ -1107,8 +1226,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="a small season of the sample bots, with standings")
     demo.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1))
     demo.add_argument("--out", default="records")
-    _unsandboxed_option(demo)
+    unsandboxed_option(demo)
     demo.set_defaults(func=cmd_demo)
+
+    # Commands kept in modules of their own: each module's register(sub, bench_sub) adds its
+    # subcommands (one line per module here).
+    from cli import lab; lab.register(sub, bsub)  # noqa: E702
+    from cli import ops; ops.register(sub, bsub)  # noqa: E702
+    from cli import study; study.register(sub, bsub)  # noqa: E702
+    from cli import botzone; botzone.register(sub, bsub)  # noqa: E702
     return p
 
 

@@ -25,6 +25,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from referee.match.matchfile import MatchFile
 from referee.match.spec import MatchSpec
 
+from scheduler import metrics
 from scheduler.store import DEFAULT_LEASE_S, MAX_ATTEMPTS, Store, worker_name
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +37,54 @@ BOT_LOG_KEPT = 32 * 1024
 
 class MatchFailed(RuntimeError):
     """The referee process ended without a record."""
+
+
+class HandedBack(RuntimeError):
+    """The process was told to stop: the match in play goes back, uncharged."""
+
+
+#: a file whose existence tells this process to stop (``arena worker`` creates it on SIGTERM)
+STOP_FILE_ENV = "ARENA_STOP_FILE"
+#: seconds a match in play may still take once its worker is told to stop; then it is handed
+#: back (0, the default: at once)
+STOP_GRACE_ENV = "ARENA_STOP_GRACE_S"
+#: how often a playing process looks whether it was told to stop
+STOP_POLL_S = 0.25
+_stop_seen_at: float | None = None
+
+
+def request_stop() -> None:
+    """Tell this process to stop: the match in play is handed back after the grace (a
+    signal handler's call)."""
+    global _stop_seen_at
+    if _stop_seen_at is None:
+        _stop_seen_at = time.monotonic()
+
+
+def _stop_handled() -> None:
+    """The match in play went back: the next one plays unless this process is still told to
+    stop (the stop file stays)."""
+    global _stop_seen_at
+    _stop_seen_at = None
+
+
+def stop_grace_setting() -> float:
+    raw = os.environ.get(STOP_GRACE_ENV, "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else 0.0
+    except ValueError:
+        raise ValueError(f"{STOP_GRACE_ENV}={raw!r}: expected seconds (a number)") from None
+
+
+def must_hand_back() -> bool:
+    """Whether the match in play must go back now: this process was told to stop (a signal,
+    or the stop file) more than the grace ago."""
+    if _stop_seen_at is None:
+        path = os.environ.get(STOP_FILE_ENV)
+        if not (path and os.path.exists(path)):
+            return False
+        request_stop()
+    return time.monotonic() - _stop_seen_at >= stop_grace_setting()
 
 
 try:  # resolved here, so that the child between fork and exec only makes one call
@@ -63,10 +112,12 @@ def max_match_seconds(spec: MatchSpec) -> float:
             + deals * 400 * per + 60)
 
 
-def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0) -> MatchFile:
+def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0,
+         should_stop=None) -> MatchFile:
     """Play ``spec`` in a referee process; returns the match file it wrote, with the last
     ``BOT_LOG_KEPT`` bytes of every seat's log (``extra["bot_logs"]``: seat -> text) and each
-    log's whole size (``extra["bot_log_bytes"]``: seat -> bytes)."""
+    log's whole size (``extra["bot_log_bytes"]``: seat -> bytes). ``should_stop`` (asked every
+    ``STOP_POLL_S``) true ends the referee and raises HandedBack."""
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     spec_path = workdir / "spec.json"
@@ -85,15 +136,20 @@ def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0) -
                                 stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
                                 start_new_session=True)
     deadline = time.monotonic() + max_match_seconds(spec)
+    next_beat = time.monotonic() + every_s
     try:
         while True:
             try:
-                proc.wait(timeout=every_s)
+                proc.wait(timeout=min(every_s, STOP_POLL_S) if should_stop else every_s)
                 break
             except subprocess.TimeoutExpired:
-                if heartbeat is not None:
+                now = time.monotonic()
+                if should_stop is not None and should_stop():
+                    raise HandedBack("its worker was told to stop")
+                if heartbeat is not None and now >= next_beat:
                     heartbeat()
-                if time.monotonic() > deadline:
+                    next_beat = now + every_s
+                if now > deadline:
                     raise MatchFailed(f"the referee ran past {max_match_seconds(spec):.0f} s")
     finally:
         if proc.poll() is None:
@@ -200,8 +256,9 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
                   store_retry_s: float = 60.0) -> str:
     """Claim, play and store one match. Returns "done", "counted" (a duplicate delivery whose
     result was already written), "busy" (another worker holds a live lease or it is finished),
-    "retry", "failed" (set aside after ``max_attempts``, default ``ARENA_MAX_ATTEMPTS`` or 3)
-    or "cancelled" (its season was cancelled).
+    "retry", "failed" (set aside after ``max_attempts``, default ``ARENA_MAX_ATTEMPTS`` or 3),
+    "cancelled" (its season was cancelled) or "handed back" (this process was told to stop:
+    the match is pending again and the attempt not counted).
 
     Only the referee's record charges a bot. Whatever else ends an attempt (the referee process
     failed or ran past its limit, the store did not take the result) is the infrastructure's:
@@ -227,19 +284,32 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
             pass
 
     started = time.monotonic()
+    metrics.match_started()
     try:
         spec = MatchSpec.from_dict(json.loads(row["spec_json"]), f"match {match_id}: spec")
         if spec.bots:  # pinned versions fetched (and built) on this machine
             from scheduler.versions import materialise
             spec = dataclasses.replace(spec, bots=[materialise(store, b) for b in spec.bots])
         with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-") as tmp:
-            match = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4)
+            match = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4,
+                         should_stop=must_hand_back)
         match.extra["attempt"] = row["attempts"]
         duration = time.monotonic() - started
         written = _write(store, match_id, row, match, duration, owner, store_retry_s)
+        metrics.match_written(match.extra.get("timings"), [f.kind for f in match.faults],
+                              duration, written)
         return "done" if written else "counted"
+    except HandedBack as e:  # told to stop: back to the queue, charged to nobody
+        _stop_handled()
+        try:
+            status = store.hand_back(match_id, owner, f"{e} ({owner})")
+        except Exception:  # the store is away: the lease runs out, and the next one takes it
+            return "retry"
+        metrics.match_handed_back()
+        return "handed back" if status == "pending" else status
     except Exception as e:  # anything: the match goes back for another attempt
         why = f"{type(e).__name__}: {e}"
+        metrics.match_failed()
         try:
             status = store.give_back(match_id, owner, why, max_attempts=limit)
         except Exception:  # the store is away: the lease runs out, and the match is lost

@@ -29,6 +29,7 @@ from referee.seats.manifest import changed_files
 from scheduler.execute import MatchFailed, execute_match, play_again
 from scheduler.season import Season, SeasonError
 from scheduler.versions import pin
+from scheduler.workers import process_alive
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +42,7 @@ def _progress(total: int, done: int, desc: str, enabled: bool, unit: str = "matc
                 dynamic_ncols=True, file=sys.stderr, smoothing=0.1)
 
 
-def _pairing_spec(match_id: str, team0, team1, *, variant: str, options: dict,
+def pairing_spec(match_id: str, team0, team1, *, variant: str, options: dict,
                   deals: list[DealSpec], time_control: TimeControl) -> MatchSpec:
     """A match of SeasonBot ``team0`` (seats 0 and 2) against ``team1`` (seats 1 and 3)."""
     seats = [team0, team1, team0, team1]
@@ -57,7 +58,7 @@ def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, 
     from referee.seats.manifest import load_manifest
     from scheduler.season import SeasonBot
     partner = SeasonBot("smoke-random", load_manifest(SMOKE_PARTNER))
-    spec = _pairing_spec(f"check-{bot.name}", bot, partner, variant=variant, options=options,
+    spec = pairing_spec(f"check-{bot.name}", bot, partner, variant=variant, options=options,
                          deals=[deal], time_control=time_control)
     try:
         match = play_again(spec, workdir)
@@ -185,16 +186,6 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
     return c["pending"] + c["running"]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _said_cancelled(store: Store, season_name: str, counts: dict[str, int]) -> None:
     """Say that the run ended because its season was cancelled, and what was left unplayed."""
     if store.cancelled(season_name):
@@ -209,7 +200,7 @@ def run_local(store: Store, season_name: str, *, workers: int = 2,
     A match whose attempt failed for the infrastructure's sake is played again, up to
     ``max_attempts`` (default ``ARENA_MAX_ATTEMPTS`` or 3), then set aside as failed. Once the
     season is cancelled no match starts: the run ends when the ones in play do."""
-    store.release_owned(season_name, _alive)  # matches of an interrupted earlier run
+    store.release_owned(season_name, process_alive)  # matches of an interrupted earlier run
     counts = store.counts(season_name)
     total = sum(counts.values())
     bar = _progress(total, counts["done"] + counts["failed"] + counts["cancelled"],
@@ -307,14 +298,31 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
     return counts
 
 
+def in_order(play, count: int, workers: int):
+    """``play(k)`` for k = 0 .. count - 1, on threads (each plays its matches as referee
+    processes), up to ``workers`` ahead, yielded in the order of k: a sequential test sees
+    them as numbered. Those not asked for yet are cancelled when the caller stops."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=max(1, workers // 2)) as pool:
+        futures = [pool.submit(play, k) for k in range(min(count, max(1, workers)))]
+        nxt = len(futures)
+        try:
+            while futures:
+                yield futures.pop(0).result()
+                if nxt < count:
+                    futures.append(pool.submit(play, nxt))
+                    nxt += 1
+        finally:
+            for f in futures:
+                f.cancel()
+
+
 def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
              max_pairs: int = 200, workers: int = 2, seed: str | None = None,
              time_control: TimeControl = DEFAULT_TIME_CONTROL, workdir: Path,
              progress: bool = True, out=sys.stderr) -> dict:
     """Duplicate pairs between SeasonBots ``a`` and ``b`` until ``sprt`` decides (or
     ``max_pairs``). Pairs are counted in order, so stopping is a sequential test."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from scheduler.season import deal_seed, new_secret
     # the key of the deals' seeds: a fresh one (no bot can tell the cards) unless the user
     # gives a seed, to play the same deals again
@@ -326,7 +334,7 @@ def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
     def pair_specs(k: int) -> list[MatchSpec]:
         deals = [DealSpec(deal_seed(secret, f"sprt:set{k}:deal{j}"), ("2", "2"), j % 4)
                  for j in range(deals_per_set)]
-        return [_pairing_spec(f"sprt-{k:04d}-{m}", t0, t1, variant=variant, options=options,
+        return [pairing_spec(f"sprt-{k:04d}-{m}", t0, t1, variant=variant, options=options,
                               deals=deals, time_control=time_control)
                 for m, (t0, t1) in enumerate(((a, b), (b, a)))]
 
@@ -341,25 +349,16 @@ def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
         return 1.0 if nets > 0 else 0.0 if nets < 0 else 0.5
 
     pairs = 0
-    with ThreadPoolExecutor(max_workers=max(1, workers // 2)) as pool:
-        futures = [pool.submit(play_pair, k) for k in range(min(max_pairs, workers))]
-        nxt = len(futures)
-        while futures:
-            score = futures.pop(0).result()  # in order: the test sees pairs as numbered
-            tally["W" if score == 1.0 else "D" if score == 0.5 else "L"] += 1
-            pairs += 1
-            llr = sprt.llr(tally["W"], tally["D"], tally["L"])
-            bar.set_postfix_str(f"W-D-L {tally['W']}-{tally['D']}-{tally['L']} LLR {llr:.2f} "
-                                f"[{sprt.lower:.2f}, {sprt.upper:.2f}]")
-            bar.update(1)
-            decision = sprt.decide(tally["W"], tally["D"], tally["L"])
-            if decision:
-                for f in futures:
-                    f.cancel()
-                break
-            if nxt < max_pairs:
-                futures.append(pool.submit(play_pair, nxt))
-                nxt += 1
+    for score in in_order(play_pair, max_pairs, workers):  # the test sees pairs as numbered
+        tally["W" if score == 1.0 else "D" if score == 0.5 else "L"] += 1
+        pairs += 1
+        llr = sprt.llr(tally["W"], tally["D"], tally["L"])
+        bar.set_postfix_str(f"W-D-L {tally['W']}-{tally['D']}-{tally['L']} LLR {llr:.2f} "
+                            f"[{sprt.lower:.2f}, {sprt.upper:.2f}]")
+        bar.update(1)
+        decision = sprt.decide(tally["W"], tally["D"], tally["L"])
+        if decision:
+            break
     bar.close()
     return {"pairs": pairs, "deals": pairs * 2 * deals_per_set, **tally,
             "llr": sprt.llr(tally["W"], tally["D"], tally["L"]), "decision": decision}

@@ -241,8 +241,32 @@ def rating_history(units: Sequence[Sequence[Game]], players: Sequence[str], *,
     return out
 
 
+class WaldBounds:
+    """Wald's stopping bounds of a sequential test with error rates ``alpha`` (accepting H1
+    when H0 holds) and ``beta`` (accepting H0 when H1 holds), for a dataclass that has them."""
+
+    alpha: float
+    beta: float
+
+    def check_error_rates(self) -> None:
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not 0 < value < 0.5:
+                raise ValueError(f"{name} must be strictly between 0 and 0.5, got {value!r}")
+
+    @property
+    def lower(self) -> float:
+        """Accept H0 once the LLR falls to this: ln(beta / (1 - alpha))."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """Accept H1 once the LLR rises to this: ln((1 - beta) / alpha)."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+
 @dataclass
-class Sprt:
+class Sprt(WaldBounds):
     """Sequential probability ratio test between two hypotheses about one player's edge.
 
     Each observation is one duplicate-pair outcome for the first player: a win (score 1), a
@@ -270,20 +294,7 @@ class Sprt:
         if not self.elo1 > self.elo0:
             raise ValueError(f"elo1 must be greater than elo0, got elo0={self.elo0!r}, "
                              f"elo1={self.elo1!r}")
-        for name in ("alpha", "beta"):
-            value = getattr(self, name)
-            if not 0 < value < 0.5:
-                raise ValueError(f"{name} must be strictly between 0 and 0.5, got {value!r}")
-
-    @property
-    def lower(self) -> float:
-        """Accept H0 once the LLR falls to this: ln(beta / (1 - alpha))."""
-        return math.log(self.beta / (1.0 - self.alpha))
-
-    @property
-    def upper(self) -> float:
-        """Accept H1 once the LLR rises to this: ln((1 - beta) / alpha)."""
-        return math.log((1.0 - self.beta) / self.alpha)
+        self.check_error_rates()
 
     def llr(self, wins: int, draws: int, losses: int) -> float:
         """Log-likelihood ratio of H1 against H0 after these outcomes; 0 with no outcomes."""

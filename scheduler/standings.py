@@ -6,6 +6,11 @@ pair when its net level gain over both matches is larger than its opponent's. In
 it is the match. Ratings are a Bradley-Terry fit of those results on the Elo scale; the 95%
 interval of each bot is the envelope of a bootstrap that resamples whole units (a pair is never
 split) and one that simulates the season from the fitted ratings (see ``ratings``).
+
+Beside them, in the same units, a Gaussian model on paired differences (``paired_rating``,
+``scheduler.power``): each unit's continuous score (a pair's paired difference per deal, or a
+plain match's mean deal outcome) is normal with mean r_a - r_b; ratings in levels per deal. The
+table shows Bradley-Terry and says so (``rating_shown``); docs/statistics.md has the model.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from dataclasses import asdict, dataclass, field
 from referee.match.matchfile import MatchSummary
 from referee.rules import family_of, rules_for
 
-from scheduler.ratings import rating_intervals
+from scheduler.power import deal_scores, gaussian_ratings, pair_result
+from scheduler.ratings import rating_history, rating_intervals
 
 #: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and
 #: keeps a one-sided record finite (3-0 between two bots is not yet evidence at 95%)
@@ -50,6 +56,10 @@ class BotLine:
     forfeits: int = 0
     match_points: int | None = None  # three-deck
     titles: dict[str, int] = field(default_factory=dict)
+    #: the Gaussian model on paired differences: levels per deal, mean 0, 95% interval
+    paired_rating: float = 0.0
+    paired_low: float = 0.0
+    paired_high: float = 0.0
 
     @property
     def score(self) -> float:
@@ -71,6 +81,11 @@ class Standings:
     #: matches set aside (status failed: the infrastructure failed them on every attempt);
     #: they count for nobody, and a duplicate pair missing one of them is not rated
     matches_failed: int = 0
+    #: the Gaussian fit's residual spread per unit (levels per deal) and its units
+    paired_sigma: float = 0.0
+    paired_units: int = 0
+    #: ratings over the season: [{"units": k, "ratings": {bot: elo}}] after the first k units
+    history: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"season": self.season, "variant": self.variant, "duplicate": self.duplicate,
@@ -78,7 +93,12 @@ class Standings:
                 "matches_failed": self.matches_failed,
                 "deals": self.deals, "rated_units": self.units,
                 "bots": [asdict(b) | {"score": round(b.score, 4)} for b in self.lines],
-                "head_to_head": self.head_to_head}
+                "head_to_head": self.head_to_head,
+                "history": self.history,
+                "rating_shown": "bradley_terry",
+                "paired_model": {"name": "gaussian", "unit": "levels per deal",
+                                 "sigma": round(self.paired_sigma, 4),
+                                 "units": self.paired_units}}
 
 
 def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
@@ -103,7 +123,8 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
         s = MatchSummary.from_dict(json.loads(row["summary_json"]), f"match {row['id']}: summary")
         seats = json.loads(row["seats_json"])
         team_bot = [seats[0], seats[1]]
-        clusters[row["cluster"]].append({"teams": team_bot, "summary": s})
+        clusters[row["cluster"]].append({"teams": team_bot, "summary": s,
+                                         "scores": deal_scores(s, config["variant"])})
         deals_total += len(s.deals)
         for t, name in enumerate(team_bot):
             b = lines[name]
@@ -133,6 +154,7 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
                     b.titles[title(mp[seat])] = b.titles.get(title(mp[seat]), 0) + 1
     # results by unit: the duplicate pair (both matches needed) or the match
     units: list[list[tuple[str, str, float]]] = []
+    paired: list[tuple[str, str, float]] = []  # (a, b, a's paired difference per deal)
     h2h: dict[str, dict[str, list[float]]] = {a: {b: [0.0, 0] for b in names if b != a}
                                               for a in names}
     for key, ms in clusters.items():
@@ -154,10 +176,15 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
                 line.pairs_drawn += sc == 0.5
                 line.pairs_lost += sc == 0.0
             units.append([(a, b, score_a)])
+            paired.append((a, b, pair_result(a, [m["teams"] for m in ms],
+                                              [m["summary"] for m in ms],
+                                              [m["scores"] for m in ms])["diff"]))
         else:
             for m in ms:
                 a, b = m["teams"]
                 units.append([(a, b, m["summary"].score[0])])
+                got = pair_result(a, [m["teams"]], [m["summary"]], [m["scores"]])
+                paired.append((a, b, got["diff"]))
         for a, b, sc in units[-1]:
             h2h[a][b][0] += sc
             h2h[a][b][1] += 1
@@ -167,11 +194,16 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
         intervals = rating_intervals(units, names, samples=samples, seed=seed, prior=PRIOR)
         for n, (r, lo, hi) in intervals.items():
             lines[n].rating, lines[n].low, lines[n].high = r, lo, hi
+    fit = gaussian_ratings(paired, names, prior=PRIOR)
+    for n, (r, lo, hi) in fit.ratings.items():
+        lines[n].paired_rating, lines[n].paired_low, lines[n].paired_high = r, lo, hi
     ranked = sorted(lines.values(), key=lambda b: (-b.rating, -b.score, b.name))
     return Standings(season=season["name"], variant=config["variant"],
                      duplicate=config["duplicate"], matches_done=done,
                      matches_total=len(match_rows), deals=deals_total, units=len(units),
-                     lines=ranked, head_to_head=h2h, matches_failed=failed)
+                     lines=ranked, head_to_head=h2h, matches_failed=failed,
+                     paired_sigma=fit.sigma, paired_units=fit.units,
+                     history=rating_history(units, names, prior=PRIOR))
 
 
 def table(st: Standings) -> str:
@@ -217,6 +249,10 @@ def table(st: Standings) -> str:
     out.append("rating: Bradley-Terry on the Elo scale (mean 0); interval: 95%, resampled and "
                "simulated, over "
                f"{unit}; levels: net level gain; att pts / conceded: mean points per deal")
+    out.append(f"rating shown: Bradley-Terry on {unit} won/drawn/lost; beside it, the Gaussian "
+               f"model on paired differences (levels per deal, 95%): " + ", ".join(
+                   f"{b.name} {b.paired_rating:+.3f} [{b.paired_low:+.3f},{b.paired_high:+.3f}]"
+                   for b in st.lines))
     return "\n".join(out)
 
 

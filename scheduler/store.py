@@ -2,7 +2,9 @@
 
 Tables: seasons, bots (name, version, content hash), matches (spec, status, attempts, lease),
 results, records (the match record, zlib-compressed JSON) and attempts (one row per claim of a
-match: who played it, how it ended and why: ``arena matches SEASON --faults``). The match id is
+match: who played it, how it ended and why: ``arena matches SEASON --faults``); a result keeps
+each deal's continuous score beside the match's, and ``pair_scores`` a duplicate pair's W/D/L
+and paired difference once both its matches are done (``scheduler/power.py``). The match id is
 the key of everything: a result is inserted once and the first commit wins, so a redelivered or
 retried task cannot count a match twice.
 
@@ -147,6 +149,25 @@ results = Table(
     Column("summary_json", Text, nullable=False),
     Column("duration_s", Float, nullable=False),
     Column("worker", String(200)),
+    Column("written_at", Float, nullable=False),
+    # team 0's continuous outcome of each deal (``scheduler.power.deal_outcome``), a JSON list;
+    # null in a result written before these scores (0003_scores)
+    Column("deal_scores_json", Text),
+)
+
+# One row per duplicate pair once both its matches are done (``Store.score_pair``): the pair's
+# W/D/L score for bot_a as the standings count it, and bot_a's paired difference per deal (the
+# mean of its continuous outcome over the two plays of each deal), each deal's and their mean.
+pair_scores = Table(
+    "pair_scores", metadata,
+    Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
+    Column("cluster", String(240), primary_key=True),
+    Column("bot_a", String(100), nullable=False),
+    Column("bot_b", String(100), nullable=False),
+    Column("deals", Integer, nullable=False),
+    Column("score_a", Float, nullable=False),
+    Column("diff_a", Float, nullable=False),
+    Column("deal_diffs_json", Text, nullable=False),
     Column("written_at", Float, nullable=False),
 )
 
@@ -518,7 +539,7 @@ class Store:
                 c.execute(results.insert().values(
                     match_id=match_id, season=season, result_json=json.dumps(result),
                     summary_json=json.dumps(summary), duration_s=duration_s, worker=owner,
-                    written_at=now))
+                    written_at=now, deal_scores_json=self._deal_scores(c, match_id, summary)))
                 c.execute(records.insert().values(match_id=match_id, data=compress(record)))
                 c.execute(update(matches).where(matches.c.id == match_id)
                           .values(status="done", finished_at=now, lease_owner=None,
@@ -533,7 +554,70 @@ class Store:
                 self._end_attempt(c, match_id, owner, "counted",
                                   "another attempt's result was written first", now)
             return False
+        try:  # after the commit: the pair's other match may have committed at the same time
+            self.score_pair(match_id)
+        except IntegrityError:  # that match's writer scored the pair first
+            pass
+        except Exception:  # noqa: BLE001  the result is written; its pair's finer score is
+            pass           # best effort and never fails the match
         return True
+
+    @staticmethod
+    def _deal_scores(c, match_id: str, summary: dict) -> str | None:
+        """Team 0's continuous outcome of each deal of the match, as JSON (None if the
+        summary cannot say)."""
+        from referee.match.matchfile import MatchSummary
+        from scheduler.power import deal_scores
+        spec = c.execute(select(matches.c.spec_json).where(matches.c.id == match_id)).scalar()
+        try:
+            variant = json.loads(spec)["variant"]
+            return json.dumps(deal_scores(MatchSummary.from_dict(summary), variant))
+        except Exception:  # a summary or spec this code cannot read: no finer scores
+            return None
+
+    def score_pair(self, match_id: str) -> dict | None:
+        """Write the ``pair_scores`` row of ``match_id``'s duplicate pair once both of its
+        matches are done (the row, else None; a pair already scored is left as it is)."""
+        from referee.match.matchfile import MatchSummary
+        from scheduler.power import deal_scores, pair_result
+        with self.engine.begin() as c:
+            row = c.execute(select(matches.c.season, matches.c.cluster)
+                            .where(matches.c.id == match_id)).first()
+            if row is None:
+                return None
+            done = c.execute(select(matches.c.seats_json, matches.c.spec_json,
+                                    results.c.summary_json, results.c.deal_scores_json)
+                             .select_from(matches.join(results,
+                                                       results.c.match_id == matches.c.id))
+                             .where(matches.c.season == row.season,
+                                    matches.c.cluster == row.cluster)
+                             .order_by(matches.c.ordinal)).all()
+            if len(done) != 2:
+                return None  # not a duplicate pair, or not both played
+            if c.execute(select(pair_scores.c.cluster).where(
+                    pair_scores.c.season == row.season,
+                    pair_scores.c.cluster == row.cluster)).first() is not None:
+                return None
+            teams = [json.loads(d.seats_json)[:2] for d in done]
+            summaries = [MatchSummary.from_dict(json.loads(d.summary_json)) for d in done]
+            # a result written before these scores (a migrated store): from its summary
+            scores = [json.loads(d.deal_scores_json) if d.deal_scores_json is not None else
+                      deal_scores(sm, json.loads(d.spec_json)["variant"])
+                      for d, sm in zip(done, summaries)]
+            got = pair_result(teams[0][0], teams, summaries, scores)
+            out = {"season": row.season, "cluster": row.cluster, "bot_a": got["a"],
+                   "bot_b": got["b"], "deals": len(got["diffs"]), "score_a": got["score"],
+                   "diff_a": got["diff"], "deal_diffs_json": json.dumps(got["diffs"]),
+                   "written_at": time.time()}
+            c.execute(pair_scores.insert().values(**out))
+        return out
+
+    def pair_scores(self, season: str) -> list[dict]:
+        """The season's scored duplicate pairs (``pair_scores`` rows), by cluster."""
+        with self.engine.connect() as c:
+            return [dict(r) for r in c.execute(select(pair_scores)
+                                               .where(pair_scores.c.season == season)
+                                               .order_by(pair_scores.c.cluster)).mappings()]
 
     @staticmethod
     def _end_attempt(c, match_id: str, owner: str, outcome: str, reason: str | None,
@@ -576,6 +660,26 @@ class Store:
                                      if status == "failed" else "") + error[-4000:]))
             self._end_attempt(c, match_id, owner, "failed" if status == "failed" else "retry",
                               error[-4000:], now)
+        return status
+
+    def hand_back(self, match_id: str, owner: str, reason: str) -> str:
+        """``owner``'s running match back to pending, uncharged (its attempt ``interrupted``,
+        not counted), marked enqueued now (its message goes back to the queue with it); or
+        ``cancelled`` in a cancelled season. Returns the match's status."""
+        now = time.time()
+        with self.engine.begin() as c:
+            row = c.execute(select(matches.c.status, matches.c.lease_owner, matches.c.season)
+                            .where(matches.c.id == match_id)).first()
+            if row is None or row.status != "running" or row.lease_owner != owner:
+                return row.status if row is not None else "missing"
+            status = "cancelled" if self._is_cancelled(c, row.season) else "pending"
+            c.execute(update(matches).where(matches.c.id == match_id,
+                                            matches.c.lease_owner == owner)
+                      .values(status=status, lease_owner=None, lease_until=None,
+                              attempts=matches.c.attempts - 1, enqueued_at=now,
+                              finished_at=now if status == "cancelled" else None))
+            self._end_attempt(c, match_id, owner, "interrupted",
+                              f"{reason}; not counted as an attempt", now)
         return status
 
     def release_owned(self, season: str, alive: "callable") -> int:
@@ -627,6 +731,7 @@ class Store:
             c.execute(records.delete().where(records.c.match_id.in_(ids)))
             c.execute(attempts.delete().where(attempts.c.season == name))
             c.execute(results.delete().where(results.c.season == name))
+            c.execute(pair_scores.delete().where(pair_scores.c.season == name))
             c.execute(matches.delete().where(matches.c.season == name))
             c.execute(bots.delete().where(bots.c.season == name))
             c.execute(season_secrets.delete().where(season_secrets.c.season == name))

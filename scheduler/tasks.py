@@ -9,15 +9,28 @@ gRPC; the referee runs as its own process (see ``execute``).
 Workers read ``ARENA_BROKER`` (default redis://127.0.0.1:6379/0), ``ARENA_DB`` (the store's URL;
 required), ``ARENA_LEASE_S`` and ``ARENA_MAX_ATTEMPTS`` (attempts of a match the infrastructure
 failed before it is set aside; 3). ``arena worker`` sets them from its flags.
+
+Soft shutdown: told to stop (SIGTERM, Celery's warm shutdown), the main process creates the stop
+file (``ARENA_STOP_FILE``) its pool processes watch; a pool process told to stop (the file, or a
+SIGTERM of its own) hands the match in play back to the store uncharged after
+``ARENA_STOP_GRACE_S`` seconds (0: at once; a match that ends sooner is stored as usual) and
+its message back to the queue, where another worker takes it. The main process also keeps the
+worker's heartbeat in the broker (``scheduler.workers``) and, with ``ARENA_METRICS_PORT``,
+serves ``/metrics`` (``scheduler.metrics``).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import tempfile
+from pathlib import Path
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.exceptions import Reject
+from celery.signals import (task_postrun, task_prerun, worker_init, worker_process_init,
+                            worker_process_shutdown, worker_shutdown, worker_shutting_down)
 
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 QUEUE = "arena"
@@ -49,6 +62,96 @@ def make_app(broker: str | None = None) -> Celery:
 app = make_app()
 
 
+_main: dict = {}  # the main process's heartbeat, stop file and metrics server
+
+
+@worker_init.connect
+def _main_starts(sender=None, **_kw) -> None:
+    """In the main process, before the pool starts: the stop file's place (the pool processes
+    inherit it), the heartbeat, and ``/metrics`` when a port is set."""
+    from scheduler import metrics
+    from scheduler.execute import STOP_FILE_ENV
+    from scheduler.workers import Heartbeat
+    # made only when told to stop (nothing is left behind by a worker killed outright)
+    stop = Path(tempfile.gettempdir()) / f"arena-worker-{os.getpid()}.stop"
+    stop.unlink(missing_ok=True)  # an earlier process's of the same pid
+    os.environ[STOP_FILE_ENV] = str(stop)
+    _main["stop"] = stop
+    port = metrics.port_setting()
+    broker = sender.app.conf.broker_url
+    if port and not metrics.enabled():  # a Celery worker started without `arena worker`
+        print(f"arena worker: ARENA_METRICS_PORT={port} but no {metrics.DIR_ENV}: no /metrics "
+              "(start workers with `arena worker`, which sets it before any import)", flush=True)
+    elif port:  # the pool processes, forked after this, count into the folder served here
+        try:
+            _main["metrics"] = metrics.serve(port, broker=broker)
+            print(f"arena worker: metrics on :{port}/metrics", flush=True)
+        except OSError as e:  # the worker still plays; the operator reads why
+            print(f"arena worker: ARENA_METRICS_PORT={port}: cannot serve /metrics: {e}",
+                  flush=True)
+    _main["heartbeat"] = Heartbeat(broker, sender.hostname,
+                                   concurrency=sender.concurrency or 1,
+                                   metrics_port=port).start()
+
+
+@worker_shutting_down.connect
+def _main_told_to_stop(**_kw) -> None:
+    """Warm shutdown: the pool processes hand their matches back (see the module docstring)."""
+    stop = _main.get("stop")
+    if stop is not None:
+        try:
+            stop.touch()
+        except OSError as e:  # (no temporary folder to write in): the matches run out
+            print(f"arena worker: cannot tell the pool to stop ({e}); the matches in play "
+                  "finish first", flush=True)
+    if "heartbeat" in _main:
+        _main["heartbeat"].stopping()
+
+
+@worker_shutdown.connect
+def _main_ends(**_kw) -> None:
+    if "heartbeat" in _main:
+        _main["heartbeat"].stop()
+    if "metrics" in _main:
+        from scheduler import metrics
+        _main["metrics"].shutdown()
+        metrics.cleanup(os.environ.get(metrics.MADE_ENV))
+    if "stop" in _main:
+        _main["stop"].unlink(missing_ok=True)
+
+
+@task_prerun.connect
+def _playing(task=None, args=None, **_kw) -> None:
+    """In a pool process, a match starts: its heartbeat field, and a SIGTERM of this process
+    of its own (a whole process group told to stop) hands the match back as the main
+    process's warm shutdown does. Between matches SIGTERM keeps the pool's own meaning."""
+    from scheduler.workers import playing
+    if task is not None and task.name == "arena.play_match" and args:
+        _main["child_sigterm"] = signal.signal(signal.SIGTERM, _told_to_stop)
+        playing(task.app.conf.broker_url, task.request.hostname, str(args[0]))
+
+
+@task_postrun.connect
+def _played(task=None, **_kw) -> None:
+    from scheduler.workers import playing
+    if task is not None and task.name == "arena.play_match":
+        if "child_sigterm" in _main:
+            signal.signal(signal.SIGTERM, _main.pop("child_sigterm"))
+        playing(task.app.conf.broker_url, task.request.hostname, None)
+
+
+@worker_process_shutdown.connect
+def _child_ends(pid=None, **_kw) -> None:
+    from scheduler import metrics
+    if pid:
+        metrics.process_dead(pid)
+
+
+def _told_to_stop(_signum, _frame) -> None:
+    from scheduler.execute import request_stop
+    request_stop()
+
+
 @worker_process_init.connect
 def _warm_up(**_kw) -> None:
     """Each pool process loads the match function and connects to the store before its first
@@ -75,4 +178,6 @@ def play_match(match_id: str) -> str:
     lease_s = float(os.environ.get("ARENA_LEASE_S", "120"))
     outcome = execute_match(db, match_id, lease_s=lease_s)
     print(f"match {match_id}: {outcome}", flush=True)
+    if outcome == "handed back":  # the message back to the queue: another worker plays it
+        raise Reject(f"match {match_id} handed back: its worker is stopping", requeue=True)
     return outcome

@@ -48,7 +48,7 @@ SECRETS = {  # a worker's secrets, in the referee's environment during every tes
     "REDIS_URL": "redis://:redis-{u}@127.0.0.1:6379/1",
 }
 ALLOWED_ENV = {  # what a bot's environment may hold: its own ARENA_* and harmless basics
-    "ARENA_REFEREE", "ARENA_SEAT", "ARENA_TOKEN", "ARENA_MATCH_ID", "PYTHONPATH", "PATH",
+    "ARENA_REFEREE", "ARENA_SEAT", "ARENA_TOKEN", "ARENA_MATCH_ID", "ARENA_PROTO_DIR", "PYTHONPATH", "PATH",
     "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "PWD",
     "SHLVL", "_", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
     "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONIOENCODING",

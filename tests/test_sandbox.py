@@ -79,7 +79,8 @@ def test_a_sandboxed_bot_sees_exactly_its_built_environment(tmp_path, monkeypatc
     grpc = _report(tmp_path, _probe(tmp_path, "report", pythonpath=[PY]))
     assert grpc["env"] == {
         "ARENA_SEAT": "0", "ARENA_MATCH_ID": "m1", "ARENA_REFEREE": SEAT_ADDRESS,
-        "ARENA_TOKEN": "tok", "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
+        "ARENA_TOKEN": "tok", "ARENA_PROTO_DIR": str(PROTOS),
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
         "LANG": "C.UTF-8", "PYTHONPATH": f"{PY}:{PROTOS}",
         "PWD": str((tmp_path / "bot").resolve())}
     stdio = _report(tmp_path, _probe(tmp_path, "report", protocol="stdio", name="plain"))

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from league_helpers import BOTS, arena, env, season_file, unique, wait_for
 
+from scheduler.store import compress, decompress
 from web.app import NoStore, create_app
 
 GREEDY, RANDOM = BOTS / "greedy", BOTS / "random"
@@ -70,6 +71,13 @@ def test_season_standings_equal_the_cli(played, client):
     assert f'title="{a} against {b}">{sc:g}/{n}</td>' in page.text
     for v in cli["versions"].values():
         assert v["ref"] in page.text
+    history = cli["history"]  # ratings over the season: the last point is all rated units
+    assert [h["units"] for h in history] == sorted({h["units"] for h in history})
+    assert len(history) >= 2 and history[-1]["units"] == cli["rated_units"]
+    for b in cli["bots"]:
+        assert history[-1]["ratings"][b["name"]] == pytest.approx(b["rating"], abs=0.1)
+        line = page.text.split(f'data-bot="{b["name"]}"')[1].split("</polyline>")[0]
+        assert line.split('points="')[1].split('"')[0].count(",") == len(history)
     assert f"/api/seasons/{name}/progress" in client.get("/static/progress.js").text \
         or "/progress" in client.get("/static/progress.js").text
 
@@ -107,8 +115,13 @@ def test_every_page_shows_its_data(played, client):
     bots = client.get("/api/bots").json()
     assert {b["name"] for b in bots} >= {"greedy", "random"}
     assert all(name in b["seasons"] for b in bots if b["name"] in ("greedy", "random"))
+    rated = {b["name"]: b["ratings"][name] for b in bots if name in b["seasons"]}
+    standing = {b["name"]: round(b["rating"], 1)
+                for b in client.get(f"/api/seasons/{name}").json()["bots"]}
+    assert rated == standing and rated["greedy"] != rated["random"]
     bots_page = client.get("/bots")
     assert bots_page.status_code == 200 and "greedy" in bots_page.text and name in bots_page.text
+    assert f'({standing["greedy"]:.1f})' in bots_page.text
     prog = client.get(f"/api/seasons/{name}/progress").json()
     assert (prog["done"], prog["total"], prog["status"]) == (4, 4, "finished")
     css = client.get("/static/arena.css")
@@ -128,7 +141,9 @@ def test_unknown_names_are_404(client):
 
 @pytest.mark.parametrize("query,param", [("status=bogus", "status"), ("limit=-1", "limit"),
                                          ("limit=abc", "limit"), ("offset=-3", "offset"),
-                                         ("limit=100000", "limit"), ("fault=maybe", "fault")])
+                                         ("limit=100000", "limit"), ("fault=maybe", "fault"),
+                                         ("version=greedy", "version"),
+                                         ("fault_kind=Time%20Out", "fault_kind")])
 def test_malformed_queries_are_400_naming_the_parameter(client, query, param):
     r = client.get(f"/api/matches?{query}")
     assert r.status_code == 400, r.text
@@ -161,6 +176,44 @@ def test_a_sealed_match_serves_no_record(played, tmp_path):
     assert "Deals" not in page.text and "Decision timings" not in page.text
     other = next(i for i in _ids(client, name) if i not in (first, mirror))
     assert client.get(f"/api/matches/{other}").status_code == 200
+
+
+def test_matches_filter_by_pinned_version_and_by_fault_kind(played, tmp_path):
+    _, db_path, name = played
+    copy = tmp_path / "faulted.db"
+    shutil.copy(db_path, copy)
+    c = sqlite3.connect(copy)
+    ids = [r[0] for r in c.execute("SELECT id FROM matches WHERE season = ? ORDER BY ordinal",
+                                   (name,))]
+    for match_id, kind in ((ids[1], "timeout"), (ids[2], "illegal")):  # one fault each
+        record = decompress(c.execute("SELECT data FROM records WHERE match_id = ?",
+                                      (match_id,)).fetchone()[0])
+        record["faults"] = [{"seat": 1, "kind": kind, "reason": "x", "strikes": 1}]
+        c.execute("UPDATE records SET data = ? WHERE match_id = ?", (compress(record), match_id))
+        summary = json.loads(c.execute("SELECT summary_json FROM results WHERE match_id = ?",
+                                       (match_id,)).fetchone()[0])
+        c.execute("UPDATE results SET summary_json = ? WHERE match_id = ?",
+                  (json.dumps({**summary, "faults": 1}), match_id))
+    c.commit()
+    c.close()
+    client = TestClient(create_app(f"sqlite:///{copy}"))
+
+    def listed(**params):
+        got = client.get("/api/matches", params={"season": name, **params})
+        assert got.status_code == 200, got.text
+        return [m["id"] for m in got.json()["matches"]]
+
+    assert listed(version="greedy@1.0.0") == ids
+    assert listed(version="random@1.0.0") == ids
+    assert listed(version="greedy@9.9.9") == []
+    assert listed(fault_kind="timeout") == [ids[1]]
+    assert listed(fault_kind="illegal") == [ids[2]]
+    assert listed(fault_kind="flood") == []
+    assert listed(fault="true") == [ids[1], ids[2]]
+    page = client.get("/matches", params={"season": name, "fault_kind": "timeout",
+                                          "version": ""})
+    assert page.status_code == 200 and ids[1] in page.text and ids[2] not in page.text
+    assert "1 match(es)" in page.text
 
 
 def test_no_store_is_not_created(tmp_path):

@@ -26,7 +26,7 @@ from pathlib import Path
 from scheduler.season import load_season
 
 
-def _season_file(folder: Path, name: str, sets: int, per: int) -> Path:
+def season_file(folder: Path, name: str, sets: int, per: int) -> Path:
     root = Path(__file__).resolve().parent.parent / "sample_bots" / "python"
     text = (f'name = "{name}"\nvariant = "two-deck-fry"\ndeal_sets = {sets}\n'
             f'deals_per_set = {per}\nseed = "bench"\n'
@@ -36,7 +36,7 @@ def _season_file(folder: Path, name: str, sets: int, per: int) -> Path:
     return path
 
 
-def _workers(n: int, db: str, broker: str, logdir: Path):
+def start_workers(n: int, db: str, broker: str, logdir: Path):
     import subprocess
     import sys
     root = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def _workers(n: int, db: str, broker: str, logdir: Path):
     return [p for p, _ in procs]
 
 
-def _stop(procs) -> None:
+def stop_workers(procs) -> None:
     import signal
     for p in procs:
         os.killpg(p.pid, signal.SIGTERM)
@@ -75,7 +75,7 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str) -> 
     name = f"bench-{uuid.uuid4().hex[:6]}"
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as folder:
         tmp = Path(folder)  # the season file, records and bot logs: gone afterwards
-        season = load_season(_season_file(tmp, name, sets, deals_per_set))
+        season = load_season(season_file(tmp, name, sets, deals_per_set))
         plans = season.plan()
         n = len(plans)
         walls: dict[str, float] = {}
@@ -107,13 +107,13 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str) -> 
         for label, count in (("celery x1", 1), ("celery x2", 2)):
             remote.delete_season(name)
             open_season(season, remote, workdir=tmp, check=False)
-            procs = _workers(count, pg_url, broker, tmp)
+            procs = start_workers(count, pg_url, broker, tmp)
             try:
                 t = time.perf_counter()
                 run_distributed(remote, name, broker, poll_s=0.05, progress=False)
                 walls[label] = time.perf_counter() - t
             finally:
-                _stop(procs)
+                stop_workers(procs)
             rows = sorted(remote.matches(name), key=lambda m: m["started_at"])
             per_match[label] = [m["duration_s"] for m in rows]
             if count == 1:  # where the time outside the match goes, from the store's timestamps

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, false, func, or_, select
 
 from scheduler.reports import bot_versions, sealed_reason, season_rows, season_status
 from scheduler.store import STATUSES, matches, results
@@ -109,6 +109,7 @@ class BotVersion(BaseModel):
     files: int
     submitted_at: float
     seasons: list[str]
+    ratings: dict[str, float | None] = {}
 
 
 class Detail(BaseModel):
@@ -175,34 +176,67 @@ def _match_row(r: dict) -> dict:
     return out
 
 
+def _seats_like(bot: str):
+    return matches.c.seats_json.like(f'%{json.dumps(bot)}%')
+
+
+def _version_condition(store, version: str, season: str | None):
+    """The matches in which a bot pinned to ``version`` (``name@version``) sat: in each season
+    that pinned it, under the name the season gave it."""
+    seasons = [season] if season else store.season_names()
+    either = [and_(matches.c.season == s, _seats_like(bot))
+              for s in seasons for bot, v in bot_versions(store, s).items() if v["ref"] == version]
+    return or_(*either) if either else false()
+
+
+def _with_fault_kind(store, rows: list[dict], kind: str) -> list[dict]:
+    """The rows whose stored record has a fault of ``kind``."""
+    out = []
+    for r in rows:
+        if r.get("summary_json") and json.loads(r["summary_json"]).get("faults"):
+            record = store.record(r["id"]) or {}
+            if any(f.get("kind") == kind for f in record.get("faults") or []):
+                out.append(r)
+    return out
+
+
 def match_list(store, *, season: str | None = None, bot: str | None = None,
-               status: str | None = None, fault: bool | None = None, limit: int = 50,
+               version: str | None = None, status: str | None = None,
+               fault: bool | None = None, fault_kind: str | None = None, limit: int = 50,
                offset: int = 0) -> dict:
     """A page of matches, newest season first, in play order, filtered. ``fault``: only the
-    matches with bot faults (or a forfeit); ``False``: only those without."""
+    matches with bot faults (or a forfeit); ``False``: only those without; ``fault_kind``:
+    only those whose record has a fault of that kind; ``version``: only those a bot pinned
+    to that ``name@version`` played."""
     cond = []
     if season:
         cond.append(matches.c.season == season)
     if status:
         cond.append(matches.c.status == status)
     if bot:
-        cond.append(matches.c.seats_json.like(f'%{json.dumps(bot)}%'))
+        cond.append(_seats_like(bot))
+    if version:
+        cond.append(_version_condition(store, version, season))
     where = and_(True, *cond)
     cols = (matches, results.c.summary_json, results.c.duration_s)
     base = select(*cols).select_from(
         matches.outerjoin(results, results.c.match_id == matches.c.id)).where(where)
     order = (matches.c.season, matches.c.ordinal)
+    whole = fault is not None or fault_kind is not None  # filtered here, not in SQL
     with store.engine.connect() as c:
-        if fault is None:
+        if not whole:
             total = c.execute(select(func.count()).select_from(matches).where(where)).scalar_one()
             rows = [dict(r) for r in c.execute(base.order_by(*order).limit(limit)
                                                .offset(offset)).mappings()]
         else:
             rows = [dict(r) for r in c.execute(base.order_by(*order)).mappings()]
+    if fault_kind is not None:
+        rows = _with_fault_kind(store, rows, fault_kind)
     out = [_match_row(r) for r in rows]
     if fault is not None:
         out = [m for m in out
                if bool(m.get("faults") or m.get("forfeit_team") is not None) == fault]
+    if whole:
         total = len(out)
         out = out[offset:offset + limit]
     return {"total": total, "limit": limit, "offset": offset, "matches": out}
@@ -255,12 +289,23 @@ def match_detail(store, match_id: str) -> dict:
     return out
 
 
-def bot_list(store) -> list[dict]:
-    """Every registry version with the seasons that pin it."""
+def bot_list(request: Request) -> list[dict]:
+    """Every registry version with the seasons that pin it and its rating in each (the
+    season's standings: under the name the season gave it; None before it has a result)."""
+    store = request.app.state.store
     keep = ("name", "version", "content_hash", "author", "protocol", "language", "size",
             "files", "submitted_at")
-    return [{**{k: v[k] for k in keep}, "seasons": store.pinning_seasons(v["content_hash"])}
-            for v in store.bot_versions()]
+    out = []
+    for v in store.bot_versions():
+        seasons = store.pinning_seasons(v["content_hash"])
+        ratings = {}
+        for season in seasons:
+            st = standings(request, season)
+            pinned = [bot for bot, p in st["versions"].items() if p["hash"] == v["content_hash"]]
+            ratings[season] = next((round(b["rating"], 1) for b in st["bots"]
+                                    if b["name"] in pinned and b["matches"]), None)
+        out.append({**{k: v[k] for k in keep}, "seasons": seasons, "ratings": ratings})
+    return out
 
 
 # -- the routes ------------------------------------------------------------------------
@@ -288,14 +333,21 @@ def api_progress(request: Request, name: str):
     return progress(request.app.state.store, name)
 
 
+VERSION = r"^[^@\s]+@[^@\s]+$"
+FAULT_KIND = r"^[a-z_]{1,32}$"
+
+
 @router.get("/matches", response_model=MatchPage, responses=BAD)
 def api_matches(request: Request, season: str | None = None, bot: str | None = None,
+                version: str | None = Query(None, pattern=VERSION),
                 status: Status | None = None, fault: bool | None = None,
-                limit: int = Query(50, ge=1, le=MAX_LIMIT), offset: int = Query(0, ge=0)):
-    """Matches, filtered by season, bot, status and bot faults; a page of ``limit``."""
-    return match_list(request.app.state.store, season=season, bot=bot,
-                      status=status.value if status else None, fault=fault, limit=limit,
-                      offset=offset)
+                fault_kind: str | None = Query(None, pattern=FAULT_KIND),
+                limit: int = Query(50, ge=1, le=MAX_LIMIT), offset: int = Query(0, ge=0, le=10**9)):
+    """Matches, filtered by season, bot, bot version (``name@version``), status, bot faults
+    and a fault's kind (timeout, illegal, garbage, ...); a page of ``limit``."""
+    return match_list(request.app.state.store, season=season, bot=bot, version=version,
+                      status=status.value if status else None, fault=fault,
+                      fault_kind=fault_kind, limit=limit, offset=offset)
 
 
 @router.get("/matches/{match_id}", response_model=MatchDetail,
@@ -310,5 +362,6 @@ def api_match(request: Request, match_id: str):
 
 @router.get("/bots", response_model=list[BotVersion])
 def api_bots(request: Request):
-    """The registry's bot versions, oldest first, with the seasons that pin each."""
-    return bot_list(request.app.state.store)
+    """The registry's bot versions, oldest first, with the seasons that pin each and its
+    rating in each."""
+    return bot_list(request)

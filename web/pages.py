@@ -56,20 +56,52 @@ def season(request: Request, name: str):
     three_deck = any(b["match_points"] is not None for b in st["bots"])
     return _render(request, "season.html", st=st, prog=prog, bars=bars, names=names,
                    zero=round(-lo / span * 100, 2), heat=heat, three_deck=three_deck,
-                   json=json)
+                   json=json, plot=history_plot(st["history"], names))
+
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
+           "#e377c2", "#7f7f7f", "#bcbd22")
+PLOT_W, PLOT_H, PAD = 640, 240, 40
+
+
+def history_plot(history: list[dict], names: list[str]) -> dict | None:
+    """The ratings over the season as SVG polylines (one a bot, in the standings' order) with
+    their axes: x the rated units counted, y the rating. None with fewer than two points."""
+    if len(history) < 2:
+        return None
+    values = [h["ratings"][n] for h in history for n in names] + [0.0]
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    last = history[-1]["units"]
+
+    def x(units: int) -> float:
+        return round(PAD + (PLOT_W - 2 * PAD) * units / last, 1)
+
+    def y(rating: float) -> float:
+        return round(PLOT_H - PAD - (PLOT_H - 2 * PAD) * (rating - low) / span, 1)
+
+    lines = [{"name": n, "colour": PALETTE[i % len(PALETTE)],
+              "points": " ".join(f"{x(h['units'])},{y(h['ratings'][n])}" for h in history),
+              "last": history[-1]["ratings"][n]} for i, n in enumerate(names)]
+    return {"width": PLOT_W, "height": PLOT_H, "pad": PAD, "lines": lines, "zero": y(0.0),
+            "low": round(low), "high": round(high), "units": last, "y_low": y(low),
+            "y_high": y(high), "x_end": x(last)}
 
 
 @router.get("/matches", response_class=HTMLResponse)
 def match_list(request: Request, season: str | None = None, bot: str | None = None,
+               version: str | None = Query(None, pattern=f"^$|{api.VERSION}"),
                status: api.Status | None = None, fault: bool | None = None,
-               limit: int = Query(100, ge=1, le=api.MAX_LIMIT), offset: int = Query(0, ge=0)):
+               fault_kind: str | None = Query(None, pattern=f"^$|{api.FAULT_KIND}"),
+               limit: int = Query(100, ge=1, le=api.MAX_LIMIT), offset: int = Query(0, ge=0, le=10**9)):
     got = api.match_list(request.app.state.store, season=season or None, bot=bot or None,
-                         status=status.value if status else None, fault=fault, limit=limit,
+                         version=version or None, status=status.value if status else None,
+                         fault=fault, fault_kind=fault_kind or None, limit=limit,
                          offset=offset)
-    query = {k: v for k, v in {"season": season, "bot": bot,
+    query = {k: v for k, v in {"season": season, "bot": bot, "version": version,
                                "status": status.value if status else None,
                                "fault": None if fault is None else str(fault).lower(),
-                               "limit": limit}.items() if v}
+                               "fault_kind": fault_kind, "limit": limit}.items() if v}
     return _render(request, "matches.html", page=got, query=query,
                    statuses=api.STATUSES, seasons=request.app.state.store.season_names())
 
@@ -82,5 +114,5 @@ def match(request: Request, match_id: str):
 
 @router.get("/bots", response_class=HTMLResponse)
 def bots(request: Request):
-    return _render(request, "bots.html", bots=api.bot_list(request.app.state.store),
+    return _render(request, "bots.html", bots=api.bot_list(request),
                    when=when)

@@ -94,7 +94,7 @@ def _judge(variant: str, file_options: dict, file_context: dict, case: dict) -> 
     context = case.get("context") or file_context
     level = parse_rank(context.get("level", "2"))
     trump = parse_suit(context.get("trump", "none"))
-    ctx = family.context(level, trump)
+    ctx = family.context_for(rules, level, trump)
     expect = case.get("expect")
     handler = judges.KINDS.get(kind)
     if handler is None:

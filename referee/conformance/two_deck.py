@@ -124,7 +124,7 @@ def _deal_result(rules, ctx, case, expect):
     if winner_team not in ("dealer_team", "attackers"):
         raise CaseError(f"last_trick.winner_team {winner_team!r}: expected dealer_team or attackers")
     # the level played is the dealer team's level (FORMAT.md)
-    ctx = trump_context(levels[dt], ctx.suit)
+    ctx = trump_context(levels[dt], ctx.suit, linked_levels=rules.level_tractors)
     last_cards = read_cards(last["cards"], "last_trick.cards")
     fmt = combos.lead_format(last_cards, ctx)
     wc = parse_cards([last["winning_card"]])[0] if last.get("winning_card") else None

@@ -9,12 +9,14 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from referee.match.runner import MatchRunner
 from referee.match.spec import MatchSpec
+from referee.seats.botzone_seat import BotzoneSeat
 from referee.seats.grpc_seat import SeatHub
-from referee.seats.launch import launch
+from referee.seats.launch import check_startable, launch
 from referee.seats.manifest import Manifest, ManifestError
 from referee.seats.sandbox import policy_of, require_sandbox
 from referee.seats.seat import Seat, Unstarted
@@ -73,6 +75,11 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
                 continue
             log_path = workdir / f"seat{seat}.log"
             try:
+                if bot.protocol == "botzone":  # started by its seat, each turn or once
+                    check_startable(bot, sandboxed=policy is not None)
+                    seats[seat] = BotzoneSeat(seat, partial(
+                        _start_botzone, bot, seat, spec.match_id, policy), log_path)
+                    continue
                 if bot.protocol == "stdio":
                     proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
                                   sandbox=policy)
@@ -103,11 +110,16 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
                                for server in servers))
         for seat in seats:
             seat.close()  # (done already when the match was played)
+        await asyncio.gather(*(s.wait_closed() for s in seats if isinstance(s, BotzoneSeat)))
         # the loop runs on meanwhile: a stdio bot's input is closed, so it can end by itself
         await asyncio.gather(*(asyncio.to_thread(p.stop) for p in procs))
         shutil.rmtree(sock_dir, ignore_errors=True)
     runner.bot_processes = procs  # stopped: for the tests, their seats' uids and pids
     return result, record, runner
+
+
+def _start_botzone(bot: Manifest, seat: int, match_id: str, policy, log_path: Path):
+    return launch(bot, seat=seat, match_id=match_id, log_path=log_path, sandbox=policy)
 
 
 SOCKETS_PREFIX = "arena-sockets-"

@@ -24,6 +24,7 @@ from referee.wire.protocol import (DECISION_TO_PB, PROTOCOL, action_from_pb, act
 from referee.rules.actions import Pass
 from referee.rules.cards import RANK_TEXT
 from referee.rules.errors import InvalidActionError
+from referee.rules.families.two_deck.scoring import error_scores
 from referee.rules.events import DealEnded, DealStarted, TrickWon
 from referee.rules.variants import rules_for
 from referee.rules.record import MatchRecord
@@ -398,6 +399,10 @@ class MatchRunner:
             "winner_team": (1 - forfeit["team"]) if forfeit else (
                 last.result.get("winner_team") if last and last.result else None),
         }
+        if forfeit and self.rules.single_deal:  # Botzone: an error ends the game so
+            out["scores"] = list(error_scores(forfeit["seat"]))
+        elif last is not None and "scores" in (last.result or {}):
+            out["scores"] = last.result["scores"]
         if last is not None and last.result:
             out["levels"] = last.result["levels"]
             if "match_points" in last.result:

@@ -64,6 +64,15 @@ class Family:
     """The number of legal actions without listing them, where that is quicker (else None)."""
     context: Callable[[int, int | None], TrumpContext] = _plain_context
     """The trump context (strength tables) for a level rank and a trump suit."""
+    rules_context: Callable[[RuleSet, int, int | None], TrumpContext] | None = None
+    """Optional: the trump context where an option of the rule set shapes it (two-deck
+    ``level_tractors``); else ``context``."""
+
+    def context_for(self, rules: RuleSet, level: int, suit: int | None) -> TrumpContext:
+        """The trump context of ``rules`` for a level rank and a trump suit."""
+        if self.rules_context is not None:
+            return self.rules_context(rules, level, suit)
+        return self.context(level, suit)
     result_extras: Callable[[Any], dict[str, Any]] = _no_extras
     """What a finished game adds to its record's result (three-deck: match points, titles)."""
     trick_winner: Callable[[list, TrumpContext], int] | None = None

@@ -25,7 +25,8 @@ def rules_of(variant: str) -> RuleSet:
 def card_order(variant: str, level: str, trump: str) -> TrumpContext:
     """The strength tables of a deal: level rank as text (``"5"``), trump as ``S H D C`` or
     ``none``/empty for no-trump or not yet fixed."""
-    return family_of(rules_for(variant)).context(parse_rank(level), parse_suit(trump or "none"))
+    rules = rules_for(variant)
+    return family_of(rules).context_for(rules, parse_rank(level), parse_suit(trump or "none"))
 
 
 def trick_winner(variant: str, ctx: TrumpContext, plays) -> int:

@@ -28,6 +28,9 @@ class LevelTable(StrEnum):
     """000's table (100 points in the deck)."""
     THREE_DECK_TABLE = "three_deck_table"
     """001's table (300 points in the deck)."""
+    BOTZONE_TABLE = "botzone_table"
+    """Botzone's Tractor judge: the dealer team gains 3 / 2 / 1 below 0 / 40 / 80, else the
+    attackers take over with 1, 2 from 120, 3 from 160 (the total is not floored at 0)."""
 
 
 class KittyMultiplier(StrEnum):
@@ -74,6 +77,10 @@ class Overturn(StrEnum):
     """The first declaration stands (000)."""
     STRONGER = "stronger"
     """Any strictly stronger declaration, in any suit (001, 002)."""
+    ONCE = "once"
+    """Botzone's snatch (反主): one pair of identical level cards, or an identical joker pair
+    (no-trump), beats the single, once a deal, while the cards are dealt; the last to show
+    deals on the first deal."""
 
 
 class FirstReceiver(StrEnum):
@@ -95,6 +102,9 @@ class NoDeclaration(StrEnum):
     FLIP_KITTY = "flip_kitty"
     """The kitty is flipped and its first level card's suit, else its lowest card's, is trump
     (000 3.4)."""
+    FIRST_RECEIVER_DEALS = "first_receiver_deals"
+    """The first receiver (drawn from the seed) deals and the suit of the kitty's first suited
+    card is trump, told to all as the trump alone (Botzone: a random banker and suit)."""
 
 
 class AttackerDeclare(StrEnum):
@@ -206,6 +216,12 @@ class RuleSet:
     jack_reset: bool = True
     # three-deck (001 section 10): tribute (进贡) before each deal after the first.
     tribute: bool = True
+    # Botzone Tractor: the game is one deal, settled by the score table (per-seat scores).
+    single_deal: bool = False
+    # Tractors in trumps may run through the level cards and the jokers (trump-suit A, off-suit
+    # level pair, trump-suit level pair, LJ pair, BJ pair); false: only runs of one suit without
+    # the level rank, and LJ LJ BJ BJ (Botzone).
+    level_tractors: bool = True
 
     def __post_init__(self) -> None:
         _check(isinstance(self.decks, int) and self.decks >= 1, "decks", self.decks,
@@ -225,7 +241,8 @@ class RuleSet:
                "first_deal_redeals", self.first_deal_redeals, "an integer >= 0")
         _check(isinstance(self.redeal_points, int) and self.redeal_points >= 0, "redeal_points",
                self.redeal_points, "an integer >= 0")
-        for name in ("ja_reset", "bury_no_void", "jack_reset", "tribute"):
+        for name in ("ja_reset", "bury_no_void", "jack_reset", "tribute", "single_deal",
+                     "level_tractors"):
             _check(isinstance(getattr(self, name), bool), name, getattr(self, name),
                    "true or false")
         _check(isinstance(self.kitty_points_cap, int) and self.kitty_points_cap >= 0,

@@ -23,7 +23,8 @@ class TrumpContext:
 
     __slots__ = ("level", "suit", "cls", "pos", "key", "members", "order")
 
-    def __init__(self, level: int, suit: int | None, permanent_two: bool = False) -> None:
+    def __init__(self, level: int, suit: int | None, permanent_two: bool = False,
+                 linked_levels: bool = True) -> None:
         self.level = level
         self.suit = suit
         cls = [0] * 54
@@ -38,11 +39,14 @@ class TrumpContext:
         # cards: trump-suit 2 above the other 2s, which are equal
         if permanent_two:
             n += 2
+        gap = 0 if linked_levels else 1  # unlinked: no tractor from the side A up to BJ but LJ-BJ
+        n += gap
         for kind in range(52):
             s, r = divmod(kind, 13)
             if r == level:
                 cls[kind] = TRUMP
-                pos[kind] = n + 1 if s == suit else n  # trump-suit level above the others
+                # trump-suit level above the others
+                pos[kind] = n + 1 + gap if s == suit else n
             elif permanent_two and r == 0:
                 cls[kind] = TRUMP
                 pos[kind] = n - 1 if s == suit else n - 2
@@ -52,10 +56,10 @@ class TrumpContext:
             else:
                 cls[kind] = s
                 pos[kind] = side_pos[r]
-        top = n + 1 if suit is not None else n
+        top = n + 1 + gap if suit is not None else n
         cls[LITTLE_JOKER] = cls[BIG_JOKER] = TRUMP
-        pos[LITTLE_JOKER] = top + 1
-        pos[BIG_JOKER] = top + 2
+        pos[LITTLE_JOKER] = top + 1 + gap
+        pos[BIG_JOKER] = top + 2 + gap
         self.cls = tuple(cls)
         self.pos = tuple(pos)
         # A total order for sorting: class first (trumps highest), then strength, then kind.
@@ -88,7 +92,10 @@ SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
 
 
 @lru_cache(maxsize=None)
-def trump_context(level: int, suit: int | None, permanent_two: bool = False) -> TrumpContext:
+def trump_context(level: int, suit: int | None, permanent_two: bool = False,
+                  linked_levels: bool = True) -> TrumpContext:
     """The cached context for level rank index ``level`` and trump suit ``suit`` (None: no-trump);
-    ``permanent_two`` makes every 2 a trump (three-deck)."""
-    return TrumpContext(level, suit, permanent_two)
+    ``permanent_two`` makes every 2 a trump (three-deck); ``linked_levels`` false leaves a gap of
+    strength between the side cards of the trump suit, the off-suit level cards, the trump-suit
+    level card and the jokers (only LJ and BJ stay neighbours), so no tractor runs across them."""
+    return TrumpContext(level, suit, permanent_two, linked_levels)

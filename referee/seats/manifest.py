@@ -5,7 +5,8 @@ A manifest (``bot.toml``) names a bot and says how to start it:
     name = "greedy"
     version = "1.0.0"
     command = ["python3", "bot.py"]     # run with the manifest's folder as working directory
-    protocol = "grpc"                   # or "stdio": a program that speaks JSON lines
+    protocol = "grpc"                   # or "stdio": a program that speaks JSON lines, or
+                                        # "botzone": a Botzone Tractor bot, unchanged
     pythonpath = [".."]                 # folders (from the manifest's) the bot imports from
     build = ["make"]                    # or [["npm", "ci", "--offline"], ["node", "gen.js"]]
 
@@ -24,7 +25,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-PROTOCOLS = ("grpc", "stdio")
+PROTOCOLS = ("grpc", "stdio", "botzone")
 _FIELDS = {"name", "version", "command", "protocol", "description", "pythonpath", "build"}
 
 

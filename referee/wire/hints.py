@@ -33,8 +33,25 @@ def legal_hint(state: State, rng_seed: str) -> pb.LegalHint:
         hint = _play_hint(state, kind, family)
         if hint is not None:
             return hint
+    actions, complete = listed_actions(state, rng_seed)
+    note = HINT_NOTES.get(kind, "") if kind != DecisionKind.LEAD or family.throws else ""
+    if kind == DecisionKind.BURY:
+        note = note.format(n=state.rules.kitty_size)
+    if not complete and kind == DecisionKind.FOLLOW:
+        note = FOLLOW_SAMPLE_NOTE
+    # the listed actions from their cached encodings: what action_to_pb would give, parsed once
+    hint = pb.LegalHint(complete=complete, note=note)
+    hint.MergeFromString(b"".join(map(hint_entry, actions)))
+    return hint
+
+
+def listed_actions(state: State, rng_seed: str) -> tuple[list, bool]:
+    """The actions a hint lists, outside the lead-and-follow fast path: every legal action
+    (at most ``HINT_LIMIT``) and whether that is all of them; for a burial (never listed) or
+    where the listing has nothing, a sample drawn with ``rng_seed`` instead."""
+    kind = state.decision
     listing = legal_actions(state)
-    actions = []
+    actions: list = []
     complete = listing.complete
     if kind == DecisionKind.BURY:
         complete = False
@@ -52,15 +69,7 @@ def legal_hint(state: State, rng_seed: str) -> pb.LegalHint:
             if a not in seen:
                 seen.add(a)
                 actions.append(a)
-    note = HINT_NOTES.get(kind, "") if kind != DecisionKind.LEAD or family.throws else ""
-    if kind == DecisionKind.BURY:
-        note = note.format(n=state.rules.kitty_size)
-    if not complete and kind == DecisionKind.FOLLOW:
-        note = FOLLOW_SAMPLE_NOTE
-    # the listed actions from their cached encodings: what action_to_pb would give, parsed once
-    hint = pb.LegalHint(complete=complete, note=note)
-    hint.MergeFromString(b"".join(map(hint_entry, actions)))
-    return hint
+    return actions, complete
 
 
 _PLAY_KINDS = (DecisionKind.LEAD, DecisionKind.FOLLOW)

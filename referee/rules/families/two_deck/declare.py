@@ -109,6 +109,15 @@ def judge_declaration(sit: Situation, seat: int, cards: tuple[int, ...], suit: i
     # an overturn
     if seat == cur.seat:
         return "you cannot overturn your own declaration", None
+    if rules.overturn == "once":
+        if cur.overturn or cur.strength >= 2:  # (a pair stands only as the snatch)
+            return "the trump was snatched already: one snatch a deal", None
+        if sit.phase != DEALING:
+            return "a snatch comes while the cards are dealt", None
+        if strength < 2:
+            return ("a snatch needs a pair of identical level cards or an identical joker pair"
+                    ), None
+        return None, Declaration(seat, tuple(cards), strength, suit, True)
     if rules.overturn == "pair_joker":
         if sit.first_deal and sit.phase != DEALING:
             return "on the first deal an overturn must come before the kitty is taken", None

@@ -11,7 +11,7 @@ from ...errors import IllegalActionError, InvalidActionError
 from ...family import Rule, nothing_to_check
 from ...events import (Buried, BuriedPublic, DealStarted, Declared, KittyCardDrawn,
                        KittyOpened, KittyTaken, KittyTakenPublic, Passed, Played, Redealt,
-                       RedealDemanded, ThrowFailed)
+                       RedealDemanded, ThrowFailed, TrumpSet)
 from ...options import RuleSet
 from ...state import (CHANCE, P_BURY, P_DEALING, P_DRAW, P_REDEAL,
                       P_ROUND, State)
@@ -25,11 +25,12 @@ from .scoring import settle_deal
 class TwoDeckState(State):
     """A two-deck game's state: the shared ``State`` and what only this family keeps."""
 
-    __slots__ = ("restore_level", "two_exempt", "shown", "kitty_opened", "round_kind",
+    __slots__ = ("restore_level", "two_exempt", "scores", "shown", "kitty_opened", "round_kind",
                  "round_seats", "attackers_asked")
-    GAME_FIELDS = {"restore_level": None, "two_exempt": frozenset()}
+    GAME_FIELDS = {"restore_level": None, "two_exempt": frozenset(), "scores": None}
     """``restore_level``: the level the dealer team may get back after a J/A reset (or None);
-    ``two_exempt``: the teams for which 2 is not a must-play level after the J reset."""
+    ``two_exempt``: the teams for which 2 is not a must-play level after the J reset;
+    ``scores``: a single-deal game's score per seat once it is settled (Botzone's table)."""
     DEAL_FIELDS = {"shown": frozenset(), "kitty_opened": False, "round_kind": None,
                    "round_seats": None, "attackers_asked": False}
     """``shown``: level cards shown as single declarations (003: a pair of one shown card does
@@ -75,6 +76,8 @@ def _may_declare(s: State, seat: int) -> bool:
             after = s.round_kind == "after_burial"
             if s.first_deal == after:
                 return False
+        elif rules.overturn == "once" and (s.decl.overturn or s.phase != P_DEALING):
+            return False
         lv = s.level
         if not (hand[52] >= 2 or hand[53] >= 2 or hand[lv] >= 2 or hand[13 + lv] >= 2
                 or hand[26 + lv] >= 2 or hand[39 + lv] >= 2):
@@ -89,6 +92,10 @@ def _advance(s: State, ev: list) -> None:
         if s.phase == P_DEALING:
             if st.deal_until_choice(s, ev, _may_declare):
                 return
+            if rules.overturn == "once":  # the last card's chance was the last one (Botzone)
+                if _after_declaring(s, ev):
+                    return
+                continue
             s.round_kind = "dealing"
             continue
         if s.phase == P_ROUND:
@@ -126,7 +133,7 @@ def _next_attacker(s: State, seat: int) -> int | None:
 
 def _set_trump(s: State, suit: int | None) -> None:
     s.trump = suit
-    s.ctx = trump_context(s.level, suit)
+    s.ctx = trump_context(s.level, suit, linked_levels=s.rules.level_tractors)
 
 
 def _after_declaring(s: State, ev: list) -> bool:
@@ -154,13 +161,15 @@ def _after_declaring(s: State, ev: list) -> bool:
                 st.set_dealer(s, s.first_receiver, "first receiver after "
                             f"{s.redeals} redeals without a declaration", ev)
             _open_kitty(s, ev)
+        elif rules.no_declaration == "first_receiver_deals":
+            _first_receiver_deals(s, ev)
         else:
             s.phase = P_DRAW
             s.turn = CHANCE
             s.decision = DecisionKind.DRAW_KITTY_CARD
             return True
     else:
-        if rules.overturn == "pair_joker" and s.first_deal:
+        if rules.overturn in ("pair_joker", "once") and s.first_deal:
             if s.dealer != s.decl.seat:
                 st.set_dealer(s, s.decl.seat, "declared", ev)
         _set_trump(s, s.decl.suit)
@@ -171,6 +180,16 @@ def _dealer_team_can(s: State, seat: int) -> bool:
     sit = Situation(rules=s.rules, level=s.level, phase=DEALING, first_deal=False,
                     dealer=s.dealer, current=None)
     return bool(declaration_options(sit, seat, s.hands[seat]))
+
+
+def _first_receiver_deals(s: State, ev: list) -> None:
+    """Nobody called (Botzone): the first receiver deals (on the first deal), and the suit of
+    the kitty's first suited card is trump; only the suit is told."""
+    if s.dealer is None:
+        st.set_dealer(s, s.first_receiver, "nobody called: the first receiver deals", ev)
+    suit = next((k // 13 for k in s.kitty if k < 52), None)
+    _set_trump(s, suit)
+    ev.append(TrumpSet(suit, "nobody called: the kitty's first suited card names it"))
 
 
 def _open_kitty(s: State, ev: list) -> None:
@@ -383,7 +402,8 @@ def _do_bury(s: State, a: Bury, seat, found):
     n.kitty = cards
     n.kitty_owner = seat
     ev: list = [Buried(seat, cards, seat), BuriedPublic(seat)]
-    if n.kitty_opened or (rules.overturn == "pair_joker" and n.first_deal):
+    if (n.kitty_opened or (rules.overturn == "pair_joker" and n.first_deal)
+            or rules.overturn == "once"):
         st.start_play(n)
         return n, tuple(ev)
     if n.round_kind == "after_burial":
@@ -473,6 +493,8 @@ def _end_deal(n: State, winner: int, ev: list) -> None:
         last_winning_rank=_decisive_rank(n), penalties=n.penalties,
         restore_level=n.restore_level, two_exempt=n.two_exempt)
     ev.append(st.deal_ended(n, out))
+    if rules.single_deal:
+        n.scores = out.match_points
     n.restore_level = out.restore_level
     n.two_exempt = out.two_exempt
     st.next_deal(n, out, ev)

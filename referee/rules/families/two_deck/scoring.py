@@ -6,6 +6,8 @@ Levels are rank indexes (0 = ``2`` ... 12 = ``A``); teams are 0 (seats 0, 2) and
 
 from __future__ import annotations
 
+import dataclasses
+
 from ...options import RuleSet
 from ...settlement import DealOutcome
 
@@ -29,6 +31,11 @@ def table_gain(rules: RuleSet, total: int) -> tuple[bool, int]:
         if total >= 80:
             return True, (total - 80) // 20
         return False, (80 - total) // 20
+    if rules.level_table == "botzone_table":
+        for limit, gain in ((0, 3), (40, 2), (80, 1)):
+            if total < limit:
+                return False, gain
+        return True, 1 if total < 120 else 2 if total < 160 else 3
     # fry_table (004 升级)
     if total <= 0:
         return False, 3
@@ -63,7 +70,20 @@ def _drop(level: int, by: int) -> int:
     return max(TWO, level - by)
 
 
-def settle_deal(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacker_points: int,
+def settle_deal(rules: RuleSet, **deal) -> DealOutcome:
+    """Score a finished two-deck deal (see ``settle_one``); a single-deal game (Botzone) ends
+    with it: the team the table moves up wins, and each of its seats scores the levels gained
+    (``match_points``), the other seats 0."""
+    out = settle_one(rules, **deal)
+    if not rules.single_deal:
+        return out
+    take_over, gain = table_gain(rules, out.attacker_total)
+    team = (deal["dealer"] + (1 if take_over else 0)) % 2
+    scores = tuple(gain if seat % 2 == team else 0 for seat in range(4))
+    return dataclasses.replace(out, game_over=True, winner_team=team, match_points=scores)
+
+
+def settle_one(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacker_points: int,
                 kitty_points: int, attackers_won_last: bool, last_lead_pairs: int,
                 last_winning_rank: int | None, penalties: tuple[int, int] = (0, 0),
                 restore_level: int | None = None,
@@ -78,7 +98,9 @@ def settle_deal(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacke
     dt = dealer % 2
     at = 1 - dt
     bonus = kitty_points * kitty_multiplier(rules, last_lead_pairs) if attackers_won_last else 0
-    total = max(0, attacker_points + bonus + penalties[0] - penalties[1])
+    total = attacker_points + bonus + penalties[0] - penalties[1]
+    if rules.level_table != "botzone_table":  # (Botzone's judge does not floor it)
+        total = max(0, total)
     new = list(levels)
     partner = (dealer + 2) % 4
     next_seat = (dealer + 1) % 4
@@ -113,6 +135,13 @@ def settle_deal(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacke
     return DealOutcome(total, (new[0], new[1]), partner, won, dt if won else None,
                        dealer_team_gain=gain, kitty_bonus=bonus,
                        two_exempt=_still_at_two(two_exempt, new))
+
+
+def error_scores(offender: int) -> tuple[int, int, int, int]:
+    """Botzone's scores of a game ended by a seat's error: -3 for it, 0 for its partner, +1 for
+    each opponent."""
+    return tuple(-3 if seat == offender else 0 if seat % 2 == offender % 2 else 1
+                 for seat in range(4))
 
 
 def _still_at_two(exempt: frozenset[int], levels: list[int]) -> frozenset[int]:

@@ -1,0 +1,158 @@
+"""``arena lab`` (duplicate pairs between policies in process), ``arena bots wrap`` (a policy as a
+gRPC bot folder) and ``arena bench lab``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _variants():
+    from referee.rules import variant_ids
+    return variant_ids()
+
+
+def cmd_lab(args) -> int:
+    from lab.policy import PolicyError
+    from lab.run import run_lab
+    from scheduler.standings import compute, table
+    if args.deals < 1 or args.deals_per_set < 1 or args.workers < 1:
+        print("arena lab: --deals, --deals-per-set and --workers must be at least 1",
+              file=sys.stderr)
+        return 2
+    pairs = -(-args.deals // args.deals_per_set)
+    t = time.perf_counter()
+    try:
+        season, rows = run_lab(args.a, args.b, variant=args.variant, pairs=pairs,
+                               deals_per_set=args.deals_per_set, workers=args.workers,
+                               seed=args.seed)
+    except PolicyError as e:
+        print(f"arena lab: {e}", file=sys.stderr)
+        return 2
+    took = time.perf_counter() - t
+    st = compute(season, rows, samples=args.samples)
+    decisions = sum(r["decisions"] for r in rows)
+    faults = [f for r in rows for f in r["faults"]]
+    if args.json:
+        print(json.dumps({**st.to_dict(), "seconds": round(took, 3), "decisions": decisions,
+                          "faults": len(faults)}, indent=1))
+        return 0
+    print(table(st))
+    print(f"lab: {pairs} pairs of {args.deals_per_set} deals ({st.deals} deals played, "
+          f"{decisions} decisions) in {took:.1f} s with {args.workers} worker(s); seed "
+          f"{args.seed!r}; {len(faults)} fault(s)")
+    for f in faults[:5]:
+        print(f"  fault: seat {f['seat']} {f['kind']}: {f['reason']} (default "
+              f"{f['default_action']})")
+    return 0
+
+
+def cmd_wrap(args) -> int:
+    """Write a bot folder that plays policy MODULE:CLASS (or FILE.py:CLASS) through the SDK:
+    a copy of the policy's source (a sandboxed bot reads only its own folder, the SDK and the
+    rules engine), ``bot.py`` and ``bot.toml``."""
+    import importlib.util
+    import shutil
+
+    from lab.policy import PolicyError, make_policy
+    where, sep, attr = args.policy.rpartition(":")
+    out = Path(args.out).resolve()
+    if not sep or not where or not attr.isidentifier():
+        print(f"arena bots wrap: policy {args.policy!r}: expected MODULE:CLASS or "
+              "FILE.py:CLASS", file=sys.stderr)
+        return 2
+    try:
+        make_policy(args.policy)  # it loads and makes a policy here, or the error says why
+        if where.endswith(".py"):
+            source, module = Path(where).resolve(), Path(where).stem
+        else:
+            module = where
+            found = importlib.util.find_spec(where.split(".")[0])
+            if found is None or found.origin is None:
+                raise PolicyError(f"policy {args.policy!r}: module {where!r} has no source "
+                                  "file to copy")
+            source = Path(found.origin)
+            if found.submodule_search_locations:
+                source = source.parent  # a package: copied whole
+    except PolicyError as e:
+        print(f"arena bots wrap: {e}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        shutil.copytree(source, out / source.name, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copyfile(source, out / f"{module}.py")
+    name = args.name or attr.lower()
+    paths = [os.path.relpath(ROOT / "sample_bots" / "python", out), os.path.relpath(ROOT, out)]
+    (out / "bot.toml").write_text(
+        f'name = "{name}"\nversion = "1.0.0"\ncommand = ["python3", "bot.py"]\n'
+        f'protocol = "grpc"\n# the SDK (arena_bot, arena_policy) and the rules engine\n'
+        f'pythonpath = {json.dumps(paths)}\n'
+        f'description = "The lab policy {module}:{attr} through the Python SDK."\n')
+    (out / "bot.py").write_text(
+        f'"""{name}: the lab policy {module}:{attr} as a gRPC bot (arena_policy)."""\n\n'
+        "import sys\n\nfrom arena_policy import run_policy\n\n"
+        f"from {module} import {attr}\n\n"
+        f"if __name__ == \"__main__\":\n"
+        f"    sys.exit(run_policy({attr}(), {name!r}))\n")
+    print(f"wrote {out}: bot {name!r} plays policy {module}:{attr} (bot.toml, bot.py, "
+          f"{source.name})")
+    return 0
+
+
+def cmd_bench_lab(args) -> int:
+    from tools.benchlab import bench_lab
+    for i, variant in enumerate([args.variant] if args.variant else _variants()):
+        if i:
+            print()
+        bench_lab(variant, args.deals, args.repeat)
+    return 0
+
+
+def _subparsers(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return None
+
+
+def register(sub, bench_sub) -> None:
+    variants = _variants()
+    lab = sub.add_parser("lab", help="duplicate deals between two policies in process, rated "
+                         "as a season (docs/lab.md)")
+    lab.add_argument("a", help="policy A: a short name (random, greedy, cheap, first, search) "
+                     "or MODULE:CLASS (or FILE.py:CLASS)")
+    lab.add_argument("b", help="policy B, as A")
+    lab.add_argument("--variant", default="two-deck-fry", choices=variants)
+    lab.add_argument("--deals", type=int, default=200, help="distinct deals, each played in "
+                     "both seatings (default 200)")
+    lab.add_argument("--deals-per-set", type=int, default=4, help="deals per duplicate pair")
+    lab.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    lab.add_argument("--seed", default="0", help="the key of the deals' seeds (default 0)")
+    lab.add_argument("--samples", type=int, default=1000, help="rating resamples")
+    lab.add_argument("--json", action="store_true", help="the standings as JSON")
+    lab.set_defaults(func=cmd_lab)
+
+    bots = sub.choices.get("bots")
+    bots_sub = _subparsers(bots) if bots is not None else None
+    if bots_sub is not None:
+        wrap = bots_sub.add_parser("wrap", help="write a bot folder that plays a lab policy as "
+                                   "a gRPC bot through the Python SDK")
+        wrap.add_argument("policy", help="MODULE:CLASS, FILE.py:CLASS or a short name")
+        wrap.add_argument("--out", required=True, help="the bot folder to write")
+        wrap.add_argument("--name", help="the bot's name (default: the class name)")
+        wrap.set_defaults(func=cmd_wrap)
+
+    bl = bench_sub.add_parser("lab", help="the lab's deals per second with random policies "
+                              "against the engine benchmark's, one core")
+    bl.add_argument("--variant", choices=variants, help="one variant (default: each in turn)")
+    bl.add_argument("--deals", type=int, default=1000)
+    bl.add_argument("--repeat", type=int, default=5)
+    bl.set_defaults(func=cmd_bench_lab)

@@ -1,0 +1,75 @@
+"""Operating a league on many machines: ``arena workers`` (the live list of a broker's workers)
+and ``arena bench workers`` (a season's throughput with 1, 2 and 4 worker processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+
+def cmd_workers(args) -> int:
+    import redis
+
+    from scheduler.workers import list_workers
+    broker = args.broker or os.environ.get("ARENA_BROKER") or "redis://127.0.0.1:6379/0"
+    try:
+        workers = list_workers(broker)
+    except (redis.RedisError, ValueError) as e:
+        print(f"arena workers: --broker {_without_password(broker)}: the broker does not "
+              f"answer ({e})", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"broker": _without_password(broker), "workers": workers}, indent=2))
+        return 0
+    if not workers:
+        print(f"no worker has a heartbeat on {_without_password(broker)}")
+        return 0
+    now = time.time()
+    print(f"{'worker':<28} {'host':<16} {'pid':>7} {'pool':>4}  {'state':<9} "
+          f"{'heartbeat':>10}  matches")
+    for w in workers:
+        state = w["state"] if w["alive"] else "silent"
+        playing = ", ".join(f"{m['match']} ({now - (m['since'] or now):.0f} s)"
+                            for m in w["matches"]) or "-"
+        print(f"{w['node']:<28} {str(w['host']):<16} {w['pid']:>7} {w['concurrency']:>4}  "
+              f"{state:<9} {w['heartbeat_age_s']:>8.1f} s  {playing}")
+    return 0
+
+
+def _without_password(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (safe to print)."""
+    from urllib.parse import urlsplit, urlunsplit
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit(parts._replace(netloc=user + host))
+
+
+def cmd_bench_workers(args) -> int:
+    from tools.benchworkers import main
+    return main(args)
+
+
+def register(sub, bench_sub) -> None:
+    w = sub.add_parser("workers", help="the workers of a broker: their current matches and "
+                       "last heartbeats")
+    w.add_argument("--broker", help="the Redis URL (default $ARENA_BROKER or "
+                   "redis://127.0.0.1:6379/0)")
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=cmd_workers)
+
+    b = bench_sub.add_parser("workers", help="a season's matches per hour with 1, 2 and 4 "
+                             "Celery worker processes here, and the scaling efficiency")
+    b.add_argument("--db", help="a PostgreSQL URL (default $ARENA_TEST_PG or the local "
+                   "server's database test)")
+    b.add_argument("--broker", help="a Redis URL (default redis://127.0.0.1:6379/11)")
+    b.add_argument("--processes", default="1,2,4", help="worker process counts (default 1,2,4)")
+    b.add_argument("--matches", type=int, default=16, help="matches per run (default 16)")
+    b.add_argument("--deals", type=int, default=2, help="deals per match (default 2)")
+    b.set_defaults(func=cmd_bench_workers)

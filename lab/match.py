@@ -1,0 +1,179 @@
+"""Matches between policies in process: the referee's match of a deal list, without the wire.
+
+``play_match`` plays a ``MatchSpec``'s deals as the match runner does (chance from each deal's
+seed, each seat's listing sampled from the runner's seed, the same fault policy for an answer
+that is not legal), with four policy objects, one per seat, and returns the ``MatchSummary``
+the standings count, as ``MatchFile.summary`` gives it for a match through the referee.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from lab.policy import Legal, listed_actions
+from referee.match.matchfile import DealSummary, MatchSummary
+from referee.match.spec import MatchSpec
+from referee.play.chance import chance_action
+from referee.play.random_play import default_action
+from referee.rules.actions import Pass
+from referee.rules.engine import apply, new_game
+from referee.rules.events import DealEnded, DealerSet, DealStarted
+from referee.rules.families import family_of
+from referee.rules.observe import Observation, observe
+from referee.rules.state import CHANCE
+from referee.rules.variants import rules_for
+
+
+@dataclass
+class LabMatch:
+    """What ``play_match`` gives: the summary, the faults (as the referee records them), the
+    actions of each game as (seat or None, action text) when asked for, and decisions made."""
+
+    summary: MatchSummary
+    faults: list[dict] = field(default_factory=list)
+    actions: list[list[tuple]] | None = None
+    decisions: int = 0
+
+
+class _Forfeit(Exception):
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+
+
+_set = object.__setattr__
+
+
+def seat_inputs(state, sample_seed: str, time_left_ms: int, bank_left_ms: int
+                ) -> tuple[Observation, Legal]:
+    """All a policy is given at the decision of the seat to act: its ``observe`` view and the
+    listing (the referee's hint, sampled from ``sample_seed``) with its clock. Both are frozen
+    values made anew; neither refers to ``state``."""
+    actions, complete = listed_actions(state, sample_seed)
+    view = observe(state, state.turn)
+    # as the wire gives them: the phase as plain text, no trump until it is fixed (a fresh
+    # frozen value of ours, set in place)
+    _set(view, "phase", str(view.phase))
+    if view.trump is not None and not view.trump_fixed:
+        _set(view, "trump", None)
+    return view, Legal(state.decision, actions, complete, time_left_ms, bank_left_ms)
+
+
+def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
+               clock: bool = True) -> LabMatch:
+    """Play ``spec`` (a deal-list match) between ``policies`` (seat order, four objects; one
+    may be shared on purpose only). ``clock``: spend each seat's time bank by the time its
+    policy took, as the referee does (a lab match never defaults a slow answer)."""
+    if spec.deals is None:
+        raise ValueError(f"match spec {spec.match_id}: the lab plays deal lists only")
+    rules = rules_for(spec.variant, spec.options)
+    wraps = rules.to_dict().get("after_ace") == "wrap"
+    tc = spec.time_control
+    per_ms, bank = tc.per_decision_ms, [float(tc.bank_ms)] * 4
+    strikes = [0, 0, 0, 0]
+    faults: list[dict] = []
+    hooks_start = [getattr(p, "deal_start", None) for p in policies]
+    hooks_end = [getattr(p, "deal_end", None) for p in policies]
+    for seat, p in enumerate(policies):
+        start = getattr(p, "match_start", None)
+        if start is not None:
+            start(seat, spec.match_id, rules.variant)
+    acts = [p.act for p in policies]
+    extras = family_of(rules).result_extras
+    seat_points = None
+    deals: list[DealSummary] = []
+    all_actions: list | None = [] if keep_actions else None
+    decisions = 0
+    forfeit = None
+    perf = time.perf_counter
+    try:
+        for index, deal in enumerate(spec.deals):
+            state = new_game(rules, levels=list(deal.levels), dealer=deal.dealer, max_deals=1)
+            game_actions: list | None = [] if keep_actions else None
+            if keep_actions:
+                all_actions.append(game_actions)
+            started = dealer = None
+            steps = 0
+            seed = deal.seed
+            while not state.is_terminal:
+                if state.turn == CHANCE:
+                    seat = None
+                    action = chance_action(state, seed)
+                    state, events = apply(state, action, None)
+                else:
+                    seat = state.turn
+                    sample_seed = f"{seed}:{steps}"
+                    view, legal = seat_inputs(state, sample_seed, per_ms, int(bank[seat]))
+                    t = perf() if clock else 0.0
+                    try:
+                        action = acts[seat](view, legal)
+                        error = None
+                    except Exception as e:  # noqa: BLE001 - a crash is a fault, as a bot's is
+                        action, error = None, f"{type(e).__name__}: {e}"
+                    if clock:
+                        used = (perf() - t) * 1000
+                        if used > per_ms:
+                            bank[seat] = max(0.0, bank[seat] - (used - per_ms))
+                    decisions += 1
+                    try:
+                        if error is not None:
+                            raise ValueError(error)
+                        state_events = apply(state, action, seat)
+                    except ValueError as e:
+                        kind = "garbage" if error is not None else "illegal"
+                        state_events = _fault(state, seat, sample_seed, kind, str(e),
+                                              index, steps, strikes, faults, tc.max_strikes)
+                        action = state_events[2]
+                    state, events = state_events[0], state_events[1]
+                if keep_actions:
+                    game_actions.append((seat, action.text()))
+                for e in events:
+                    cls = type(e)
+                    if cls is DealStarted:
+                        started, dealer = e, e.dealer
+                        for hook in hooks_start:
+                            if hook is not None:
+                                hook(e.deal)
+                    elif cls is DealerSet:
+                        dealer = e.seat
+                    elif cls is DealEnded:
+                        if started is not None:
+                            deals.append(DealSummary.of(started, dealer, e, wraps))
+                            started = None
+                        outcome = json.loads(json.dumps(e.to_dict()))
+                        for hook in hooks_end:
+                            if hook is not None:
+                                hook(outcome)
+                steps += 1
+            points = extras(state).get("match_points")
+            if points:
+                seat_points = [a + b for a, b in zip(seat_points or [0] * 4, points)]
+    except _Forfeit as f:
+        forfeit = f.seat % 2
+    net0 = sum(d.gain[0] - d.gain[1] for d in deals)
+    if forfeit is not None:
+        score = (0.0, 1.0) if forfeit == 0 else (1.0, 0.0)
+    else:
+        score = (1.0, 0.0) if net0 > 0 else (0.0, 1.0) if net0 < 0 else (0.5, 0.5)
+    summary = MatchSummary(tuple(deals), (net0, -net0), score, forfeit, tuple(strikes),
+                           len(faults), None if seat_points is None else tuple(seat_points),
+                           tuple(spec.seat_names))
+    return LabMatch(summary, faults, all_actions, decisions)
+
+
+def _fault(state, seat, sample_seed, kind, reason, game, steps, strikes, faults, max_strikes):
+    """The referee's answer to an action that is not legal: a strike and the default action
+    (a pass where legal, else the seeded default); past ``max_strikes`` the team forfeits."""
+    strikes[seat] += 1
+    try:
+        applied = apply(state, Pass(), seat)
+        action = Pass()
+    except ValueError:
+        action = default_action(state, sample_seed)
+        applied = apply(state, action, seat)
+    faults.append({"seat": seat, "kind": kind, "reason": reason, "strikes": strikes[seat],
+                   "game": game, "action": steps, "default_action": action.text()})
+    if strikes[seat] >= max_strikes:
+        raise _Forfeit(seat)
+    return applied[0], applied[1], action

@@ -1,0 +1,723 @@
+"""Evaluation power: finer scores than a pair's win/loss, estimators of one bot's edge over
+another, the deals each needs, a paired-score SPRT and a Gaussian model for the standings.
+
+The continuous outcome of a deal for a team (``deal_outcome``) is its level gain minus the
+other team's, plus the points it took minus the points the other team kept, counted at one
+level per *point step* (a fifth of the deck's face points: 20 in single-deck, 40 in two-deck,
+60 in three-deck) and halved, so a two-deck deal where the attackers take 140 adds
+(140 - 60) / 80 = +1 level to the attackers. A duplicate deal is played twice on the same cards
+with the partnerships swapped; its paired difference for bot A is the mean of A's outcome in
+the two plays. See docs/statistics.md for the estimators and why each is unbiased.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from scheduler.ratings import WaldBounds
+
+ROOT = Path(__file__).resolve().parent.parent
+Z95 = 1.959963984540054
+ESTIMATORS = ("plain", "duplicate_wdl", "duplicate_diff", "control_variate")
+
+
+# -- the continuous outcome of a deal ------------------------------------------------------
+def point_step(decks: int) -> float:
+    """Points per level of the continuous outcome: a fifth of the deck's face points."""
+    return decks * 100 / 5
+
+
+def deal_outcome(deal, team: int, step: float) -> float:
+    """Team ``team``'s continuous outcome of a deal (a ``DealSummary``): level gain minus the
+    other team's, plus (points taken - points kept by the other team) / (2 * step)."""
+    levels = deal.gain[team] - deal.gain[1 - team]
+    if deal.attackers is None:
+        return float(levels)
+    attackers_edge = 2 * deal.attacker_total - 5 * step  # attackers' points minus defenders'
+    edge = attackers_edge if deal.attackers == team else -attackers_edge
+    return levels + edge / (2 * step)
+
+
+def deal_scores(summary, variant: str) -> list[float]:
+    """Team 0's continuous outcome of each deal of a match (a ``MatchSummary``)."""
+    from referee.rules import rules_for
+    step = point_step(rules_for(variant).decks)
+    return [round(deal_outcome(d, 0, step), 6) for d in summary.deals]
+
+
+#: the continuous outcome of a deal a forfeit left unplayed, for the side that did not forfeit
+FORFEIT_OUTCOME = 5.0
+
+
+def pair_result(a: str, teams: Sequence[Sequence[str]], summaries: Sequence,
+                scores: Sequence[Sequence[float]]) -> dict:
+    """A duplicate pair for bot ``a``: its W/D/L score as the standings count it (net levels
+    over both matches; a forfeit loses the pair) and its paired difference per deal (the mean
+    of ``a``'s continuous outcome in the two plays of each deal; a forfeited match scores its
+    deals at the loss the forfeit gave). ``teams[m]``: match m's [team 0 bot, team 1 bot];
+    ``scores[m]``: team 0's outcome of each deal of match m."""
+    forfeit = [teams[m][s.forfeit_team] for m, s in enumerate(summaries)
+               if s.forfeit_team is not None]
+    b = teams[0][1] if teams[0][0] == a else teams[0][0]
+    net_a = sum(s.net[teams[m].index(a)] for m, s in enumerate(summaries))
+    if forfeit:
+        score = 0.0 if a in forfeit and b not in forfeit else (
+            1.0 if b in forfeit and a not in forfeit else 0.5)
+    else:
+        score = 1.0 if net_a > 0 else 0.0 if net_a < 0 else 0.5
+    per_match = []
+    n = max((len(x) for x in scores), default=0)
+    for m, sc in enumerate(scores):
+        sign = 1.0 if teams[m][0] == a else -1.0
+        lost = summaries[m].forfeit_team
+        # the deals a forfeit left unplayed count as lost by the forfeiting side
+        fill = 0.0 if lost is None else (-FORFEIT_OUTCOME if teams[m][lost] == a
+                                         else FORFEIT_OUTCOME)
+        per_match.append([sign * x for x in sc] + [fill] * (n - len(sc)))
+    diffs = [sum(x[i] for x in per_match) / len(per_match) for i in range(n)]
+    return {"a": a, "b": b, "score": score, "diffs": diffs,
+            "diff": sum(diffs) / len(diffs) if diffs else 0.0}
+
+
+# -- a fixed value function of the cards dealt (the control variate) ------------------------
+#: weights of ``hand_value``, fixed before any data: a joker, a level card, an ace, a king,
+#: a point, and each card of the longest suit beyond a quarter of the hand (a likely trump suit)
+VALUE_WEIGHTS = {"big_joker": 3.0, "little_joker": 2.5, "level": 2.0, "ace": 1.0, "king": 0.5,
+                 "point": 0.05, "long_suit": 0.5}
+
+
+def hand_value(cards: Sequence[int], level_rank: int) -> float:
+    """The strength of one seat's dealt cards (0-53 each) when ``level_rank`` (0 = "2") is the
+    level: a fixed, hand-made score (``VALUE_WEIGHTS``), not fitted to any result."""
+    w = VALUE_WEIGHTS
+    total = 0.0
+    suits = [0, 0, 0, 0]
+    for c in cards:
+        if c == 53:
+            total += w["big_joker"]
+        elif c == 52:
+            total += w["little_joker"]
+        else:
+            rank = c % 13
+            if rank == level_rank:
+                total += w["level"]
+            else:
+                suits[c // 13] += 1
+                total += w["ace"] if rank == 12 else w["king"] if rank == 11 else 0.0
+            total += w["point"] * (5 if rank == 3 else 10 if rank in (8, 11) else 0)
+    total += w["long_suit"] * max(0.0, max(suits) - len(cards) / 4)
+    return total
+
+
+def card_luck(hands: Sequence[Sequence[int]], level_rank: int) -> float:
+    """Team 0's card luck: the value of seats 0 and 2's dealt cards minus seats 1 and 3's.
+    The four hands of a shuffled deck are exchangeable, so its expectation is exactly 0."""
+    v = [hand_value(h, level_rank) for h in hands]
+    return v[0] + v[2] - v[1] - v[3]
+
+
+# -- in-process policies ------------------------------------------------------------------
+Policy = Callable[[object], object]
+#: the bots ``arena study power`` plays in process (other bots play through the referee)
+IN_PROCESS = ("random", "greedy", "greedy-noisy")
+NOISE = 0.1  # greedy-noisy's default chance of a random legal action
+
+
+def _greedy_bot():
+    if str(ROOT / "protos") not in sys.path:
+        sys.path.insert(0, str(ROOT / "protos"))
+    spec = importlib.util.spec_from_file_location(
+        "arena_greedy_bot", ROOT / "sample_bots" / "python" / "greedy" / "bot.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_GREEDY: list = []
+
+
+def in_process(name: str) -> bool:
+    """Whether ``name`` is a policy this module plays in process (``greedy-noisy:0.05`` too)."""
+    return name.split(":", 1)[0] in IN_PROCESS
+
+
+def policy(name: str, seed: str) -> Policy:
+    """The in-process policy ``name`` for one seat of one match, its randomness from ``seed``:
+    ``random`` (uniform legal actions), ``greedy`` (the sample bot, through the wire messages
+    it reads) or ``greedy-noisy[:EPS]`` (greedy, but a random legal action with chance EPS,
+    default 0.1: a bot of close strength)."""
+    from referee.play.random_play import random_action
+    base, _, arg = name.partition(":")
+    rng = random.Random(f"policy:{name}:{seed}")
+    if base == "random":
+        return lambda s: random_action(s, rng)
+    if base not in ("greedy", "greedy-noisy"):
+        raise ValueError(f"unknown in-process policy {name!r}: expected one of "
+                         f"{', '.join(IN_PROCESS)}")
+    try:
+        eps = float(arg) if arg else (NOISE if base == "greedy-noisy" else 0.0)
+    except ValueError:
+        raise ValueError(f"policy {name!r}: the noise after ':' must be a number") from None
+    if not 0 <= eps <= 1:
+        raise ValueError(f"policy {name!r}: the noise must be within [0, 1]")
+    from referee.wire.hints import legal_hint
+    from referee.wire.protocol import DECISION_TO_PB, action_from_pb, observation_to_pb
+    if not _GREEDY:
+        _GREEDY.append(_greedy_bot())
+    bot, pb = _GREEDY[0].GreedyBot(), _GREEDY[0].pb
+    count = [0]
+
+    def act(s):
+        if eps and rng.random() < eps:
+            return random_action(s, rng)
+        count[0] += 1
+        request = pb.DecisionRequest(request_id=1, kind=DECISION_TO_PB[s.decision],
+                                     observation=observation_to_pb(s, s.turn),
+                                     hint=legal_hint(s, f"{seed}:{count[0]}"))
+        return action_from_pb(bot.decide(request))
+    return act
+
+
+# -- playing duplicate deals -----------------------------------------------------------------
+@dataclass
+class DealPair:
+    """One deal played twice: A on team 0 in the first play, on team 1 in the second. ``a1``
+    and ``a2``: A's continuous outcome in each; ``net1``/``net2``: A's net level gain in each;
+    ``luck``: A's card luck in the first play (``card_luck`` of team 0)."""
+
+    seed: str
+    a1: float
+    a2: float
+    net1: int
+    net2: int
+    luck: float
+    forfeit: str | None = None  # a bot that forfeited one of the plays
+
+
+def _play_once(rules, seed: str, dealer: int, team0: str, team1: str, tag: str):
+    from referee.match.matchfile import DealSummary
+    from referee.play.selfplay import play
+    from referee.rules.events import CardDealt, DealEnded, DealerSet, DealStarted
+    seats = [team0, team1, team0, team1]
+    pols = [policy(seats[i], f"{tag}:{seed}:{i}") for i in range(4)]
+    got: dict = {"hands": [[], [], [], []]}
+
+    def hook(_before, _seat, _action, _after, events):
+        for e in events:
+            if isinstance(e, CardDealt):
+                if got.get("ended") is None and "dealt" not in got:
+                    got["hands"][e.seat].append(e.card)
+            elif isinstance(e, DealStarted):
+                got["started"], got["dealer"] = e, e.dealer
+                if "dealt" not in got:
+                    got["hands"] = [[], [], [], []]  # a redeal: the cards dealt again
+                    got["level"] = e.levels[e.dealer % 2] if e.dealer is not None else 0
+            elif isinstance(e, DealerSet):
+                got["dealer"] = e.seat
+            elif isinstance(e, DealEnded):
+                got["ended"] = e
+    play(rules, seed, pols, max_deals=1, levels=("2", "2"), dealer=dealer, on_action=hook)
+    d = DealSummary.of(got["started"], got["dealer"], got["ended"],
+                       rules.to_dict().get("after_ace") == "wrap")
+    return d, got["hands"], got.get("level", 0)
+
+
+def play_pairs(a: str, b: str, variant: str, deals: int, seed: str = "power",
+               progress: Callable[[int], None] | None = None) -> list[DealPair]:
+    """``deals`` duplicate deals of in-process policies ``a`` against ``b``, each from its own
+    seed (``seed``:deal), the dealer rotating over the seats."""
+    from referee.rules import rules_for
+    rules = rules_for(variant)
+    step = point_step(rules.decks)
+    out = []
+    for i in range(deals):
+        s = f"{seed}:{i}"
+        d1, hands, level = _play_once(rules, s, i % 4, a, b, "m1")
+        d2, _, _ = _play_once(rules, s, i % 4, b, a, "m2")
+        out.append(DealPair(s, deal_outcome(d1, 0, step), deal_outcome(d2, 1, step),
+                            d1.gain[0] - d1.gain[1], d2.gain[1] - d2.gain[0],
+                            card_luck(hands, level)))
+        if progress is not None:
+            progress(i + 1)
+    return out
+
+
+# -- the estimators ----------------------------------------------------------------------
+def _units(pairs: Sequence[DealPair], name: str, per_set: int,
+           sets: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """The samples of estimator ``name`` and the deals each costs. ``sets``: the set indices
+    (a resample) to take, in order; all sets by default."""
+    n_sets = len(pairs) // per_set
+    if sets is None:
+        sets = np.arange(n_sets)
+    kept = pairs[:n_sets * per_set]
+    a1 = np.array([p.a1 for p in kept]).reshape(n_sets, per_set)[sets]
+    a2 = np.array([p.a2 for p in kept]).reshape(n_sets, per_set)[sets]
+    # a deal played once: deal i's first play (A on team 0) when i // 2 is even, else its
+    # second (A on team 1); with the dealer at seat i % 4, A is on each side and its team the
+    # dealer's for half of the deals, so no advantage of a seat counts for or against it
+    first = np.array([(i // 2) % 2 == 0 for i in range(len(kept))]).reshape(n_sets, per_set)[sets]
+    once = np.where(first, a1, a2)
+    if name == "plain":
+        return once.ravel(), 1
+    if name == "duplicate_diff":
+        return ((a1 + a2) / 2).ravel(), 2
+    if name == "duplicate_wdl":
+        net = np.array([p.net1 + p.net2 for p in pairs[:n_sets * per_set]]
+                       ).reshape(n_sets, per_set)[sets].sum(axis=1)
+        forfeit = ["".join(p.forfeit or "" for p in pairs[k * per_set:(k + 1) * per_set])
+                   for k in sets]
+        w = np.sign(net).astype(float)
+        for i, f in enumerate(forfeit):  # a forfeit loses the pair, as in the standings
+            if f:
+                w[i] = -1.0 if "a" in f and "b" not in f else 1.0 if "b" in f and "a" not in f \
+                    else 0.0
+        return w, 2 * per_set
+    if name == "control_variate":
+        luck = np.array([p.luck for p in kept]).reshape(n_sets, per_set)[sets]
+        luck = np.where(first, luck, -luck)  # A's luck in the play counted: on team 1, -L
+        fold = (sets % 2)[:, None] * np.ones((1, per_set), dtype=int)
+        x, h, f = once.ravel(), luck.ravel(), fold.ravel()
+        out = x.copy()
+        for k in (0, 1):  # each fold's coefficient from the other fold: cross-fitted
+            other = f != k
+            c = _slope(x[other], h[other])
+            out[f == k] = x[f == k] - c * h[f == k]
+        return out, 1
+    raise ValueError(f"unknown estimator {name!r}: expected one of {', '.join(ESTIMATORS)}")
+
+
+def _slope(x: np.ndarray, h: np.ndarray) -> float:
+    """The least-squares coefficient of ``x`` on ``h`` (0 when ``h`` does not vary)."""
+    if len(h) < 2:
+        return 0.0
+    vh = float(np.var(h))
+    return float(np.mean((x - x.mean()) * (h - h.mean())) / vh) if vh > 0 else 0.0
+
+
+def deals_needed(mean: float, variance_per_deal: float, z: float = Z95) -> float:
+    """Deals for the 95% interval of the mean to exclude 0 when the true edge is ``mean``:
+    z^2 * variance / mean^2 (infinite for no edge)."""
+    if mean == 0:
+        return math.inf
+    return z * z * variance_per_deal / (mean * mean)
+
+
+@dataclass
+class Estimate:
+    name: str
+    units: int
+    deals: int
+    variance_per_deal: float
+    mean: float
+    interval: tuple[float, float]
+    deals_needed: float
+    variance_interval: tuple[float, float] = (0.0, 0.0)
+    mean_interval: tuple[float, float] = (0.0, 0.0)
+    deals_needed_interval: tuple[float, float] = (0.0, 0.0)
+
+    def to_dict(self) -> dict:
+        def num(x):
+            return None if not math.isfinite(x) else round(float(x), 6)
+        return {"name": self.name, "units": self.units, "deals": self.deals,
+                "variance_per_deal": num(self.variance_per_deal),
+                "variance_per_deal_interval": [num(x) for x in self.variance_interval],
+                "mean": num(self.mean), "interval": [num(x) for x in self.interval],
+                "mean_interval": [num(x) for x in self.mean_interval],
+                "deals_needed": num(self.deals_needed),
+                "deals_needed_interval": [num(x) for x in self.deals_needed_interval]}
+
+
+CONTINUOUS = ("plain", "duplicate_diff", "control_variate")  # estimators of one same edge
+
+
+def _point(x: np.ndarray, cost: int) -> tuple[float, float, float]:
+    """(mean, variance per deal, half-width of the 95% interval of the mean) of samples."""
+    n = len(x)
+    mean = float(x.mean())
+    var = float(x.var(ddof=1)) if n > 1 else 0.0
+    return mean, var * cost, Z95 * math.sqrt(var / n) if n else math.inf
+
+
+def _points(pairs, per_set: int, names: Sequence[str], sets=None) -> dict[str, tuple]:
+    """Each estimator's (mean, variance per deal, half-width, deals needed). plain,
+    duplicate_diff and control_variate estimate the same edge (A's expected continuous outcome
+    per deal): their deals needed are all taken at the edge estimated by the most precise of
+    them (so their ratios are those of their variances); duplicate_wdl's at its own mean."""
+    got = {}
+    for name in names:
+        x, cost = _units(pairs, name, per_set, sets)
+        got[name] = _point(x, cost)
+    common = [n for n in names if n in CONTINUOUS]
+    edge = got[min(common, key=lambda n: got[n][1])][0] if common else None
+    return {n: (m, v, h, deals_needed(edge if n in CONTINUOUS else m, v))
+            for n, (m, v, h) in got.items()}
+
+
+def estimate(pairs: Sequence[DealPair], per_set: int = 4, samples: int = 1000,
+             seed: int = 0, names: Sequence[str] = ESTIMATORS) -> list[Estimate]:
+    """Every estimator on the same deals, each with a bootstrap (resampling whole sets of
+    ``per_set`` deals, ``samples`` times) of its variance, mean and deals needed."""
+    n_sets = len(pairs) // per_set
+    if n_sets < 2:
+        raise ValueError(f"at least 2 sets of {per_set} deals are needed, got {len(pairs)} "
+                         "deals")
+    rng = np.random.default_rng(seed)
+    point = _points(pairs, per_set, names)
+    boots = [_points(pairs, per_set, names, rng.integers(0, n_sets, n_sets))
+             for _ in range(samples)]
+    out = []
+    for name in names:
+        mean, vpd, half, need = point[name]
+        boot = np.array([b[name] for b in boots])
+        lo, hi = np.quantile(boot, [0.025, 0.975], axis=0, method="nearest")
+        x, cost = _units(pairs, name, per_set)
+        out.append(Estimate(name, len(x), len(x) * cost, vpd, mean, (mean - half, mean + half),
+                            need, (lo[1], hi[1]), (lo[0], hi[0]), (lo[3], hi[3])))
+    return out
+
+
+def running(pairs: Sequence[DealPair], name: str, per_set: int = 4) -> dict[str, list[float]]:
+    """The estimate of ``name`` after each set: deals played, mean, and its 95% interval."""
+    n_sets = len(pairs) // per_set
+    out: dict[str, list[float]] = {"deals": [], "mean": [], "low": [], "high": []}
+    x, cost = _units(pairs, name, per_set)
+    k = len(x) // n_sets  # samples per set
+    for s in range(2, n_sets + 1):
+        if name == "control_variate":  # its coefficients from the data seen so far
+            x, _ = _units(pairs[:s * per_set], name, per_set)
+        mean, _, half = _point(x[:s * k], cost)
+        out["deals"].append(s * k * cost)
+        out["mean"].append(mean)
+        out["low"].append(mean - half)
+        out["high"].append(mean + half)
+    return out
+
+
+def plot(pairs: Sequence[DealPair], path: str | Path, per_set: int, title: str) -> None:
+    """A PNG of each estimator's running estimate with its 95% interval against deals played."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    for ax, name in zip(axes.ravel(), ESTIMATORS):
+        r = running(pairs, name, per_set)
+        ax.fill_between(r["deals"], r["low"], r["high"], alpha=0.3)
+        ax.plot(r["deals"], r["mean"])
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.set_title(name)
+        ax.set_xlabel("deals played")
+        ax.set_ylabel("pair wins - losses" if name == "duplicate_wdl" else "levels per deal")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+# -- SPRT on paired scores ----------------------------------------------------------------
+@dataclass
+class PairedSprt(WaldBounds):
+    """A sequential test on continuous paired scores (a duplicate pair's mean paired
+    difference per deal): H0 their mean is ``d0``, H1 it is ``d1``, the normal approximation of
+    the generalised SPRT as fishtest runs it on game pairs: with m the mean of the N scores and
+    v their variance, LLR = N (d1 - d0) (2 m - d0 - d1) / (2 v), against Wald's bounds.
+
+    v is the sample variance times (N + ``pad``) / N: an estimated variance is too small about
+    half the time and the LLR, divided by it, then overshoots; without the factor, simulated
+    error rates were 6-7% for a nominal 5% when d1 - d0 is a quarter of the scores' spread or
+    more, with it 3-5% (tests/test_power.py, docs/statistics.md). No decision before
+    ``min_pairs`` scores."""
+
+    d0: float
+    d1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+    min_pairs: int = 8
+    pad: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not self.d1 > self.d0:
+            raise ValueError(f"d1 must be greater than d0, got d0={self.d0!r}, d1={self.d1!r}")
+        self.check_error_rates()
+
+    def llr_of(self, n: int, total: float, squares: float) -> float:
+        """The LLR from the count, sum and sum of squares of the scores."""
+        if n < 2:
+            return 0.0
+        mean = total / n
+        var = max((squares - n * mean * mean) / (n - 1), 0.0) * (n + self.pad) / n
+        var = max(var, 1e-12 * max(1.0, squares / n))
+        return n * (self.d1 - self.d0) * (2 * mean - self.d0 - self.d1) / (2 * var)
+
+    def llr(self, scores: Sequence[float]) -> float:
+        x = np.asarray(scores, dtype=float)
+        return self.llr_of(len(x), float(x.sum()), float((x * x).sum()))
+
+    def decide(self, scores: Sequence[float]) -> str | None:
+        if len(scores) < self.min_pairs:
+            return None
+        value = self.llr(scores)
+        return "H1" if value >= self.upper else "H0" if value <= self.lower else None
+
+
+def stopping_points(pair_scores: Sequence[tuple[float, float]], paired: PairedSprt,
+                    wdl) -> dict:
+    """On one stream of pairs, each (W/D/L score, paired difference), where each test stops:
+    {"diff": (pairs, decision), "wdl": (pairs, decision)}; (len, None) when it did not."""
+    out = {}
+    scores: list[float] = []
+    for i, (_, d) in enumerate(pair_scores, 1):
+        scores.append(d)
+        got = paired.decide(scores)
+        if got:
+            out["diff"] = (i, got)
+            break
+    out.setdefault("diff", (len(pair_scores), None))
+    tally = [0, 0, 0]
+    for i, (w, _) in enumerate(pair_scores, 1):
+        tally[0 if w == 1.0 else 1 if w == 0.5 else 2] += 1
+        got = wdl.decide(*tally)
+        if got:
+            out["wdl"] = (i, got)
+            break
+    out.setdefault("wdl", (len(pair_scores), None))
+    return out
+
+
+def set_scores(pairs: Sequence[DealPair], per_set: int) -> list[tuple[float, float]]:
+    """Each set of ``per_set`` deals as a duplicate pair: (A's W/D/L score, A's mean paired
+    difference per deal)."""
+    out = []
+    for k in range(len(pairs) // per_set):
+        chunk = pairs[k * per_set:(k + 1) * per_set]
+        net = sum(p.net1 + p.net2 for p in chunk)
+        out.append((1.0 if net > 0 else 0.0 if net < 0 else 0.5,
+                    sum((p.a1 + p.a2) / 2 for p in chunk) / len(chunk)))
+    return out
+
+
+# -- the standings' Gaussian model --------------------------------------------------------
+@dataclass
+class GaussianFit:
+    """Ratings from paired differences: each unit's difference d (bot a against bot b, per
+    deal) is modelled as normal with mean r_a - r_b and one variance for all; ratings are the
+    least-squares fit with ``prior`` virtual units of 0 against an average bot (a ridge that
+    keeps a bot with few units near 0), centred to mean 0; 95% intervals from the fit's
+    covariance."""
+
+    ratings: dict[str, tuple[float, float, float]]
+    sigma: float
+    units: int
+    prior: float = field(default=2.0)
+
+
+def gaussian_ratings(units: Sequence[tuple[str, str, float]], players: Sequence[str],
+                     prior: float = 2.0) -> GaussianFit:
+    """Fit ``GaussianFit`` to ``units``: (a, b, a's paired difference per deal)."""
+    names = list(dict.fromkeys(players))
+    k = len(names)
+    index = {n: i for i, n in enumerate(names)}
+    if not units or k == 0:
+        return GaussianFit({n: (0.0, 0.0, 0.0) for n in names}, 0.0, 0, prior)
+    X = np.zeros((len(units), k))
+    y = np.zeros(len(units))
+    for u, (a, b, d) in enumerate(units):
+        X[u, index[a]] += 1.0
+        X[u, index[b]] -= 1.0
+        y[u] = d
+    A = X.T @ X + prior * np.eye(k)
+    r = np.linalg.solve(A, X.T @ y)
+    resid = y - X @ r
+    dof = max(1, len(units) - (k - 1))
+    sigma2 = float(resid @ resid) / dof if len(units) > 1 else float(y @ y)
+    C = np.eye(k) - np.ones((k, k)) / k
+    cov = sigma2 * C @ np.linalg.inv(A) @ C
+    r = C @ r
+    half = Z95 * np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    return GaussianFit({n: (float(r[i]), float(r[i] - half[i]), float(r[i] + half[i]))
+                        for n, i in index.items()}, math.sqrt(sigma2), len(units), prior)
+
+
+# -- duplicate deals through the referee (bots as processes) ---------------------------------
+def dealt_hands(rules, seed: str, dealer: int) -> tuple[list[list[int]], int]:
+    """The four hands deal ``seed`` gives and the level rank: dealing draws from the seeded
+    deck whatever the seats declare, so a never-declaring random play finds the same cards."""
+    from referee.play.random_play import random_action
+    from referee.play.selfplay import play
+    from referee.rules.events import CardDealt, DealStarted
+    got: dict = {"hands": [[], [], [], []], "level": 0, "done": False}
+    rng = random.Random(seed)
+
+    def hook(_b, _s, _a, after, events):
+        for e in events:
+            if got["done"]:
+                return
+            if isinstance(e, DealStarted):
+                got["hands"] = [[], [], [], []]
+                got["level"] = e.levels[e.dealer % 2] if e.dealer is not None else 0
+            elif isinstance(e, CardDealt):
+                got["hands"][e.seat].append(e.card)
+        if after.phase.name not in ("SHUFFLE", "DEALING") and any(got["hands"]):
+            got["done"] = True
+    play(rules, seed, [lambda s: random_action(s, rng, 0.0)] * 4, max_deals=1,
+         levels=("2", "2"), dealer=dealer, on_action=hook)
+    return got["hands"], got["level"]
+
+
+def referee_pairs(a, b, variant: str, deals: int, per_set: int, secret: str, workdir: Path,
+                  workers: int = 2, progress: Callable[[int], None] | None = None,
+                  stop: Callable[[list[DealPair]], bool] | None = None,
+                  prefix: str = "power") -> list[DealPair]:
+    """Duplicate pairs of ``per_set`` deals between SeasonBots ``a`` and ``b`` played by the
+    referee (``deals`` in all), in order; ``stop(deals so far)`` ends the run early. Matches
+    are ``PREFIX-KKKK-M``, deal seeds keyed by ``secret`` from ``PREFIX:setK:dealJ`` (as
+    ``arena sprt --score wdl`` labels its deals: the same secret gives the same cards)."""
+    from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec
+    from referee.rules import rules_for
+    from scheduler.execute import play_again
+    from scheduler.league import in_order, pairing_spec
+    from scheduler.season import deal_seed
+    rules = rules_for(variant)
+    step = point_step(rules.decks)
+    n_sets = max(1, deals // per_set)
+
+    def play_set(k: int) -> list[DealPair]:
+        ds = [DealSpec(deal_seed(secret, f"{prefix}:set{k}:deal{j}"), ("2", "2"),
+                       (k * per_set + j) % 4) for j in range(per_set)]
+        got = []
+        for m, (t0, t1) in enumerate(((a, b), (b, a))):
+            spec = pairing_spec(f"{prefix}-{k:04d}-{m}", t0, t1, variant=variant, options={},
+                                 deals=ds, time_control=DEFAULT_TIME_CONTROL)
+            got.append(play_again(spec, workdir / spec.match_id).summary())
+        s1, s2 = got
+        forfeit = None
+        if s1.forfeit_team is not None or s2.forfeit_team is not None:
+            who = {("a", "b")[s1.forfeit_team] if s1.forfeit_team is not None else None,
+                   ("b", "a")[s2.forfeit_team] if s2.forfeit_team is not None else None}
+            forfeit = "".join(sorted(w for w in who if w))
+        out = []
+        for j, d in enumerate(ds):
+            hands, level = dealt_hands(rules, d.seed, d.dealer)
+            if j < len(s1.deals) and j < len(s2.deals):
+                d1, d2 = s1.deals[j], s2.deals[j]
+                out.append(DealPair(d.seed, deal_outcome(d1, 0, step),
+                                    deal_outcome(d2, 1, step), d1.gain[0] - d1.gain[1],
+                                    d2.gain[1] - d2.gain[0], card_luck(hands, level), forfeit))
+            else:  # a forfeit ended a match before this deal: it counts as the loss it gave
+                loser = 1.0 if forfeit == "b" else -1.0 if forfeit == "a" else 0.0
+                out.append(DealPair(d.seed, FORFEIT_OUTCOME * loser, FORFEIT_OUTCOME * loser,
+                                    0, 0,
+                                    card_luck(hands, level), forfeit))
+        return out
+
+    pairs: list[DealPair] = []
+    for got in in_order(play_set, n_sets, workers):  # a sequential test sees sets as numbered
+        pairs.extend(got)
+        if progress is not None:
+            progress(len(pairs))
+        if stop is not None and stop(pairs):
+            break
+    return pairs
+
+
+def run_sequential(next_sets, chosen: str, paired: PairedSprt, wdl, max_pairs: int,
+                   per_set: int, progress: Callable[[int, dict], None] | None = None,
+                   both: bool = False) -> dict:
+    """Both tests on one stream of duplicate pairs (``next_sets(stop)`` yields each pair's
+    deals in order, ending when ``stop(pairs so far)`` is true), until the ``chosen`` one
+    ("diff" or "wdl") decides (``both``: until both have) or ``max_pairs``. Returns the tally,
+    each test's LLR and where each decided ({"diff": (pairs, decision or None), "wdl": ...})."""
+    state: dict = {"pairs": 0, "W": 0, "D": 0, "L": 0, "scores": [], "stops": {}}
+
+    def stop(deals: list[DealPair]) -> bool:
+        while (state["pairs"] + 1) * per_set <= len(deals):
+            k = state["pairs"]
+            w, d = set_scores(deals[k * per_set:(k + 1) * per_set], per_set)[0]
+            state["pairs"] += 1
+            state["W" if w == 1.0 else "D" if w == 0.5 else "L"] += 1
+            state["scores"].append(d)
+            for key, got in (("diff", paired.decide(state["scores"])),
+                             ("wdl", wdl.decide(state["W"], state["D"], state["L"]))):
+                if got and key not in state["stops"]:
+                    state["stops"][key] = (state["pairs"], got)
+            if progress is not None:
+                progress(state["pairs"], state)
+            done = len(state["stops"]) == 2 if both else chosen in state["stops"]
+            if done or state["pairs"] >= max_pairs:
+                return True
+        return False
+    next_sets(stop)
+    n = state["pairs"]
+    return {"pairs": n, "deals": 2 * n * per_set, "W": state["W"], "D": state["D"],
+            "L": state["L"], "llr_diff": paired.llr(state["scores"]),
+            "llr_wdl": wdl.llr(state["W"], state["D"], state["L"]),
+            "mean_diff": float(np.mean(state["scores"])) if state["scores"] else 0.0,
+            "decision": state["stops"].get(chosen, (n, None))[1],
+            "decided_at": state["stops"].get(chosen, (n, None))[0],
+            "stops": {k: state["stops"].get(k, (n, None)) for k in ("diff", "wdl")}}
+
+
+def in_process_sets(a: str, b: str, variant: str, per_set: int, seed: str, max_pairs: int):
+    """``run_sequential``'s source of pairs for in-process policies."""
+    def gen(stop) -> None:
+        deals: list[DealPair] = []
+        for k in range(max_pairs):
+            deals.extend(play_pairs(a, b, variant, per_set, seed=f"{seed}:set{k}"))
+            if stop(deals):
+                return
+    return gen
+
+
+def resampled_stops(pairs: Sequence[DealPair], per_set: int, paired: PairedSprt, wdl,
+                    streams: int = 1000, max_pairs: int = 2000, seed: int = 0) -> dict:
+    """Both tests on ``streams`` streams of duplicate pairs drawn with replacement from these
+    pairs (each stream fed to both tests alike): for each test the median and mean number of
+    pairs to a decision (a stream undecided at ``max_pairs`` counts ``max_pairs``), the share
+    of H1 decisions, and the share of streams where the paired test stopped first, together
+    or later."""
+    scores = set_scores(pairs, per_set)
+    rng = random.Random(seed)
+    got: dict[str, list] = {"diff": [], "wdl": []}
+    earlier = same = 0
+    for _ in range(streams):
+        stops = {}
+        total = squares = 0.0
+        tally = [0, 0, 0]
+        for i in range(1, max_pairs + 1):
+            w, d = scores[rng.randrange(len(scores))]
+            total, squares = total + d, squares + d * d
+            tally[0 if w == 1.0 else 1 if w == 0.5 else 2] += 1
+            if "diff" not in stops and i >= paired.min_pairs:
+                value = paired.llr_of(i, total, squares)
+                if value >= paired.upper or value <= paired.lower:
+                    stops["diff"] = (i, "H1" if value >= paired.upper else "H0")
+            if "wdl" not in stops:
+                verdict = wdl.decide(*tally)
+                if verdict:
+                    stops["wdl"] = (i, verdict)
+            if len(stops) == 2:
+                break
+        for key in ("diff", "wdl"):
+            got[key].append(stops.get(key, (max_pairs, None)))
+        a, b = got["diff"][-1][0], got["wdl"][-1][0]
+        earlier += a < b
+        same += a == b
+    out = {}
+    for key, runs in got.items():
+        lengths = sorted(r[0] for r in runs)
+        out[key] = {"median_pairs": lengths[len(lengths) // 2],
+                    "mean_pairs": sum(lengths) / len(lengths),
+                    "h1": sum(r[1] == "H1" for r in runs) / len(runs),
+                    "undecided": sum(r[1] is None for r in runs) / len(runs)}
+    out["diff_first"] = earlier / streams
+    out["together"] = same / streams
+    out["streams"] = streams
+    return out
