@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from cli.common import VARIANT_HELP, sandbox_or_refuse, unsandboxed_option, variant_ids_or_exit
 from scheduler.reports import bot_versions, sealed_reason, season_rows
 
 
@@ -165,7 +166,6 @@ def cmd_soak(args) -> int:
         return 2
 
 
-VARIANT_HELP = "the variant (default two-deck-fry; `arena rules variants` lists them)"
 LOG_LINES = 12  # lines of a gone bot's log that `arena match` prints under its fault
 LISTEN_CONNECT_MS = 600_000  # how long a seat started by hand is waited for, by default
 
@@ -432,22 +432,6 @@ def _season_play(args, store, season, broker, left) -> int:
     st = compute(store.season(season.name), store.matches(season.name))
     print(table(st))
     return 0 if counts["failed"] == 0 else 1
-
-
-def sandbox_or_refuse(args) -> None:
-    """With --unsandboxed, the referee processes started from here play the bots
-    unsandboxed; without it, a machine where bwrap cannot run refuses to play (SeasonError)."""
-    from scheduler.season import SeasonError
-    from referee.seats.sandbox import UNSANDBOXED_ENV, require_sandbox, SandboxUnavailable
-    if getattr(args, "unsandboxed", False):
-        os.environ[UNSANDBOXED_ENV] = "1"
-        print("note: --unsandboxed: the bots run with this user's rights and the whole host "
-              "in reach", file=sys.stderr)
-        return
-    try:
-        require_sandbox()
-    except SandboxUnavailable as e:
-        raise SeasonError(str(e)) from None
 
 
 def cmd_worker(args) -> int:
@@ -935,20 +919,6 @@ def cmd_sprt(args) -> int:
           f"{got['D']}-{got['L']}, LLR {llr:.2f} in [{test.lower:.2f}, "
           f"{test.upper:.2f}], {time.perf_counter() - t:.0f}s")
     return 0 if got["decision"] else 3
-
-
-def unsandboxed_option(parser) -> None:
-    parser.add_argument("--unsandboxed", action="store_true",
-                        help="play the bots without their sandboxes (with the referee's rights "
-                             "and the whole host in reach; docs/security.md)")
-
-
-def variant_ids_or_exit() -> tuple[str, ...]:
-    from referee.rules import variant_ids
-    try:
-        return variant_ids()
-    except ValueError as e:  # a family named in ARENA_FAMILIES that cannot be loaded
-        raise SystemExit(f"arena: {e}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def register(sub, bench_sub) -> None:  # no benchmark of its own: bench_sub unused
-    from cli.main import VARIANT_HELP, unsandboxed_option, variant_ids_or_exit
+    from cli.common import VARIANT_HELP, unsandboxed_option, variant_ids_or_exit
     study = sub.add_parser("study", help="studies of the arena's statistics")
     ssub = study.add_subparsers(dest="study_command", required=True)
     sp = ssub.add_parser("power", help="A against B on duplicate deals: per estimator, the "
@@ -120,7 +120,7 @@ def cmd_study_power(args) -> int:
         a = load_side(args.a)
         b = load_side(args.b, getattr(a, "name", None))
         if not isinstance(a, str) or not isinstance(b, str):
-            from cli.main import sandbox_or_refuse
+            from cli.common import sandbox_or_refuse
             sandbox_or_refuse(args)
     except (ManifestError, ValueError, SeasonError) as e:  # SeasonError: the sandbox refused
         return _fail(str(e))

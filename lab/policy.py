@@ -38,15 +38,7 @@ from referee.rules.state import State
 from referee.wire.hints import HINT_LIMIT
 from referee.wire.hints import listed_actions as hint_listing
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "sample_bots" / "python"
-
-
-def on_path(folder: Path) -> None:
-    """Put ``folder`` on the import path (last), once."""
-    if str(folder) not in sys.path:
-        sys.path.append(str(folder))
-
+from lab.paths import ROOT, SAMPLES, on_path  # noqa: E402
 
 on_path(SAMPLES)
 from arena_policy import Legal  # the SDK's: a bot is handed the same values

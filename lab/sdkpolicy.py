@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from shengji_arena.v1 import referee_pb2 as pb
 
-from lab.policy import SAMPLES, on_path
+from lab.paths import SAMPLES, on_path
 from referee.rules.observe import Observation
 from referee.wire.protocol import (
     DECISION_TO_PB,

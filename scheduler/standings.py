@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass, field
 from referee.match.matchfile import MatchSummary
 from referee.rules import family_of, rules_for
 
-from scheduler.power import deal_scores, gaussian_ratings, pair_result
+from scheduler.power import gaussian_ratings
+from scheduler.scores import deal_scores, pair_result
 from scheduler.ratings import rating_history, rating_intervals
 
 #: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and

@@ -567,7 +567,7 @@ class Store:
         """Team 0's continuous outcome of each deal of the match, as JSON (None if the
         summary cannot say)."""
         from referee.match.matchfile import MatchSummary
-        from scheduler.power import deal_scores
+        from scheduler.scores import deal_scores
         spec = c.execute(select(matches.c.spec_json).where(matches.c.id == match_id)).scalar()
         try:
             variant = json.loads(spec)["variant"]
@@ -579,7 +579,7 @@ class Store:
         """Write the ``pair_scores`` row of ``match_id``'s duplicate pair once both of its
         matches are done (the row, else None; a pair already scored is left as it is)."""
         from referee.match.matchfile import MatchSummary
-        from scheduler.power import deal_scores, pair_result
+        from scheduler.scores import deal_scores, pair_result
         with self.engine.begin() as c:
             row = c.execute(select(matches.c.season, matches.c.cluster)
                             .where(matches.c.id == match_id)).first()

@@ -1,0 +1,16 @@
+"""Where the lab finds the sample bots (the Python SDK's folder), and putting a folder on the
+import path."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots" / "python"
+
+
+def on_path(folder: Path) -> None:
+    """Put ``folder`` on the import path (last), once."""
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))

@@ -1,0 +1,68 @@
+"""The continuous scores of a deal and of a duplicate pair (docs/statistics.md): pure
+functions of stored summaries, which the store, the standings and the estimators share."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# -- the continuous outcome of a deal ------------------------------------------------------
+def point_step(decks: int) -> float:
+    """Points per level of the continuous outcome: a fifth of the deck's face points."""
+    return decks * 100 / 5
+
+
+def deal_outcome(deal, team: int, step: float) -> float:
+    """Team ``team``'s continuous outcome of a deal (a ``DealSummary``): level gain minus the
+    other team's, plus (points taken - points kept by the other team) / (2 * step)."""
+    levels = deal.gain[team] - deal.gain[1 - team]
+    if deal.attackers is None:
+        return float(levels)
+    attackers_edge = 2 * deal.attacker_total - 5 * step  # attackers' points minus defenders'
+    edge = attackers_edge if deal.attackers == team else -attackers_edge
+    return levels + edge / (2 * step)
+
+
+def deal_scores(summary, variant: str) -> list[float]:
+    """Team 0's continuous outcome of each deal of a match (a ``MatchSummary``)."""
+    from referee.rules import rules_for
+    step = point_step(rules_for(variant).decks)
+    return [round(deal_outcome(d, 0, step), 6) for d in summary.deals]
+
+
+#: the continuous outcome of a deal a forfeit left unplayed, for the side that did not forfeit
+FORFEIT_OUTCOME = 5.0
+
+
+def pair_result(a: str, teams: Sequence[Sequence[str]], summaries: Sequence,
+                scores: Sequence[Sequence[float]]) -> dict:
+    """A duplicate pair for bot ``a``: its W/D/L score as the standings count it (net levels
+    over both matches; a forfeit loses the pair) and its paired difference per deal (the mean
+    of ``a``'s continuous outcome in the two plays of each deal; a forfeited match scores its
+    deals at the loss the forfeit gave). ``teams[m]``: match m's [team 0 bot, team 1 bot];
+    ``scores[m]``: team 0's outcome of each deal of match m."""
+    forfeit = [teams[m][s.forfeit_team] for m, s in enumerate(summaries)
+               if s.forfeit_team is not None]
+    b = teams[0][1] if teams[0][0] == a else teams[0][0]
+    net_a = sum(s.net[teams[m].index(a)] for m, s in enumerate(summaries))
+    if forfeit:
+        score = 0.0 if a in forfeit and b not in forfeit else (
+            1.0 if b in forfeit and a not in forfeit else 0.5)
+    else:
+        score = 1.0 if net_a > 0 else 0.0 if net_a < 0 else 0.5
+    per_match = []
+    n = max((len(x) for x in scores), default=0)
+    for m, sc in enumerate(scores):
+        sign = 1.0 if teams[m][0] == a else -1.0
+        lost = summaries[m].forfeit_team
+        # the deals a forfeit left unplayed count as lost by the forfeiting side
+        fill = 0.0 if lost is None else (-FORFEIT_OUTCOME if teams[m][lost] == a
+                                         else FORFEIT_OUTCOME)
+        per_match.append([sign * x for x in sc] + [fill] * (n - len(sc)))
+    diffs = [sum(x[i] for x in per_match) / len(per_match) for i in range(n)]
+    return {"a": a, "b": b, "score": score, "diffs": diffs,
+            "diff": sum(diffs) / len(diffs) if diffs else 0.0}
+
+
+# -- a fixed value function of the cards dealt (the control variate) ------------------------
+#: weights of ``hand_value``, fixed before any data: a joker, a level card, an ace, a king,
+#: a point, and each card of the longest suit beyond a quarter of the hand (a likely trump suit)
