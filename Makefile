@@ -75,8 +75,12 @@ sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_are
 	sample_bots/cpp/install-deps.sh
 	$(MAKE) -C sample_bots/cpp
 
+# Two pytest-xdist workers, each with its own Redis database and PostgreSQL database
+# (tests/conftest.py); a file whose module fixtures are costly is kept on one worker.
+TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases 13 to 15
+
 test: $(STAMP) sandbox browser redis postgres check-protos bots
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 bench: $(STAMP)
 	$(BIN)/arena bench engine

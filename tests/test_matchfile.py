@@ -39,6 +39,10 @@ def _played(spec: MatchSpec, bots, folder) -> dict:
     return json.loads(path.read_text())
 
 
+# its module fixtures are built once: pytest-xdist (--dist loadgroup) keeps the file on one worker
+pytestmark = pytest.mark.xdist_group("test_matchfile")
+
+
 @pytest.fixture(scope="module")
 def record(tmp_path_factory) -> dict:
     """Two deals of two-deck-fry, the second starting from other levels and dealer."""

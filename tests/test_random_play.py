@@ -19,6 +19,9 @@ from referee.play.selfplay import play, random_policies
 
 DEALS = 2000
 VARIANTS = list(presets())
+# the 2,000 deals of a variant in parts that pytest-xdist can hand to different workers; each
+# part plays every PARTS-th game and checks the same coverage on its own share
+PARTS = 2
 # two-deck: the share of leads that throw every pair of a suit with a top single or two, and
 # of leads by a seat holding a tractor that throw its weakest tractor with a single or two, so
 # that failed throws with pairs and tractors among the beatable units are frequent (the random
@@ -279,13 +282,15 @@ class Checker:
             assert ended.levels == s.levels
 
 
+@pytest.mark.parametrize("part", range(PARTS))
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_random_deals_keep_invariants(variant):
+def test_random_deals_keep_invariants(variant, part):
     rules = rules_for(variant)
     checker = Checker(rules)
-    game = 0
+    game = part
     total_decisions = 0
     deals = DEALS // 4 if rules.single_deal else DEALS  # (a game of one deal: a shorter run)
+    deals //= PARTS
     while checker.deals < deals:
         seed = f"invariants:{variant}:{game}"
         # every third game the players rarely declare: kitty openings, draws and redeals
@@ -296,13 +301,13 @@ def test_random_deals_keep_invariants(variant):
         # every deal ends: a deal never needs more than a few hundred decisions
         assert n <= 400 * max(1, state.deal_no)
         total_decisions += n
-        game += 1
+        game += PARTS
     assert checker.deals >= deals
     kinds = checker.kinds
     for kind in (DecisionKind.DECLARE, DecisionKind.BURY, DecisionKind.LEAD, DecisionKind.FOLLOW):
         assert kinds[kind] > 0, kind
     ev = checker.events
-    print(f"{variant}: {checker.deals} deals, {total_decisions} decisions, "
+    print(f"{variant} part {part}: {checker.deals} deals, {total_decisions} decisions, "
           f"{dict(kinds)}, {dict(ev)}")
     if variant == "single-deck":
         for kind in (DecisionKind.UPRISING, DecisionKind.HANDOVER, DecisionKind.TRANSFER,

@@ -38,6 +38,10 @@ def _match(games: list[MatchRecord], forfeit=None) -> dict:
     return json.loads(json.dumps(match.to_dict()))
 
 
+# its module fixtures are built once: pytest-xdist (--dist loadgroup) keeps the file on one worker
+pytestmark = pytest.mark.xdist_group("test_replay_errors")
+
+
 @pytest.fixture(scope="module")
 def game() -> dict:
     """A bare game record of two deals, played by the engine."""

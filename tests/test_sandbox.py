@@ -1,6 +1,7 @@
 """The sandbox per seat (bubblewrap), with real processes: what a sandboxed bot sees and can
 reach, its limits, and that nothing of a seat outlives its match."""
 
+import fcntl
 import json
 import os
 import shutil
@@ -16,8 +17,8 @@ from referee.match.spec import MatchSpec, TimeControl
 from referee.seats.launch import LOG_LIMIT, PROTOS, launch
 from referee.seats.manifest import Manifest, load_manifest
 from referee.seats.sandbox import (SEAT_ADDRESS, UID_BASE, SandboxPolicy, SandboxUnavailable,
-                                   SeatCgroup, policy_of, sandbox_command, sandbox_problem,
-                                   uid_processes)
+                                   LOCK_DIR, SeatCgroup, policy_of, sandbox_command,
+                                   sandbox_problem, uid_processes)
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
                                 reason=f"no sandbox here: {sandbox_problem()}")
@@ -57,12 +58,23 @@ def _report(tmp_path: Path, manifest: Manifest, seat: int = 0, match_id: str = "
     return json.loads(text.strip().splitlines()[-1])
 
 
+def uid_processes_unclaimed(uid: int) -> list[int]:
+    """The processes of seat uid ``uid``, read while holding its claim: once a match releases
+    the uid, a match of another test worker may take it and start its own bots under it."""
+    fd = os.open(LOCK_DIR / f"arena-uid-{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # waits while another match holds the uid
+        return uid_processes(uid)
+    finally:
+        os.close(fd)
+
+
 def _no_process_left(procs) -> None:
     """No process of any seat's uid (a root launcher), nor any bwrap process of the seats."""
     for p in procs:
         assert p.popen.poll() is not None
         if p.seat_uid is not None:
-            assert uid_processes(p.seat_uid) == [], p.seat_uid
+            assert uid_processes_unclaimed(p.seat_uid) == [], p.seat_uid
         assert not Path(f"/proc/{p.pid}").exists() or _zombie(p.pid)
 
 

@@ -70,6 +70,10 @@ def _what_a_bot_could_try(name: str, match_ids: list[str], legs=1, sets=1, deals
     return out
 
 
+# its module fixtures are built once: pytest-xdist (--dist loadgroup) keeps the file on one worker
+pytestmark = pytest.mark.xdist_group("test_secret_deals")
+
+
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     """A season of one duplicate pair, played one match at a time, with what `arena replay`

@@ -44,6 +44,10 @@ def _playwright():
     return sync_playwright, expect, chromium
 
 
+# its module fixtures are built once: pytest-xdist (--dist loadgroup) keeps the file on one worker
+pytestmark = pytest.mark.xdist_group("test_web_browser")
+
+
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     """A season of two sample bots (one deal set of one deal: a match and its mirror) in a
