@@ -105,7 +105,7 @@ def bootstrap_intervals(
         raise ValueError(f"level must be strictly between 0 and 1, got {level!r}")
     names = list(index)
     count = len(index)
-    cluster_tallies = [_tally(cluster, index) for cluster in clusters]
+    cluster_tallies = _tallies(clusters, index)
 
     whole = _merge(cluster_tallies)
     theta_all = _fit(whole, count, prior, 10_000, 1e-6)
@@ -118,12 +118,15 @@ def bootstrap_intervals(
     distinct: dict[tuple, int] = {}
     kinds: list[dict[tuple[int, int], list[float]]] = []
     drawn_kind = []
+    known: dict[int, int] = {}  # id of a tally (clusters of the same games share one) -> kind
     for tally in cluster_tallies:
-        key = tuple(sorted((pair, n, score) for pair, (n, score) in tally.items()))
-        if key not in distinct:
-            distinct[key] = len(kinds)
-            kinds.append(tally)
-        drawn_kind.append(distinct[key])
+        if id(tally) not in known:
+            key = tuple(sorted((pair, n, score) for pair, (n, score) in tally.items()))
+            if key not in distinct:
+                distinct[key] = len(kinds)
+                kinds.append(tally)
+            known[id(tally)] = distinct[key]
+        drawn_kind.append(known[id(tally)])
     rng = np.random.default_rng(seed)
     k = len(cluster_tallies)
     share = np.bincount(drawn_kind, minlength=len(kinds)) / k
@@ -161,7 +164,10 @@ def simulated_intervals(
     index = _index(players)
     names = list(index)
     games = [g for cluster in clusters for g in cluster]
-    point = bradley_terry(games, names, prior=prior)
+    if not 0 <= prior < math.inf:
+        raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
+    start = _fit(_tally(games, index), len(names), prior, 10_000, 1e-6)
+    point = _ratings(start, names)  # bradley_terry(games, names, prior=prior)
     if not games:
         return {n: (point[n], point[n], point[n]) for n in names}
     draw_rate = sum(1 for _, _, sc in games if sc == 0.5) / len(games)
@@ -180,7 +186,6 @@ def simulated_intervals(
                               size=samples)
         played[:, q] = n
         scored[:, q] = got[:, 0] + got[:, 1] / 2
-    start = _fit(_tally(games, index), len(names), prior, 10_000, 1e-6)
     # from the fit the season was simulated from: the refit is close to it
     ratings = _fit_batch(pairs, played, scored, len(names), prior, 1e-4, start=start)
     draws = {n: list(ratings[:, p]) for p, n in enumerate(names)}
@@ -228,9 +233,10 @@ def rating_history(units: Sequence[Sequence[Game]], players: Sequence[str], *,
         return []
     marks = sorted({max(1, round(len(units) * (i + 1) / points)) for i in range(points)})
     out, tally, taken, theta = [], {}, 0, None
+    unit_tallies = _tallies(units, index)
     for k in marks:
-        for unit in units[taken:k]:
-            for pair, (n, score) in _tally(unit, index).items():
+        for unit in unit_tallies[taken:k]:
+            for pair, (n, score) in unit.items():
                 entry = tally.setdefault(pair, [0.0, 0.0])
                 entry[0] += n
                 entry[1] += score
@@ -369,6 +375,25 @@ def _tally(games: Iterable[Game], index: dict[str, int]) -> dict[tuple[int, int]
         entry[0] += 1.0
         entry[1] += score
     return tally
+
+
+def _tallies(clusters: Iterable[Iterable[Game]], index: dict[str, int]
+             ) -> list[dict[tuple[int, int], list[float]]]:
+    """``_tally`` of each cluster; clusters of the same games share one (a league's units are
+    of few kinds: a pairing and its outcome). Read only: a shared tally is never changed."""
+    seen: dict[tuple, dict[tuple[int, int], list[float]]] = {}
+    out = []
+    for cluster in clusters:
+        try:
+            key = tuple(tuple(game) for game in cluster)
+            hash(key)
+        except TypeError:  # not games: _tally says what is wrong
+            out.append(_tally(cluster, index))
+            continue
+        if key not in seen:
+            seen[key] = _tally(cluster, index)
+        out.append(seen[key])
+    return out
 
 
 def _merge(tallies: Iterable[dict[tuple[int, int], list[float]]]
@@ -526,7 +551,8 @@ def _fit_batch(pairs: Sequence[tuple[int, int]], games: np.ndarray, scores: np.n
         gradient = np.where(on, got - prior * own - (n * p) @ into_i
                             - (n - n * p) @ into_j, 0.0)
         w = n * p * (1.0 - p)
-        cross = np.einsum("rq,qa,qb->rab", w, into_i, into_j)
+        cross = np.zeros((len(t), count, count))
+        cross[:, first, second] = w  # each pair once: no sum, so exactly the sum over pairs
         hessian = cross + cross.transpose(0, 2, 1)
         diagonal = (prior * own * (1.0 - own) + w @ into_i + w @ into_j)
         hessian -= diagonal[:, :, None] * eye  # minus the curvature: negative definite

@@ -18,14 +18,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections import defaultdict
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
+from types import SimpleNamespace
+
+import numpy as np
 
 from referee.match.matchfile import MatchSummary
 from referee.rules import family_of, rules_for
 
 from scheduler.power import gaussian_ratings
-from scheduler.scores import deal_scores, pair_result
+from scheduler.scores import FORFEIT_OUTCOME, match_tally, pair_result
 from scheduler.ratings import rating_history, rating_intervals
 
 #: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and
@@ -104,93 +107,39 @@ class Standings:
 
 def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
             seed: int = 0) -> Standings:
-    """Standings from the stored season config and its match rows (with results)."""
+    """Standings from the stored season config and its match rows (``Store.standings_rows``
+    or ``Store.matches``): a played match is counted by its result's tally columns
+    (``scheduler.scores.match_tally``), or from its summary when it has none (a result
+    written before them)."""
     config = json.loads(season["config_json"])
     names = list(config["bots"])
     lines = {n: BotLine(n) for n in names}
     title = family_of(rules_for(config["variant"])).title  # match points (积分) and titles
-    keeps_match_points = title is not None
-    if keeps_match_points:
+    failed = sum(1 for row in match_rows if row.get("status") == "failed")
+    played = [_tallied(row, config["variant"]) for row in match_rows if _played(row)]
+    counted = _Counted(played, names)
+    counted.add_to(lines)
+    if title is not None:
         for b in lines.values():
             b.match_points = 0
-    clusters: dict[str, list[dict]] = defaultdict(list)
-    done = 0
-    deals_total = 0
-    failed = sum(1 for row in match_rows if row.get("status") == "failed")
-    for row in match_rows:
-        if row.get("summary_json") is None:  # not played yet, or set aside
-            continue
-        done += 1
-        s = MatchSummary.from_dict(json.loads(row["summary_json"]), f"match {row['id']}: summary")
-        seats = json.loads(row["seats_json"])
-        team_bot = [seats[0], seats[1]]
-        clusters[row["cluster"]].append({"teams": team_bot, "summary": s,
-                                         "scores": deal_scores(s, config["variant"])})
-        deals_total += len(s.deals)
-        for t, name in enumerate(team_bot):
-            b = lines[name]
-            b.matches += 1
-            sc = s.score[t]
-            b.wins += sc == 1.0
-            b.draws += sc == 0.5
-            b.losses += sc == 0.0
-            b.net_levels += s.net[t]
-            if s.forfeit_team == t:
-                b.forfeits += 1
-            if s.strikes:
-                b.strikes += s.strikes[t] + s.strikes[t + 2]
-            for d in s.deals:
-                b.deals += 1
-                b.level_gain += d.gain[t]
-                if d.attackers == t:
-                    b.attack_deals += 1
-                    b.attack_points += d.attacker_total
-                elif d.attackers is not None:
-                    b.defend_deals += 1
-                    b.conceded_points += d.attacker_total
-            if keeps_match_points and s.match_points:
-                mp = s.match_points
+        for row, teams in zip(played, counted.team.tolist()):
+            if row["match_points_json"] is None:
+                continue
+            mp = json.loads(row["match_points_json"])
+            for t, bot in enumerate(teams):
+                b = lines[names[bot]]
                 b.match_points += mp[t] + mp[t + 2]
                 for seat in (t, t + 2):
                     b.titles[title(mp[seat])] = b.titles.get(title(mp[seat]), 0) + 1
     # results by unit: the duplicate pair (both matches needed) or the match
-    units: list[list[tuple[str, str, float]]] = []
-    paired: list[tuple[str, str, float]] = []  # (a, b, a's paired difference per deal)
-    h2h: dict[str, dict[str, list[float]]] = {a: {b: [0.0, 0] for b in names if b != a}
-                                              for a in names}
-    for key, ms in clusters.items():
-        if config["duplicate"]:
-            if len(ms) < 2:
-                continue  # half a pair says nothing the other half does not cancel
-            a, b = ms[0]["teams"]
-            net_a = sum(m["summary"].net[m["teams"].index(a)] for m in ms)
-            forfeit = [m["teams"][m["summary"].forfeit_team] for m in ms
-                       if m["summary"].forfeit_team is not None]
-            if forfeit:  # a forfeit loses the pair
-                score_a = 0.0 if a in forfeit and b not in forfeit else (
-                    1.0 if b in forfeit and a not in forfeit else 0.5)
-            else:
-                score_a = 1.0 if net_a > 0 else 0.0 if net_a < 0 else 0.5
+    units, paired, h2h = counted.units(config["duplicate"], [r["cluster"] for r in played])
+    if config["duplicate"]:
+        for [(a, b, score_a)] in units:
             for bot, sc in ((a, score_a), (b, 1 - score_a)):
                 line = lines[bot]
                 line.pairs_won += sc == 1.0
                 line.pairs_drawn += sc == 0.5
                 line.pairs_lost += sc == 0.0
-            units.append([(a, b, score_a)])
-            paired.append((a, b, pair_result(a, [m["teams"] for m in ms],
-                                              [m["summary"] for m in ms],
-                                              [m["scores"] for m in ms])["diff"]))
-        else:
-            for m in ms:
-                a, b = m["teams"]
-                units.append([(a, b, m["summary"].score[0])])
-                got = pair_result(a, [m["teams"]], [m["summary"]], [m["scores"]])
-                paired.append((a, b, got["diff"]))
-        for a, b, sc in units[-1]:
-            h2h[a][b][0] += sc
-            h2h[a][b][1] += 1
-            h2h[b][a][0] += 1 - sc
-            h2h[b][a][1] += 1
     if units:
         intervals = rating_intervals(units, names, samples=samples, seed=seed, prior=PRIOR)
         for n, (r, lo, hi) in intervals.items():
@@ -200,11 +149,176 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
         lines[n].paired_rating, lines[n].paired_low, lines[n].paired_high = r, lo, hi
     ranked = sorted(lines.values(), key=lambda b: (-b.rating, -b.score, b.name))
     return Standings(season=season["name"], variant=config["variant"],
-                     duplicate=config["duplicate"], matches_done=done,
-                     matches_total=len(match_rows), deals=deals_total, units=len(units),
-                     lines=ranked, head_to_head=h2h, matches_failed=failed,
+                     duplicate=config["duplicate"], matches_done=len(played),
+                     matches_total=len(match_rows), deals=int(counted.deals.sum()),
+                     units=len(units), lines=ranked, head_to_head=h2h, matches_failed=failed,
                      paired_sigma=fit.sigma, paired_units=fit.units,
                      history=rating_history(units, names, prior=PRIOR))
+
+
+def _played(row: dict) -> bool:
+    """Whether the match has a result (it has none before it is played, or when set aside)."""
+    return bool(row["played"]) if "played" in row else row.get("summary_json") is not None
+
+
+def _tallied(row: dict, variant: str) -> dict:
+    """The row with its result's tally columns: as stored, else from its summary."""
+    if row.get("deal_count") is not None and row.get("deal_scores_json") is not None:
+        return row
+    s = MatchSummary.from_dict(json.loads(row["summary_json"]), f"match {row['id']}: summary")
+    return {**row, **match_tally(s, variant)}
+
+
+#: the sums ``_Counted.add_to`` makes per bot over its team's matches: (its ``BotLine``
+#: field, the tally column of its team ``{t}`` or of the other one ``{o}``)
+_SUMS = (("net_levels", "net_{t}"), ("strikes", "strikes_{t}"), ("deals", "deal_count"),
+         ("level_gain", "gain_{t}"), ("attack_deals", "attacks_{t}"),
+         ("attack_points", "attack_points_{t}"), ("defend_deals", "attacks_{o}"),
+         ("conceded_points", "attack_points_{o}"))
+_INTEGERS = ("deal_count", "net_0", "net_1", "strikes_0", "strikes_1", "gain_0", "gain_1",
+             "attacks_0", "attacks_1", "attack_points_0", "attack_points_1")
+
+
+class _Counted:
+    """The played matches' tallies as arrays, a row a match in play order: each team's bot
+    (an index into the season's bots), the tally columns, the forfeiting team (-1: none)
+    and team 0's continuous outcome of each deal (``deals_played`` of them)."""
+
+    def __init__(self, played: list[dict], names: list[str]) -> None:
+        self.names = names
+        index = {n: i for i, n in enumerate(names)}
+        teams: dict[str, tuple[int, int]] = {}  # seats_json -> the bots of team 0 and team 1
+        for row in played:
+            if row["seats_json"] not in teams:
+                seats = json.loads(row["seats_json"])
+                teams[row["seats_json"]] = (index[seats[0]], index[seats[1]])
+        n = len(played)
+        self.team = np.array([teams[r["seats_json"]] for r in played], dtype=np.int64
+                             ).reshape(n, 2)
+        columns = np.array(list(map(itemgetter(*_INTEGERS), played)), dtype=np.int64
+                           ).reshape(n, len(_INTEGERS))
+        self.column = dict(zip(_INTEGERS, columns.T))
+        self.deals = self.column["deal_count"]
+        self.score = np.array(list(map(itemgetter("score_0", "score_1"), played)), dtype=float
+                              ).reshape(n, 2)
+        self.forfeit = np.array([-1 if r["forfeit_team"] is None else r["forfeit_team"]
+                                 for r in played], dtype=np.int64)
+        # one parse for all (the same numbers as one a match, faster)
+        outcomes = json.loads("[" + ",".join(r["deal_scores_json"] for r in played) + "]")
+        self.deals_played = np.array([len(x) for x in outcomes], dtype=np.int64)
+        self.outcome = np.zeros((n, max(self.deals_played.tolist(), default=0)))
+        for i, x in enumerate(outcomes):
+            self.outcome[i, :len(x)] = x
+
+    def add_to(self, lines: dict[str, BotLine]) -> None:
+        """Each bot's matches, W-D-L, forfeits, levels, deals, points and strikes."""
+        fields = ["matches", "wins", "draws", "losses", "forfeits"] + [f for f, _ in _SUMS]
+        total = np.zeros((len(self.names), len(fields)), dtype=np.int64)
+        for t in (0, 1):
+            sc = self.score[:, t]
+            got = [np.ones_like(self.deals), sc == 1.0, sc == 0.5, sc == 0.0,
+                   self.forfeit == t] + [self.column[c.format(t=t, o=1 - t)] for _, c in _SUMS]
+            np.add.at(total, self.team[:, t], np.column_stack(got).astype(np.int64))
+        for name, sums in zip(self.names, total.tolist()):
+            for f, v in zip(fields, sums):
+                setattr(lines[name], f, v)
+
+    def units(self, duplicate: bool, clusters: list[str]) -> tuple[list, list, dict]:
+        """The rated units in play order, each ``[(a, b, a's score)]`` (a duplicate pair with
+        both its matches played; in a plain season a match), each unit's ``(a, b, a's paired
+        difference per deal)`` as ``pair_result`` has it, and the head-to-head matrix (in a
+        plain season each cluster's last match only)."""
+        by_cluster: dict[str, list[int]] = {}
+        for i, key in enumerate(clusters):
+            by_cluster.setdefault(key, []).append(i)
+        if duplicate:
+            groups = [ms for ms in by_cluster.values() if len(ms) >= 2]
+        else:
+            groups = [[m] for ms in by_cluster.values() for m in ms]
+        first = np.array([ms[0] for ms in groups], dtype=np.int64)
+        a, b = self.team[first, 0], self.team[first, 1]
+        if duplicate:
+            score, diff = self._pairs(groups, a, b)
+            counted = np.ones(len(groups), dtype=bool)
+        else:
+            score = self.score[first, 0]
+            diff = self._diffs([(first, np.ones(len(first)), np.zeros(len(first)))])
+            last = {ms[-1] for ms in by_cluster.values()}
+            counted = np.array([ms[0] in last for ms in groups], dtype=bool)
+        a_name = [self.names[i] for i in a.tolist()]
+        b_name = [self.names[i] for i in b.tolist()]
+        units = [[game] for game in zip(a_name, b_name, score.tolist())]
+        paired = list(zip(a_name, b_name, diff.tolist()))
+        return units, paired, self._head_to_head(a[counted], b[counted], score[counted])
+
+    def _quitter(self, rows: np.ndarray) -> np.ndarray:
+        """The bot of each match's forfeiting team; -1 where nobody forfeited."""
+        ft = self.forfeit[rows]
+        return np.where(ft >= 0, self.team[rows, np.clip(ft, 0, 1)], -1)
+
+    def _pairs(self, groups: list[list[int]], a: np.ndarray,
+               b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each duplicate pair's W/D/L score for ``a`` and ``a``'s paired difference per deal,
+        as ``pair_result`` has them (which it gives for any pair not of two matches with
+        ``a`` in both)."""
+        first = np.array([ms[0] for ms in groups], dtype=np.int64)
+        second = np.array([ms[1] for ms in groups], dtype=np.int64)
+        same = self.team[second, 0] == a  # a on team 0 in both matches
+        net_a = self.column["net_0"][first] + np.where(same, self.column["net_0"][second],
+                                                       self.column["net_1"][second])
+        quit_1, quit_2 = self._quitter(first), self._quitter(second)
+        a_quit = (quit_1 == a) | (quit_2 == a)
+        b_quit = (quit_1 == b) | (quit_2 == b)
+        score = np.where((quit_1 >= 0) | (quit_2 >= 0),  # a forfeit loses the pair
+                         np.where(a_quit & ~b_quit, 0.0, np.where(b_quit & ~a_quit, 1.0, 0.5)),
+                         np.where(net_a > 0, 1.0, np.where(net_a < 0, 0.0, 0.5)))
+        fill = [np.where(q < 0, 0.0, np.where(q == a, -FORFEIT_OUTCOME, FORFEIT_OUTCOME))
+                for q in (quit_1, quit_2)]
+        diff = self._diffs([(first, np.ones(len(first)), fill[0]),
+                            (second, np.where(same, 1.0, -1.0), fill[1])])
+        other = (np.array([len(ms) for ms in groups]) != 2) | ~(
+            same | (self.team[second, 1] == a))
+        for k in np.flatnonzero(other).tolist():
+            got = self._pair_result(groups[k])
+            score[k], diff[k] = got["score"], got["diff"]
+        return score, diff
+
+    def _pair_result(self, ms: list[int]) -> dict:
+        """``pair_result`` of the matches ``ms``."""
+        teams = [[self.names[i] for i in self.team[m].tolist()] for m in ms]
+        counted = [SimpleNamespace(net=(int(self.column["net_0"][m]),
+                                        int(self.column["net_1"][m])),
+                                   forfeit_team=None if self.forfeit[m] < 0
+                                   else int(self.forfeit[m])) for m in ms]
+        scores = [self.outcome[m, :self.deals_played[m]].tolist() for m in ms]
+        return pair_result(teams[0][0], teams, counted, scores)
+
+    def _diffs(self, plays: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Each unit's paired difference per deal, by ``pair_result``'s operations in its
+        order; ``plays[m]``: the unit's m-th match (rows), the sign of a's side in it, and
+        the outcome of a deal it left unplayed."""
+        n = np.max([self.deals_played[rows] for rows, _, _ in plays], axis=0)
+        total = np.zeros(len(n))
+        for j in range(self.outcome.shape[1]):
+            deal = np.zeros(len(n))
+            for rows, sign, fill in plays:
+                deal = deal + np.where(j < self.deals_played[rows],
+                                       sign * self.outcome[rows, j], fill)
+            total = np.where(j < n, total + deal / len(plays), total)
+        return np.where(n > 0, total / np.maximum(n, 1), 0.0)
+
+    def _head_to_head(self, a: np.ndarray, b: np.ndarray,
+                      score: np.ndarray) -> dict[str, dict[str, list[float]]]:
+        """Row bot -> column bot -> [its score, units] over the units given."""
+        k = len(self.names)
+        won, met = np.zeros((k, k)), np.zeros((k, k), dtype=np.int64)
+        np.add.at(won, (a, b), score)
+        np.add.at(won, (b, a), 1 - score)
+        np.add.at(met, (a, b), 1)
+        np.add.at(met, (b, a), 1)
+        won_, met_ = won.tolist(), met.tolist()
+        return {x: {y: [won_[i][j], met_[i][j]] for j, y in enumerate(self.names) if y != x}
+                for i, x in enumerate(self.names)}
 
 
 def table(st: Standings) -> str:

@@ -3,10 +3,11 @@
 Tables: seasons, bots (name, version, content hash), matches (spec, status, attempts, lease),
 results, records (the match record, zlib-compressed JSON) and attempts (one row per claim of a
 match: who played it, how it ended and why: ``arena matches SEASON --faults``); a result keeps
-each deal's continuous score beside the match's, and ``pair_scores`` a duplicate pair's W/D/L
-and paired difference once both its matches are done (``scheduler/power.py``). The match id is
-the key of everything: a result is inserted once and the first commit wins, so a redelivered or
-retried task cannot count a match twice.
+each deal's continuous score and the numbers the standings count (its tally columns, so a
+large season's standings read no summary) beside the match's, and ``pair_scores`` a duplicate
+pair's W/D/L and paired difference once both its matches are done (``scheduler/power.py``).
+The match id is the key of everything: a result is inserted once and the first commit wins, so a
+redelivered or retried task cannot count a match twice.
 
 A match moves ``pending`` -> ``running`` (a lease: owner and expiry, renewed while it plays) ->
 ``done`` (or ``failed`` after ``max_attempts`` attempts that produced no record). A running match
@@ -38,13 +39,14 @@ import zlib
 from typing import Any, Iterable
 
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, LargeBinary, MetaData,
-                        String, Table, Text, UniqueConstraint, create_engine, event, exists,
-                        func, select, update)
+                        String, Table, Text, UniqueConstraint, case, create_engine, event,
+                        exists, func, or_, select, update)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from scheduler import migrations
 from scheduler.migrations import StoreVersionError  # noqa: F401  (raised by Store())
+from scheduler.scores import TALLY_COLUMNS, match_tally
 
 metadata = MetaData()
 
@@ -153,6 +155,25 @@ results = Table(
     # team 0's continuous outcome of each deal (``scheduler.power.deal_outcome``), a JSON list;
     # null in a result written before these scores (0003_scores)
     Column("deal_scores_json", Text),
+    # what the standings count of the match (``scheduler.scores.match_tally``; _0: team 0,
+    # seats 0 and 2; _1: team 1): read instead of the summary by a large season's standings;
+    # null in a result written before them (0004_tallies), which is counted from its summary
+    Column("deal_count", Integer),
+    Column("score_0", Float),
+    Column("score_1", Float),
+    Column("net_0", Integer),
+    Column("net_1", Integer),
+    Column("forfeit_team", Integer),
+    Column("strikes_0", Integer),
+    Column("strikes_1", Integer),
+    Column("faults", Integer),
+    Column("gain_0", Integer),
+    Column("gain_1", Integer),
+    Column("attacks_0", Integer),
+    Column("attack_points_0", Integer),
+    Column("attacks_1", Integer),
+    Column("attack_points_1", Integer),
+    Column("match_points_json", Text),
 )
 
 # One row per duplicate pair once both its matches are done (``Store.score_pair``): the pair's
@@ -539,7 +560,7 @@ class Store:
                 c.execute(results.insert().values(
                     match_id=match_id, season=season, result_json=json.dumps(result),
                     summary_json=json.dumps(summary), duration_s=duration_s, worker=owner,
-                    written_at=now, deal_scores_json=self._deal_scores(c, match_id, summary)))
+                    written_at=now, **self._tally(c, match_id, summary)))
                 c.execute(records.insert().values(match_id=match_id, data=compress(record)))
                 c.execute(update(matches).where(matches.c.id == match_id)
                           .values(status="done", finished_at=now, lease_owner=None,
@@ -563,17 +584,16 @@ class Store:
         return True
 
     @staticmethod
-    def _deal_scores(c, match_id: str, summary: dict) -> str | None:
-        """Team 0's continuous outcome of each deal of the match, as JSON (None if the
-        summary cannot say)."""
+    def _tally(c, match_id: str, summary: dict) -> dict:
+        """The result's tally columns (``match_tally``: what the standings count, team 0's
+        continuous outcome of each deal); all null if the summary cannot say."""
         from referee.match.matchfile import MatchSummary
-        from scheduler.scores import deal_scores
         spec = c.execute(select(matches.c.spec_json).where(matches.c.id == match_id)).scalar()
         try:
             variant = json.loads(spec)["variant"]
-            return json.dumps(deal_scores(MatchSummary.from_dict(summary), variant))
-        except Exception:  # a summary or spec this code cannot read: no finer scores
-            return None
+            return match_tally(MatchSummary.from_dict(summary), variant)
+        except Exception:  # a summary or spec this code cannot read: counted from the summary
+            return dict.fromkeys(TALLY_COLUMNS)
 
     def score_pair(self, match_id: str) -> dict | None:
         """Write the ``pair_scores`` row of ``match_id``'s duplicate pair once both of its
@@ -797,12 +817,31 @@ class Store:
                                   .order_by(matches.c.ordinal)).scalars())
 
     def matches(self, season: str) -> list[dict]:
+        """Every match of the season in play order, with its result's columns (None before
+        one is written)."""
         with self.engine.connect() as c:
             q = (select(matches, results.c.result_json, results.c.summary_json,
-                        results.c.duration_s, results.c.worker)
+                        results.c.duration_s, results.c.worker,
+                        *(results.c[k] for k in TALLY_COLUMNS))
                  .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
                  .where(matches.c.season == season).order_by(matches.c.ordinal))
             return [dict(r) for r in c.execute(q).mappings()]
+
+    def standings_rows(self, season: str) -> list[dict]:
+        """What the standings read of every match of the season, in play order: id, cluster,
+        status, seats_json and the result's tally columns; ``summary_json`` only for a result
+        without them (written before them), else None; ``played``: whether it has a result."""
+        untallied = or_(results.c.deal_count.is_(None), results.c.deal_scores_json.is_(None))
+        q = (select(matches.c.id, matches.c.cluster, matches.c.status, matches.c.seats_json,
+                    results.c.match_id.isnot(None).label("played"),
+                    case((untallied, results.c.summary_json), else_=None).label("summary_json"),
+                    *(results.c[k] for k in TALLY_COLUMNS))
+             .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
+             .where(matches.c.season == season).order_by(matches.c.ordinal))
+        with self.engine.connect() as c:
+            got = c.execute(q)
+            keys = list(got.keys())
+            return [dict(zip(keys, r)) for r in got.all()]
 
     def match(self, match_id: str) -> dict | None:
         with self.engine.connect() as c:

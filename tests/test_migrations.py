@@ -152,6 +152,17 @@ def test_a_store_of_the_previous_release_migrates_and_resumes_its_season(tmp_pat
     assert standings["deals"] == 12
     for line in standings["bots"]:
         assert line["matches"] == line["wins"] + line["draws"] + line["losses"] == 6
+    # the earlier results have no tally columns (counted from their summaries), the new ones
+    # have them; the standings count both as the summaries alone do
+    from test_web import straightforward_standings
+    earlier = {r[0] for r in before}
+    rows = store.standings_rows(SEASON)
+    assert {r["id"] for r in rows if r["deal_count"] is None} == earlier
+    assert all(r["summary_json"] is not None for r in rows if r["id"] in earlier)
+    assert all(r["summary_json"] is None and r["deal_count"] == 2 for r in rows
+               if r["id"] not in earlier)
+    want = straightforward_standings(store.season(SEASON), store.matches(SEASON), samples=50)
+    assert compute(store.season(SEASON), rows, samples=50).to_dict() == want.to_dict()
 
 
 def test_a_store_older_than_secrets_and_cancels_gains_them(tmp_path):

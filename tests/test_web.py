@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+from collections import defaultdict
 
 import pytest
 import schemathesis
@@ -16,12 +18,22 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from league_helpers import BOTS, arena, env, season_file, unique, wait_for
 
-from scheduler.store import compress, decompress
+from referee.match.matchfile import MatchSummary
+from referee.rules import family_of, rules_for
+from scheduler.power import gaussian_ratings
+from scheduler.ratings import rating_history, rating_intervals
+from scheduler.scores import deal_scores, match_tally, pair_result
+from scheduler.standings import PRIOR, BotLine, Standings, compute
+from scheduler.store import TALLY_COLUMNS, Store, compress, decompress, results
 from web.app import NoStore, create_app
 
 GREEDY, RANDOM = BOTS / "greedy", BOTS / "random"
 API = {"/api/seasons", "/api/seasons/{name}", "/api/seasons/{name}/progress", "/api/matches",
        "/api/matches/{match_id}", "/api/bots"}
+
+
+# its module fixtures are built once: pytest-xdist (--dist loadgroup) keeps the file on one worker
+pytestmark = pytest.mark.xdist_group("test_web")
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +70,10 @@ def test_season_standings_equal_the_cli(played, client):
     got = client.get(f"/api/seasons/{name}")
     assert got.status_code == 200
     assert got.json() == cli
+    store = Store(db)  # every result of a played season has its tally columns
+    assert all(r["deal_count"] is not None for r in store.standings_rows(name))
+    want = straightforward_standings(store.season(name), store.matches(name), samples=1000)
+    assert {k: v for k, v in cli.items() if k != "versions"} == _as_json(want)
     page = client.get(f"/seasons/{name}")
     assert page.status_code == 200
     for b in cli["bots"]:
@@ -192,7 +208,7 @@ def test_matches_filter_by_pinned_version_and_by_fault_kind(played, tmp_path):
         c.execute("UPDATE records SET data = ? WHERE match_id = ?", (compress(record), match_id))
         summary = json.loads(c.execute("SELECT summary_json FROM results WHERE match_id = ?",
                                        (match_id,)).fetchone()[0])
-        c.execute("UPDATE results SET summary_json = ? WHERE match_id = ?",
+        c.execute("UPDATE results SET summary_json = ?, faults = 1 WHERE match_id = ?",
                   (json.dumps({**summary, "faults": 1}), match_id))
     c.commit()
     c.close()
@@ -210,6 +226,16 @@ def test_matches_filter_by_pinned_version_and_by_fault_kind(played, tmp_path):
     assert listed(fault_kind="illegal") == [ids[2]]
     assert listed(fault_kind="flood") == []
     assert listed(fault="true") == [ids[1], ids[2]]
+    assert listed(fault="false") == [ids[0], ids[3]]
+    c = sqlite3.connect(copy)  # results written before the tally columns: told by summaries
+    c.execute(f"UPDATE results SET {', '.join(f'{k} = NULL' for k in TALLY_COLUMNS)} "
+              "WHERE match_id IN (?, ?)", (ids[0], ids[1]))
+    c.commit()
+    c.close()
+    assert listed(fault="true") == [ids[1], ids[2]]
+    assert listed(fault="false") == [ids[0], ids[3]]
+    assert listed(fault_kind="timeout") == [ids[1]]
+    assert listed(fault="true", limit=1, offset=1) == [ids[2]]
     page = client.get("/matches", params={"season": name, "fault_kind": "timeout",
                                           "version": ""})
     assert page.status_code == 200 and ids[1] in page.text and ids[2] not in page.text
@@ -291,3 +317,162 @@ def test_the_schema_covers_the_api(app):
     ops = [op for p in API for op in spec["paths"][p].values()]
     assert all("422" not in op["responses"] for op in ops)
     assert "400" in spec["paths"]["/api/matches"]["get"]["responses"]
+
+
+# -- the standings' tally columns against the summaries they come from -----------------------
+def straightforward_standings(season: dict, match_rows: list[dict], *, samples: int,
+                              seed: int = 0) -> Standings:
+    """The standings counted as they were before the tally columns, kept as the fast path's
+    checked reference: every stored summary read and counted one match at a time."""
+    config = json.loads(season["config_json"])
+    names = list(config["bots"])
+    lines = {n: BotLine(n) for n in names}
+    title = family_of(rules_for(config["variant"])).title
+    if title is not None:
+        for b in lines.values():
+            b.match_points = 0
+    clusters: dict[str, list[dict]] = defaultdict(list)
+    done = deals_total = 0
+    failed = sum(1 for row in match_rows if row.get("status") == "failed")
+    for row in match_rows:
+        if row.get("summary_json") is None:
+            continue
+        done += 1
+        s = MatchSummary.from_dict(json.loads(row["summary_json"]))
+        seats = json.loads(row["seats_json"])
+        team_bot = [seats[0], seats[1]]
+        clusters[row["cluster"]].append({"teams": team_bot, "summary": s,
+                                         "scores": deal_scores(s, config["variant"])})
+        deals_total += len(s.deals)
+        for t, name in enumerate(team_bot):
+            b = lines[name]
+            b.matches += 1
+            sc = s.score[t]
+            b.wins += sc == 1.0
+            b.draws += sc == 0.5
+            b.losses += sc == 0.0
+            b.net_levels += s.net[t]
+            b.forfeits += s.forfeit_team == t
+            if s.strikes:
+                b.strikes += s.strikes[t] + s.strikes[t + 2]
+            for d in s.deals:
+                b.deals += 1
+                b.level_gain += d.gain[t]
+                if d.attackers == t:
+                    b.attack_deals += 1
+                    b.attack_points += d.attacker_total
+                elif d.attackers is not None:
+                    b.defend_deals += 1
+                    b.conceded_points += d.attacker_total
+            if title is not None and s.match_points:
+                mp = s.match_points
+                b.match_points += mp[t] + mp[t + 2]
+                for seat in (t, t + 2):
+                    b.titles[title(mp[seat])] = b.titles.get(title(mp[seat]), 0) + 1
+    units, paired = [], []
+    h2h = {a: {b: [0.0, 0] for b in names if b != a} for a in names}
+    for ms in clusters.values():
+        if config["duplicate"]:
+            if len(ms) < 2:
+                continue
+            a, b = ms[0]["teams"]
+            got = pair_result(a, [m["teams"] for m in ms], [m["summary"] for m in ms],
+                              [m["scores"] for m in ms])
+            for bot, sc in ((a, got["score"]), (b, 1 - got["score"])):
+                lines[bot].pairs_won += sc == 1.0
+                lines[bot].pairs_drawn += sc == 0.5
+                lines[bot].pairs_lost += sc == 0.0
+            units.append([(a, b, got["score"])])
+            paired.append((a, b, got["diff"]))
+        else:
+            for m in ms:
+                a, b = m["teams"]
+                units.append([(a, b, m["summary"].score[0])])
+                paired.append((a, b, pair_result(a, [m["teams"]], [m["summary"]],
+                                                 [m["scores"]])["diff"]))
+        for a, b, sc in units[-1]:
+            h2h[a][b][0] += sc
+            h2h[a][b][1] += 1
+            h2h[b][a][0] += 1 - sc
+            h2h[b][a][1] += 1
+    if units:
+        for n, (r, lo, hi) in rating_intervals(units, names, samples=samples, seed=seed,
+                                               prior=PRIOR).items():
+            lines[n].rating, lines[n].low, lines[n].high = r, lo, hi
+    fit = gaussian_ratings(paired, names, prior=PRIOR)
+    for n, (r, lo, hi) in fit.ratings.items():
+        lines[n].paired_rating, lines[n].paired_low, lines[n].paired_high = r, lo, hi
+    return Standings(season=season["name"], variant=config["variant"],
+                     duplicate=config["duplicate"], matches_done=done,
+                     matches_total=len(match_rows), deals=deals_total, units=len(units),
+                     lines=sorted(lines.values(), key=lambda b: (-b.rating, -b.score, b.name)),
+                     head_to_head=h2h, matches_failed=failed, paired_sigma=fit.sigma,
+                     paired_units=fit.units, history=rating_history(units, names, prior=PRIOR))
+
+
+def _as_json(st: Standings) -> dict:
+    """The standings as ``arena standings --json`` prints them (less the versions)."""
+    return json.loads(json.dumps(st.to_dict()))
+
+
+def _vary(store: Store, name: str, variant: str) -> None:
+    """Real shapes the generated season lacks: forfeits (a match ended after its first deal,
+    its mirror played out; both matches of a pair forfeited), a match set aside (half a pair
+    played), and results written before the tally columns (counted from their summaries); and
+    in a duplicate season a cluster of three matches of one pairing, which the counting takes
+    as it takes any number."""
+    from sqlalchemy import update
+
+    from scheduler.store import matches
+    rows = [r for r in store.matches(name)]
+    rng = random.Random(7)
+    with store.engine.begin() as c:
+        for k, r in enumerate(rows):
+            s = json.loads(r["summary_json"])
+            if k % 11 in (3, 4) or k % 29 == 0:  # a forfeit: the second deal never played
+                team = rng.randrange(2)
+                net0 = sum(d["gain"][0] - d["gain"][1] for d in s["deals"][:1])
+                s.update(deals=s["deals"][:1], net=[net0, -net0], forfeit_team=team,
+                         score=[0.0, 1.0] if team == 0 else [1.0, 0.0])
+            tally = match_tally(MatchSummary.from_dict(s), variant)
+            if k % 13 == 5:  # written before the tally columns (and the deal scores)
+                tally = dict.fromkeys(TALLY_COLUMNS)
+            c.execute(update(results).where(results.c.match_id == r["id"])
+                      .values(summary_json=json.dumps(s), **tally))
+        if rows[1]["mirror"]:
+            third = next(r for r in rows if r["pairing"] == rows[0]["pairing"]
+                         and r["cluster"] != rows[0]["cluster"])
+            c.execute(update(matches).where(matches.c.id == third["id"])
+                      .values(cluster=rows[0]["cluster"]))
+        set_aside = rows[len(rows) // 2]["id"]
+        c.execute(results.delete().where(results.c.match_id == set_aside))
+        c.execute(update(matches).where(matches.c.id == set_aside)
+                  .values(status="failed", error="set aside after 3 attempts"))
+
+
+@pytest.mark.parametrize("variant, duplicate", [("two-deck-fry", True), ("three-deck", True),
+                                                ("single-deck", False)])
+def test_the_standings_from_tally_columns_equal_those_from_the_summaries(tmp_path, variant,
+                                                                          duplicate):
+    """The dashboard (and ``arena standings``) count a large season by its results' tally
+    columns, in arrays; on a generated season with forfeits, a match set aside and results
+    older than those columns, they give exactly the standings the summaries give when
+    counted one match at a time."""
+    from tools.benchweb import build
+    url, name = build(tmp_path, matches=500, bots=6, variant=variant, duplicate=duplicate,
+                      name=unique("tallies"))
+    store = Store(url)
+    _vary(store, name, variant)
+    season = store.season(name)
+    rows = store.standings_rows(name)
+    assert sum(r["summary_json"] is not None for r in rows) > 0  # some counted from summaries
+    assert sum(r["deal_count"] is not None for r in rows) > len(rows) // 2
+    want = _as_json(straightforward_standings(season, store.matches(name), samples=1000))
+    assert want["matches_failed"] == 1 and want["paired_model"]["units"] > 0
+    assert sum(b["forfeits"] for b in want["bots"]) > 0
+    if variant == "three-deck":
+        assert all(b["titles"] for b in want["bots"])
+    assert _as_json(compute(season, rows, samples=1000)) == want
+    assert _as_json(compute(season, store.matches(name), samples=1000)) == want
+    served = TestClient(create_app(url)).get(f"/api/seasons/{name}").json()
+    assert {k: v for k, v in served.items() if k != "versions"} == want

@@ -11,9 +11,10 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import and_, false, func, or_, select
+from sqlalchemy import and_, case, false, func, or_, select, true
 
 from scheduler.reports import bot_versions, sealed_reason, season_rows, season_status
+from scheduler.standings import compute  # imported with the app, not on the first request
 from scheduler.store import STATUSES, matches, results
 
 MAX_LIMIT = 500
@@ -128,13 +129,12 @@ def season_or_404(store, name: str) -> dict:
 def standings(request: Request, name: str) -> dict:
     """The season's standings exactly as ``arena standings NAME --json`` prints them; kept
     until a match of the season changes status."""
-    from scheduler.standings import compute
     store = request.app.state.store
     row = season_or_404(store, name)
     key = (name, tuple(sorted(store.counts(name).items())), store.result_count(name))
     cache = request.app.state.standings_cache
     if cache.get(name, (None,))[0] != key:
-        st = compute(row, store.matches(name), samples=1000)
+        st = compute(row, store.standings_rows(name), samples=1000)
         cache[name] = (key, {**st.to_dict(), "versions": bot_versions(store, name)})
     return cache[name][1]
 
@@ -189,14 +189,46 @@ def _version_condition(store, version: str, season: str | None):
     return or_(*either) if either else false()
 
 
-def _with_fault_kind(store, rows: list[dict], kind: str) -> list[dict]:
-    """The rows whose stored record has a fault of ``kind``."""
+def _faults(r) -> tuple[int, int | None]:
+    """A candidate row's bot faults and forfeiting team: its result's columns, else (a result
+    written before them) its summary's; (0, None) before a result."""
+    if r.faults is not None or r.summary_json is None:
+        return r.faults or 0, r.forfeit_team
+    s = json.loads(r.summary_json)
+    return s.get("faults", 0), s.get("forfeit_team")
+
+
+def _has_fault_kind(store, match_id: str, kind: str) -> bool:
+    """Whether the match's stored record has a fault of ``kind``."""
+    record = store.record(match_id) or {}
+    return any(f.get("kind") == kind for f in record.get("faults") or [])
+
+
+def _fault_filtered(c, store, where, order, fault: bool | None,
+                    fault_kind: str | None) -> list[str]:
+    """The ids, in order, of the matches ``where`` selects that pass the fault filters, told by
+    their results' ``faults`` and ``forfeit_team`` columns (by the summary for a result
+    written before them); ``fault_kind`` reads the records of those with faults only."""
+    told = results.c.faults.isnot(None)
+    old = and_(results.c.faults.is_(None), results.c.summary_json.isnot(None))
+    flagged = or_(results.c.faults > 0, results.c.forfeit_team.isnot(None))
+    maybe = [or_(results.c.faults > 0, old) if fault_kind is not None else true()]
+    if fault is True:
+        maybe.append(or_(flagged, old))
+    elif fault is False:
+        maybe.append(or_(results.c.match_id.is_(None), and_(told, ~flagged), old))
+    q = (select(matches.c.id, results.c.faults, results.c.forfeit_team,
+                case((old, results.c.summary_json), else_=None).label("summary_json"))
+         .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
+         .where(where, *maybe).order_by(*order))
     out = []
-    for r in rows:
-        if r.get("summary_json") and json.loads(r["summary_json"]).get("faults"):
-            record = store.record(r["id"]) or {}
-            if any(f.get("kind") == kind for f in record.get("faults") or []):
-                out.append(r)
+    for r in c.execute(q).all():
+        faults, forfeit = _faults(r)
+        if fault is not None and bool(faults or forfeit is not None) != fault:
+            continue
+        if fault_kind is not None and not (faults and _has_fault_kind(store, r.id, fault_kind)):
+            continue
+        out.append(r.id)
     return out
 
 
@@ -220,26 +252,19 @@ def match_list(store, *, season: str | None = None, bot: str | None = None,
     where = and_(True, *cond)
     cols = (matches, results.c.summary_json, results.c.duration_s)
     base = select(*cols).select_from(
-        matches.outerjoin(results, results.c.match_id == matches.c.id)).where(where)
+        matches.outerjoin(results, results.c.match_id == matches.c.id))
     order = (matches.c.season, matches.c.ordinal)
-    whole = fault is not None or fault_kind is not None  # filtered here, not in SQL
     with store.engine.connect() as c:
-        if not whole:
+        if fault is None and fault_kind is None:
             total = c.execute(select(func.count()).select_from(matches).where(where)).scalar_one()
-            rows = [dict(r) for r in c.execute(base.order_by(*order).limit(limit)
-                                               .offset(offset)).mappings()]
-        else:
-            rows = [dict(r) for r in c.execute(base.order_by(*order)).mappings()]
-    if fault_kind is not None:
-        rows = _with_fault_kind(store, rows, fault_kind)
-    out = [_match_row(r) for r in rows]
-    if fault is not None:
-        out = [m for m in out
-               if bool(m.get("faults") or m.get("forfeit_team") is not None) == fault]
-    if whole:
-        total = len(out)
-        out = out[offset:offset + limit]
-    return {"total": total, "limit": limit, "offset": offset, "matches": out}
+            page = base.where(where).order_by(*order).limit(limit).offset(offset)
+        else:  # the ids that pass, then the rows of the page asked for
+            ids = _fault_filtered(c, store, where, order, fault, fault_kind)
+            total = len(ids)
+            page = base.where(matches.c.id.in_(ids[offset:offset + limit])).order_by(*order)
+        rows = [dict(r) for r in c.execute(page).mappings()]
+    return {"total": total, "limit": limit, "offset": offset,
+            "matches": [_match_row(r) for r in rows]}
 
 
 def _timings(record: dict) -> list[dict]:
