@@ -2,10 +2,12 @@
 Botzone-style program in its sandbox, per turn or kept running), its faults, the log export and
 what its requests may show."""
 
+import dataclasses
 import json
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pytest
@@ -15,19 +17,26 @@ from cli.main import main as cli_main
 from referee.conformance import run_file
 from referee.match.local import run_match
 from referee.match.spec import MatchSpec, TimeControl
+from referee.play.selfplay import play as play_game
+from referee.play.selfplay import random_policies
+from referee.rules import (Bury, DecisionKind, IllegalActionError, Play, apply, check,
+                           is_legal, legal_actions, rules_for)
 from referee.rules.cards import Card
+from referee.rules.families.two_deck.legal import lead_units
 from referee.rules.record import MatchRecord, verify
-from referee.seats.botzone_seat import BotzoneGame, base_id, kind_of
-from referee.seats.manifest import load_manifest
+from referee.rules.trump import TRUMP
+from referee.seats.botzone_seat import BotzoneGame, base_id, kind_of, time_limit_of
+from referee.seats.manifest import ManifestError, load_manifest
 
 RANDOM = load_manifest(ROOT / "sample_bots" / "python" / "random")
 GREEDY = load_manifest(ROOT / "sample_bots" / "python" / "greedy")
 SAMPLE = ROOT / "sample_bots" / "botzone"
 
 
-def _botzone_bot(tmp_path, *args, name="bz", wrapper=None):
+def _botzone_bot(tmp_path, *args, name="bz", wrapper=None, fields="", data=None):
     """The sample Botzone bot in a folder of its own (a seat's uid may enter it), started with
-    ``args``; ``wrapper`` is a program that imports it and misbehaves."""
+    ``args``; ``wrapper`` is a program that imports it and misbehaves; ``fields`` more manifest
+    lines; ``data`` files (name: text) of its ``data`` folder."""
     folder = tmp_path / name
     folder.mkdir(mode=0o755)
     shutil.copy(SAMPLE / "bot.py", folder / "bot.py")
@@ -37,9 +46,14 @@ def _botzone_bot(tmp_path, *args, name="bz", wrapper=None):
         program = "wrapper.py"
     command = json.dumps(["python3", "-S", program, *args])  # (-S: no site, a quick start)
     (folder / "bot.toml").write_text(f'name = "{name}"\nversion = "1"\ncommand = {command}\n'
-                                     'protocol = "botzone"\n')
+                                     f'protocol = "botzone"\n{fields}')
     for p in folder.iterdir():
         p.chmod(0o644)
+    if data is not None:
+        (folder / "data").mkdir(mode=0o755)
+        for file, text in data.items():
+            (folder / "data" / file).write_text(text)
+            (folder / "data" / file).chmod(0o644)
     return load_manifest(folder)
 
 
@@ -305,3 +319,179 @@ while True:
     assert fault["kind"] == "garbage" and fault["reason"] == (
         "its program ended without an answer (it exited with status 1: 'no answer this time')")
     assert runner.seats[1].turns == 2  # started again after the crash, then kept running
+
+
+# -- Botzone's leniencies, as options of the two-deck family ----------------------------------
+def _same_shape_answers(state, strict_rules):
+    """The follows the rules list now that the strict rule refuses."""
+    strict = state.copy()
+    strict.rules = strict_rules
+    return set(legal_actions(state)) - set(legal_actions(strict)), strict
+
+
+def test_same_shape_following_lets_the_judges_off_suit_answers_stand():
+    """``following = "same_shape"`` (the judge's leniency): a follower with no pair (tractor)
+    of the suit led, though it holds some of the suit, may answer with a pair (tractor) of
+    another suit; the engine lists it, judges it legal (the strict rules refuse it), a trump
+    one wins the trick as a ruff, and the record replays."""
+    lenient = rules_for("botzone-tractor", {"following": "same_shape"})
+    strict_rules = rules_for("botzone-tractor")
+    seen = {"answers": 0, "ruffs_won": 0}
+
+    def policy(base):
+        def choose(s):
+            if s.decision == DecisionKind.FOLLOW:
+                extra, strict = _same_shape_answers(s, strict_rules)
+                for action in sorted(extra, key=str):
+                    assert is_legal(s, action, s.turn) and not is_legal(strict, action, s.turn), action
+                    seen["answers"] += 1
+                trumps = [a for a in extra if s.ctx.cls[a.cards[0]] == TRUMP]
+                if trumps and s.trick_best == 0 and s.trick_key[0] == 0:  # nothing ruffed yet
+                    after, events = apply(s, trumps[0], s.turn)
+                    won = [e.seat for e in events if type(e).__name__ == "TrickWon"]
+                    assert won == [s.turn] if won else after.trick_best == len(after.trick) - 1
+                    seen["ruffs_won"] += 1
+                    return trumps[0]
+            return base(s)
+        return choose
+
+    for seed in range(12):
+        policies = [policy(p) for p in random_policies(f"shape:{seed}")]
+        state, record, _ = play_game(lenient, f"shape:{seed}", policies, record=True)
+        assert verify(record) == []
+    assert seen["answers"] > 10 and seen["ruffs_won"] > 1, seen
+
+
+def test_at_most_burial_keeps_the_rest_in_the_dealers_hand_to_the_end():
+    """``burial_count = "at_most"`` (the judge does not count the burial): the dealer may bury
+    fewer than 8 and keeps the rest; no lead is longer than every other hand; the deal ends when
+    the other hands are empty, the dealer's cards left over. More than 8 stays illegal, and the
+    strict rule (the default) refuses fewer."""
+    lenient = rules_for("botzone-tractor", {"burial_count": "at_most"})
+    refused: list[str] = []
+
+    for kept in range(6):
+        buried = 8 - kept
+        banker = []
+
+        def policy(base):
+            def choose(s):
+                if s.decision == DecisionKind.BURY:
+                    hand = s.hand(s.turn)
+                    assert not is_legal(s, Bury(hand[:9]), s.turn)
+                    strict = s.copy()
+                    strict.rules = rules_for("botzone-tractor")
+                    assert not is_legal(strict, Bury(hand[:buried]), s.turn) or buried == 8
+                    banker.append(s.turn)
+                    return Bury(hand[:buried])
+                if s.decision == DecisionKind.LEAD:
+                    others = min(sum(s.hands[x]) for x in range(4) if x != s.turn)
+                    for cards in lead_units(s, s.turn):
+                        if len(cards) > others:
+                            try:
+                                check(s, Play(cards), s.turn)
+                            except IllegalActionError as e:
+                                refused.append(str(e))
+                            else:
+                                raise AssertionError(f"{cards} led over {others} cards")
+                return base(s)
+            return choose
+
+        policies = [policy(p) for p in random_policies(f"bury:{kept}")]
+        state, record, _ = play_game(lenient, f"bury:{kept}", policies, record=True)
+        assert state.is_terminal and verify(record) == []
+        assert [sum(h) for h in state.hands] == [kept if x == banker[0] else 0 for x in range(4)]
+    assert refused and all("may lead at most" in r for r in refused), refused[:3]
+
+
+# -- a Botzone seat's time limit, USER and /data ----------------------------------------------
+def test_the_manifests_time_limit_is_the_turns_limit(tmp_path):
+    """``time_limit = 0.5`` in the manifest: a bot that sleeps through its first play is a
+    timeout at 0.5 s, well inside the match's 10 s allowance, and the reason names the limit
+    and where it comes from; without the field, Botzone's usual limit for the language."""
+    bz = _botzone_bot(tmp_path, "timeout", wrapper=MISBEHAVE, fields="time_limit = 0.5\n")
+    assert bz.time_limit == 0.5 and time_limit_of(bz) == 0.5
+    tc = TimeControl(per_decision_ms=10_000, bank_ms=0, max_strikes=1)
+    started = time.monotonic()
+    result, record, _ = _play(tmp_path, "botzone-tractor", [RANDOM, RANDOM, bz, RANDOM],
+                              "limit", tc=tc)
+    [fault] = record["faults"]
+    assert fault["kind"] == "timeout" and fault["seat"] == 2, fault
+    assert fault["reason"] == (f"no answer within 0.5 s, its Botzone time limit per turn (the "
+                               f"time_limit of {bz.path})"), fault["reason"]
+    assert result["forfeit"]["seat"] == 2 and time.monotonic() - started < 9
+    plain = _botzone_bot(tmp_path, name="plain")
+    assert plain.time_limit is None and time_limit_of(plain) == 6.0  # (python3: Botzone's 6 s)
+    compiled = dataclasses.replace(plain, command=("./bot",))
+    assert time_limit_of(compiled) == 1.0
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("time_limit = 0", "field 'time_limit' = 0: expected Botzone's time limit per turn in "
+                       "seconds, a number above 0 and at most 60"),
+    ("time_limit = \"1\"", "field 'time_limit' = '1': expected Botzone's time limit"),
+    ("time_limit = true", "field 'time_limit' = True: expected Botzone's time limit"),
+    ("time_limit = 600", "field 'time_limit' = 600: expected"),
+    ("data = \"../elsewhere\"", "field 'data' = '../elsewhere': expected a folder inside the "
+                                 "bot's own"),
+    ("data = \"missing\"", "field 'data' = 'missing': no such folder"),
+])
+def test_a_bad_time_limit_or_data_folder_is_a_clear_error(tmp_path, line, expected):
+    with pytest.raises(ManifestError) as e:
+        _botzone_bot(tmp_path, fields=line + "\n")
+    assert str(e.value).startswith(str(tmp_path / "bz" / "bot.toml") + ": " + expected), e.value
+    grpc = tmp_path / "grpc"
+    grpc.mkdir()
+    (grpc / "bot.toml").write_text('name = "g"\nversion = "1"\ncommand = ["./g"]\n'
+                                   'time_limit = 1\n')
+    with pytest.raises(ManifestError, match=r"bot.toml: field 'time_limit': only a Botzone bot "
+                                            r"\(protocol = \"botzone\"\) has one, not a grpc bot"):
+        load_manifest(grpc)
+
+
+PROBE = r"""
+import json, os, sys
+import bot
+
+def attempt(write):
+    try:
+        write()
+        return "written"
+    except OSError as e:
+        return e.strerror
+
+def in_data():
+    with open("/data/new.txt", "w") as f:
+        f.write("x")
+
+def in_own_folder():
+    with open("new.txt", "w") as f:
+        f.write("x")
+
+with open("/data/book.txt") as f:
+    book = f.read()
+facts = {"user": os.environ.get("USER"), "book": book, "data": attempt(in_data),
+         "own": attempt(in_own_folder), "listed": sorted(os.listdir("/data"))}
+print("PROBE " + json.dumps(facts), file=sys.stderr, flush=True)
+bot.main()
+"""
+
+
+def test_a_botzone_bot_has_user_and_its_data_folder_read_only(tmp_path):
+    """A sandboxed Botzone bot (a real process, per turn) finds ``USER`` set and its manifest's
+    ``data`` folder at ``/data``: it reads a file there, and can write neither there nor in its
+    own folder; the match plays on with no fault."""
+    bz = _botzone_bot(tmp_path, wrapper=PROBE, fields='data = "data"\n',
+                      data={"book.txt": "opening book"})
+    assert bz.data == "data" and bz.data_folder == tmp_path / "bz" / "data"
+    result, record, runner = _play(tmp_path, "botzone-tractor", [bz, GREEDY, RANDOM, RANDOM],
+                                   "data")
+    assert result["forfeit"] is None and record["faults"] == [], record["faults"]
+    lines = [json.loads(line.split(" ", 1)[1]) for line in
+             (tmp_path / "match-data" / "seat0.log").read_text().splitlines()
+             if line.startswith("PROBE ")]
+    assert len(lines) == runner.seats[0].turns > 10  # one a turn: each program saw the same
+    assert all(facts == {"user": "botzone", "book": "opening book",
+                         "data": "Read-only file system", "own": "Read-only file system",
+                         "listed": ["book.txt"]} for facts in lines), lines[0]
+    assert sorted(p.name for p in bz.data_folder.iterdir()) == ["book.txt"]

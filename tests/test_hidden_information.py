@@ -1,12 +1,14 @@
 """observe(state, seat) depends on nothing hidden from the seat and shows no card it has not
 seen."""
 
+import copy
 import random
 from collections import Counter
 
 import pytest
 
-from referee.rules import DecisionKind, observe, rules_for
+from referee.rules import DecisionKind, is_legal, observe, rules_for
+from referee.seats.botzone_seat import BotzoneGame
 from referee.rules.cards import KINDS
 from referee.play.chance import chance_action
 from referee.play.random_play import random_action
@@ -18,13 +20,22 @@ from referee.play.selfplay import play, random_policies
 SAMPLES_PER_GAME = 60
 
 
-def _hidden_permuted(s, seat, rng):
+def _hidden_permuted(s, seat, rng, *, keep_in_hand=None, keep_dealt=frozenset(),
+                     keep_kitty=False):
     """A copy of ``s`` with every card hidden from ``seat`` shuffled among the hidden places:
-    the other hands, a kitty the seat did not bury, the undealt cards."""
+    the other hands, a kitty the seat did not bury, the undealt cards. What a step about to be
+    taken will show stays put: ``keep_in_hand`` (seat, cards) cards another seat is about to
+    show, ``keep_dealt`` the undealt deck positions (indexes) it will receive, ``keep_kitty``
+    the kitty."""
     n = s.copy()
     places = []  # (kind of place, index, size)
     pool = []
     hands = [list(h) for h in s.hands]
+    kept = Counter()
+    if keep_in_hand is not None:
+        kept = Counter(keep_in_hand[1])
+        for k, c in kept.items():
+            hands[keep_in_hand[0]][k] -= c
     for other in range(4):
         if other == seat:
             continue
@@ -33,15 +44,15 @@ def _hidden_permuted(s, seat, rng):
         pool += cards
     kitty_hidden = s.kitty_owner != seat or s.phase == P_BURY
     kitty = list(s.kitty)
-    if kitty_hidden and not s.opened_kitty and not s.kitty_public:
+    if kitty_hidden and not s.opened_kitty and not s.kitty_public and not keep_kitty:
         places.append(("kitty", None, len(kitty)))
         pool += kitty
     deck = list(s.deck)
     dealt = s.rules.hand_size * 4
+    undealt = [i for i in range(s.next_card, dealt) if i not in keep_dealt]
     if s.phase == P_DEALING:
-        rest = deck[s.next_card:dealt]
-        places.append(("deck", None, len(rest)))
-        pool += rest
+        places.append(("deck", None, len(undealt)))
+        pool += [deck[i] for i in undealt]
     rng.shuffle(pool)
     i = 0
     for kind, idx, size in places:
@@ -53,7 +64,11 @@ def _hidden_permuted(s, seat, rng):
         elif kind == "kitty":
             kitty = part
         else:
-            deck[s.next_card:dealt] = part
+            for at, k in zip(undealt, part):
+                deck[at] = k
+    if keep_in_hand is not None:
+        for k, c in kept.items():
+            hands[keep_in_hand[0]][k] += c
     n.hands = hands
     n.kitty = tuple(kitty)
     n.deck = tuple(deck)
@@ -194,3 +209,84 @@ def test_single_deck_kitty_is_public_and_three_deck_kitty_only_when_the_rules_sa
             play(rules, f"kitty:{game}", random_policies(f"kitty:{game}", 0.01 if game % 2 else None),
                  max_deals=2, on_action=hook)
     assert seen_public["single-deck"] and seen_public["three-deck"] and seen_hidden
+
+
+# -- what a Botzone seat is sent -----------------------------------------------------------------
+_TELLS_THE_KITTY = {"TrumpSet", "KittyOpened", "KittyCardDrawn", "DealEnded"}
+"""Events that tell every seat the kitty (or the trump it names): in such a step it stays."""
+
+
+def _botzone_turn(game, events, viewer, after):
+    """``game`` (a copy) fed the step's events the viewer receives, as the referee sends them
+    (visible ones, as dicts), and, when the viewer decides now, its requests for it."""
+    game = copy.deepcopy(game)
+    sent = [e.to_dict() for e in events if e.visible(viewer)]
+    for d in sent:
+        if d["event"] == "DealStarted":
+            game = BotzoneGame(viewer)
+        game.see(d)
+    if after.turn != viewer or after.phase == "game_over":
+        return sent, None
+    return sent, game.turn(after.decision, after.phase)
+
+
+def _kept_for(viewer, before, seat, action, events):
+    """What the step shows ``viewer`` and must stay put (``_hidden_permuted``'s keywords)."""
+    dealt = frozenset(i for i in range(before.next_card, before.rules.hand_size * 4)
+                      if (before.first_receiver + i) % 4 == viewer)
+    kitty = any(type(e).__name__ in _TELLS_THE_KITTY or (
+        type(e).__name__ == "KittyTaken" and e.seat == viewer) for e in events)
+    shown = getattr(action, "cards", ()) if seat != viewer else ()
+    return {"keep_in_hand": (seat, shown), "keep_dealt": dealt, "keep_kitty": kitty}
+
+
+@pytest.mark.parametrize("variant", ["botzone-tractor", "two-deck-80"])
+def test_botzone_requests_ignore_hidden_cards(variant):
+    """The observation audit above, for what a Botzone seat is sent: at a step, the cards hidden
+    from a seat before it are shuffled (the other hands, the kitty before the banker takes it
+    up, the cards not yet dealt), keeping what the step itself shows that seat (the cards
+    another seat shows, the cards dealt to it, the kitty when it is told); the same action then
+    sends the seat the same events and, at its decision, the very same Botzone requests
+    (``BotzoneGame``, the seat's own translation), ids and all."""
+    rules = rules_for(variant)
+    checked = {"events": 0, "requests": 0}
+    for game_no in range(4):
+        seed = f"bz-hidden:{variant}:{game_no}"
+        rng = random.Random(seed)
+        games = [None] * 4
+
+        def hook(before, seat, action, after, events):
+            if seat is not None and games[seat] is not None:
+                _, live = games[seat].turn(before.decision, before.phase)
+                if live is not None:
+                    games[seat].answer(games[seat].ids_of(action))
+            names = {type(e).__name__ for e in events}
+            if seat is not None and "ThrowFailed" not in names and rng.random() < 0.5:
+                for viewer in range(4):
+                    if games[viewer] is None:
+                        continue
+                    expected = _botzone_turn(games[viewer], events, viewer, after)
+                    permuted = _hidden_permuted(before, viewer, rng,
+                                                **_kept_for(viewer, before, seat, action, events))
+                    if not is_legal(permuted, action, seat):
+                        continue  # (a follow the shuffled hand no longer allows)
+                    p_after, p_events = apply(permuted, action, seat)
+                    if ((p_after.turn, p_after.decision, p_after.next_card)
+                            != (after.turn, after.decision, after.next_card)
+                            or "ThrowFailed" in {type(e).__name__ for e in p_events}):
+                        continue  # (another seat's chance to call, or a throw judged on hands)
+                    assert _botzone_turn(games[viewer], p_events, viewer, p_after) == expected
+                    checked["events"] += 1
+                    checked["requests"] += expected[1] is not None
+            for v in range(4):
+                for e in events:
+                    if not e.visible(v):
+                        continue
+                    d = e.to_dict()
+                    if d["event"] == "DealStarted":
+                        games[v] = BotzoneGame(v)
+                    if games[v] is not None:
+                        games[v].see(d)
+
+        play(rules, seed, random_policies(seed, 0.3), max_deals=2, on_action=hook)
+    assert checked["events"] > 500 and checked["requests"] > 120, checked

@@ -11,7 +11,7 @@ from referee.rules.cards import RANK_TEXT, SUITS, parse_cards, parse_rank
 from referee.rules.families.two_deck import combos
 from referee.rules.families.two_deck.declare import (AFTER_BURIAL, DEALING, Situation, declaration_shape,
                                                      declaring_level, judge_declaration)
-from referee.rules.families.two_deck.flow import bury_error
+from referee.rules.families.two_deck.flow import bury_error, follow_error
 from referee.rules.families.two_deck.scoring import settle_deal
 from referee.rules.state import Declaration
 from referee.rules.trump import trump_context
@@ -65,7 +65,7 @@ def _follow(rules, ctx, case, expect):
     fmt = combos.lead_format(trick[0], ctx)
     if fmt.kind == combos.INVALID:
         raise CaseError(f"the lead {text(trick[0])} is not a legal lead")
-    reason = combos.follow_error(fmt, count_vector(hand), play, ctx)
+    reason = follow_error(rules, fmt, count_vector(hand), play, ctx)
     got = "legal" if reason is None else "illegal"
     if got != expect:
         return f"got {got}" + (f" ({reason})" if reason else "") + f", expected {expect}"

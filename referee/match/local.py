@@ -14,7 +14,7 @@ from pathlib import Path
 
 from referee.match.runner import MatchRunner
 from referee.match.spec import MatchSpec
-from referee.seats.botzone_seat import BotzoneSeat
+from referee.seats.botzone_seat import BotzoneSeat, time_limit_of, time_limit_text
 from referee.seats.grpc_seat import SeatHub
 from referee.seats.launch import check_startable, launch
 from referee.seats.manifest import Manifest, ManifestError
@@ -78,7 +78,8 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
                 if bot.protocol == "botzone":  # started by its seat, each turn or once
                     check_startable(bot, sandboxed=policy is not None)
                     seats[seat] = BotzoneSeat(seat, partial(
-                        _start_botzone, bot, seat, spec.match_id, policy), log_path)
+                        _start_botzone, bot, seat, spec.match_id, policy), log_path,
+                        time_limit_of(bot), time_limit_text(bot))
                     continue
                 if bot.protocol == "stdio":
                     proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,

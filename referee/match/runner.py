@@ -31,7 +31,8 @@ from referee.rules.record import MatchRecord
 from referee.rules.engine import new_game
 from referee.rules.state import CHANCE
 from referee.rules.engine import apply, check
-from referee.seats.seat import TIMED_OUT, Closed, NotConnected, RequestWatch, Seat, Unreadable
+from referee.seats.seat import (TIMED_OUT, Closed, NotConnected, OverTime, RequestWatch, Seat,
+                                Unreadable)
 from referee.match.matchfile import MATCH_FORMAT
 from referee.match.spec import MatchSpec
 
@@ -318,9 +319,10 @@ class MatchRunner:
             reply.close()  # not waited for
             raise
         got = await reply
-        if got is TIMED_OUT:
+        if got is TIMED_OUT or isinstance(got, OverTime):
             self._spend(seat, started, allowance)
             return self._default(state, seat, default_seed, "timeout",
+                                 got.reason if isinstance(got, OverTime) else
                                  f"no answer within {allowance} ms and the time bank",
                                  where), None
         if isinstance(got, Closed):

@@ -115,7 +115,7 @@ class DealSpec:
 
 
 _BOT_FIELDS = ("name", "manifest_name", "version", "command", "protocol", "folder", "path",
-               "pythonpath", "version_hash", "build")
+               "pythonpath", "version_hash", "build", "time_limit", "data")
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,9 @@ class SeatBot:
             out["pythonpath"] = [str(p) for p in m.pythonpath]
         if m.build:
             out["build"] = [list(step) for step in m.build]
+        for name in ("time_limit", "data"):  # (a Botzone bot's, when its manifest sets them)
+            if getattr(m, name) is not None:
+                out[name] = getattr(m, name)
         if self.version_hash is not None:
             out["version_hash"] = self.version_hash
         return out
@@ -173,8 +176,17 @@ class SeatBot:
         return cls(data["name"], Manifest(
             data["manifest_name"], data["version"], tuple(command), data["protocol"],
             Path(data["folder"]), Path(path) if path else None,
-            tuple(Path(p) for p in pythonpath), _build(data, where)),
+            tuple(Path(p) for p in pythonpath), _build(data, where),
+            _optional(data, where, "time_limit", (int, float), "seconds per turn, or absent"),
+            _optional(data, where, "data", str, "a folder inside the bot's, or absent")),
             version_hash=_version_hash(data, where))
+
+
+def _optional(data: dict, where: str, name: str, kind, expected: str):
+    v = data.get(name)
+    _expect(v is None or (isinstance(v, kind) and not isinstance(v, bool)), where, name, v,
+            expected)
+    return v
 
 
 def _build(data: dict, where: str) -> tuple[tuple[str, ...], ...]:

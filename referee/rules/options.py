@@ -144,11 +144,37 @@ class FirstFlip(StrEnum):
     """The highest (002)."""
 
 
+class Following(StrEnum):
+    """What a follower owes when a pair or a tractor is led and it holds no unit of that shape
+    in the suit led (``following``, two-deck)."""
+
+    STRICT = "strict"
+    """As many cards of the suit led as were led (all of it when it holds fewer), with as
+    much of the lead's structure as the suit allows (003 section 6)."""
+    SAME_SHAPE = "same_shape"
+    """Botzone's judge: it may instead play one unit of the led shape from any suit (a pair
+    for a pair, a tractor of as many pairs for a tractor), trumps included; a trump unit so
+    played ruffs and can win the trick. Otherwise as ``strict``."""
+
+
+class BurialCount(StrEnum):
+    """How many cards the dealer buries (``burial_count``, two-deck)."""
+
+    EXACT = "exact"
+    """As many as the kitty held (8)."""
+    AT_MOST = "at_most"
+    """Botzone's judge does not count them: 0 to 8. The cards not buried stay in the dealer's
+    hand: while it holds more than the others, no lead may have more cards than each other seat
+    holds; the deal ends when the other hands are empty, and what the dealer still holds then
+    scores nothing."""
+
+
 _CHOICES: dict[str, type[StrEnum]] = {
     "level_table": LevelTable, "kitty_multiplier": KittyMultiplier, "after_ace": AfterAce,
     "declaration": DeclarationRule, "overturn": Overturn, "first_receiver": FirstReceiver,
     "no_declaration": NoDeclaration, "attacker_declare": AttackerDeclare,
     "demotion_card": DemotionCard, "pair_following": PairFollowing, "first_flip": FirstFlip,
+    "following": Following, "burial_count": BurialCount,
 }
 """The options whose value is one of a few names, and the enum of each."""
 
@@ -222,6 +248,12 @@ class RuleSet:
     # level pair, trump-suit level pair, LJ pair, BJ pair); false: only runs of one suit without
     # the level rank, and LJ LJ BJ BJ (Botzone).
     level_tractors: bool = True
+    # Two-deck following when a pair or tractor is led and the follower holds none of that shape
+    # in the suit led: "strict", or "same_shape" (Botzone's judge: one of that shape from any suit).
+    following: Following = Following.STRICT
+    # Two-deck burial: "exact" (as many cards as the kitty held) or "at_most" (Botzone's judge
+    # does not count them: 0 to 8, the rest stay in the dealer's hand).
+    burial_count: BurialCount = BurialCount.EXACT
 
     def __post_init__(self) -> None:
         _check(isinstance(self.decks, int) and self.decks >= 1, "decks", self.decks,

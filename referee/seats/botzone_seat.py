@@ -38,6 +38,7 @@ from referee.seats.seat import (
     TIMED_OUT,
     UNWATCHED,
     Closed,
+    OverTime,
     RequestWatch,
     Seat,
     Unreadable,
@@ -56,6 +57,10 @@ MAJOR_TEXT = {0: "s", 1: "h", 2: "d", 3: "c", None: "n"}
 _BZ_SUIT = (0, 1, 3, 2)
 """Our suit S H D C -> Botzone's s h c d (and back: the map is its own inverse)."""
 _QUOTED = 40
+TIME_LIMITS = {"python": 6.0, "java": 3.0, "node": 2.0}
+"""Botzone's usual time limit per turn (seconds) by the program a bot's command runs; any
+other (a compiled bot) has ``TIME_LIMIT``."""
+TIME_LIMIT = 1.0
 DECISION_OF_PB = {v: k for k, v in DECISION_TO_PB.items()}
 """A decision request's kind (the protocol's) -> the engine's ``DecisionKind``."""
 
@@ -75,6 +80,23 @@ def kind_of(card_id: int) -> int:
         return b
     rank = (b // 4 - 1) % 13
     return _BZ_SUIT[b % 4] * 13 + rank
+
+
+def time_limit_of(manifest) -> float:
+    """A Botzone bot's time limit per turn in seconds: its manifest's ``time_limit``, else
+    Botzone's usual one for the program its command runs (``TIME_LIMITS``: 6 for Python, 3
+    for Java, 2 for Node.js; 1 for any other)."""
+    if manifest.time_limit is not None:
+        return manifest.time_limit
+    program = Path(manifest.command[0]).name.lower().rstrip("0123456789.")
+    return TIME_LIMITS.get(program, TIME_LIMIT)
+
+
+def time_limit_text(manifest) -> str:
+    """Which limit ``time_limit_of`` gives, for a timeout's reason."""
+    if manifest.time_limit is not None:
+        return f"the time_limit of {manifest.path or manifest.label}"
+    return f"Botzone's usual limit for {Path(manifest.command[0]).name} (no time_limit in its manifest)"
 
 
 class BotzoneAnswerError(ValueError):
@@ -363,15 +385,17 @@ class BotzoneSeat(Seat):
     """A seat whose bot speaks Botzone's protocol; ``start(log_path)`` starts its program (in
     its sandbox) with its output logged there, each turn or once while it keeps running.
 
-    ``turn_limit_s`` caps each turn below the runner's deadline (Botzone's per-turn limit); the
+    ``turn_limit_s`` caps each turn below the runner's deadline (Botzone's per-turn limit,
+    ``time_limit_of``; ``limit_text`` says where it comes from, for a timeout's reason); the
     memory limit is the sandbox's. Every Botzone game (deal) starts the bot afresh."""
 
     def __init__(self, seat: int, start: Callable[[Path], Any], log_path: Path,
-                 turn_limit_s: float | None = None) -> None:
+                 turn_limit_s: float | None = None, limit_text: str = "its time limit") -> None:
         self.seat = seat
         self.start = start
         self.log_path = Path(log_path)
         self.turn_limit_s = turn_limit_s
+        self.limit_text = limit_text
         self.game: BotzoneGame | None = None
         self.games: list[BotzoneGame] = []
         self.program: _Program | None = None
@@ -456,8 +480,10 @@ class BotzoneSeat(Seat):
     async def _reply(self, req, deadline: float):
         if self.unsupported:
             return Closed(self.unsupported)
-        if self.turn_limit_s is not None:
-            deadline = min(deadline, time.monotonic() + self.turn_limit_s)
+        own = None if self.turn_limit_s is None else time.monotonic() + self.turn_limit_s
+        limited = own is not None and own < deadline  # (Botzone's limit comes first)
+        if limited:
+            deadline = own
         game = self.game
         decision = DECISION_OF_PB[req.kind]
         asked_nothing, live = game.turn(decision, req.observation.phase)
@@ -489,6 +515,9 @@ class BotzoneSeat(Seat):
                 game.answer(got["response"])
         except TimeoutError:
             self._drop_program()  # (ended in the background: the bot's clock has run out)
+            if limited:
+                return OverTime(f"no answer within {self.turn_limit_s:g} s, its Botzone time "
+                                f"limit per turn ({self.limit_text})")
             return TIMED_OUT
         msg = pb.BotMessage()
         msg.answer.request_id = req.request_id

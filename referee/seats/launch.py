@@ -42,18 +42,23 @@ PROTOS = Path(shengji_arena.__file__).resolve().parent.parent
 bot imports from the arena, and of ``shengji_arena/v1/referee.proto``: a bot's build and a
 gRPC bot find the protocol there (``ARENA_PROTO_DIR``), so a bot's folder carries no copy of it."""
 PROTO_DIR_ENV = "ARENA_PROTO_DIR"
+BOTZONE_USER = "botzone"
+"""The ``USER`` a Botzone bot is given (some Botzone bots check that it is set)."""
 
 
 def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: str | None = None,
                     token: str | None = None, base: dict[str, str] | None = None
                     ) -> dict[str, str]:
     """The environment of ``manifest``'s process for ``seat``: ``base`` (the referee's own by
-    default) with the ARENA_* variables set and ``PYTHONPATH`` built from the manifest alone."""
+    default) with the ARENA_* variables set, ``PYTHONPATH`` built from the manifest alone and,
+    for a Botzone bot, ``USER`` (``BOTZONE_USER``)."""
     env = dict(os.environ if base is None else base)
     for name in ("PYTHONPATH", "ARENA_REFEREE", "ARENA_TOKEN", PROTO_DIR_ENV):
         env.pop(name, None)
     env["ARENA_SEAT"] = str(seat)
     env["ARENA_MATCH_ID"] = match_id
+    if manifest.protocol == "botzone":
+        env["USER"] = BOTZONE_USER
     paths = [str(p) for p in manifest.pythonpath]
     if manifest.protocol == "grpc":
         if address is None or token is None:
@@ -182,7 +187,9 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
     (``popen.stdin``, ``popen.stdout``) for its ``StdioSeat``. With a ``sandbox`` policy, the bot
     runs in its seat's sandbox (``referee.seats.sandbox``); a gRPC bot's ``socket_dir`` (the
     folder of its seat's socket ``seat.sock``) is its one way to the referee, and its address
-    is the socket's path inside the sandbox."""
+    is the socket's path inside the sandbox. A Botzone bot is a stdio one (started by its seat
+    each turn, or once while it keeps running) that also sees its manifest's ``data`` folder
+    read-only at ``/data`` (``sandbox.DATA_DIR``)."""
     stdio = manifest.protocol in ("stdio", "botzone")  # (a Botzone bot: pipes, each turn)
     command = list(manifest.command)
     if command[0] in ("python", "python3"):
@@ -207,7 +214,9 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
         command = sandbox_command(command, env=env, workdir=manifest.folder, folders=folders,
                                   policy=sandbox, uid=None if uid is None else uid.uid,
                                   socket_dir=None if stdio else socket_dir, seccomp=filter_fd,
-                                  env_fd=env_fd, cgroup=cgroup)
+                                  env_fd=env_fd, cgroup=cgroup,
+                                  data_dir=manifest.data_folder if manifest.protocol == "botzone"
+                                  else None)
         env = {"PATH": PATH}  # (prlimit's and bwrap's own; the bot's is the one above)
     try:
         proc = subprocess.Popen(command, cwd=manifest.folder, env=env,
@@ -281,6 +290,8 @@ def check_startable(manifest: Manifest, sandboxed: bool) -> None:
     if not sandboxed:
         return
     folders = [manifest.folder, *sandbox_pythonpath(manifest)]
+    if manifest.data_folder is not None:
+        folders.append(manifest.data_folder)
     if os.geteuid() != 0:
         return
     for folder in folders:

@@ -9,6 +9,8 @@ A manifest (``bot.toml``) names a bot and says how to start it:
                                         # "botzone": a Botzone Tractor bot, unchanged
     pythonpath = [".."]                 # folders (from the manifest's) the bot imports from
     build = ["make"]                    # or [["npm", "ci", "--offline"], ["node", "gen.js"]]
+    time_limit = 1                      # a Botzone bot: seconds per turn (Botzone's 时间限制)
+    data = "data"                       # a Botzone bot: its folder seen read-only at /data
 
 Nothing else of the arena is on a bot's ``PYTHONPATH`` but the generated protocol package
 (``shengji_arena``) for a gRPC bot; a Python bot that imports anything more from the arena (the
@@ -26,7 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROTOCOLS = ("grpc", "stdio", "botzone")
-_FIELDS = {"name", "version", "command", "protocol", "description", "pythonpath", "build"}
+_FIELDS = {"name", "version", "command", "protocol", "description", "pythonpath", "build",
+           "time_limit", "data"}
+TIME_LIMIT_MAX = 60
+"""The longest per-turn time limit (seconds) a Botzone bot's manifest may ask for."""
 
 
 class ManifestError(ValueError):
@@ -45,6 +50,17 @@ class Manifest:
     """Absolute folders put on the bot's ``PYTHONPATH``, in the manifest's order."""
     build: tuple[tuple[str, ...], ...] = ()
     """The build's steps, each a command line run in the bot's folder (none: nothing to build)."""
+    time_limit: float | None = None
+    """A Botzone bot's time limit per turn in seconds (None: Botzone's usual one for its
+    language, ``referee.seats.botzone_seat.time_limit_of``)."""
+    data: str | None = None
+    """A Botzone bot's folder of data files, relative to its own and inside it (as the manifest
+    writes it), seen read-only at ``/data``: ``data_folder``."""
+
+    @property
+    def data_folder(self) -> Path | None:
+        """The absolute folder ``data`` names (None: no ``/data``)."""
+        return None if self.data is None else (self.folder / self.data).resolve()
 
     @property
     def label(self) -> str:
@@ -127,7 +143,43 @@ def load_manifest(path: str | Path) -> Manifest:
     folder = path.parent.resolve()
     return Manifest(data["name"], data["version"], tuple(command), protocol, folder,
                     path.resolve(), _pythonpath(path, folder, data.get("pythonpath", [])),
-                    build_steps(data.get("build", []), str(path)))
+                    build_steps(data.get("build", []), str(path)),
+                    _time_limit(path, protocol, data.get("time_limit")),
+                    _data_folder(path, protocol, folder, data.get("data")))
+
+
+def _botzone_only(path: Path, protocol: str, name: str) -> None:
+    if protocol != "botzone":
+        raise ManifestError(f"{path}: field {name!r}: only a Botzone bot (protocol = "
+                            f"\"botzone\") has one, not a {protocol} bot")
+
+
+def _time_limit(path: Path, protocol: str, value) -> float | None:
+    """``time_limit``: a Botzone bot's seconds per turn, above 0 and at most ``TIME_LIMIT_MAX``."""
+    if value is None:
+        return None
+    _botzone_only(path, protocol, "time_limit")
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and 0 < value <= TIME_LIMIT_MAX):
+        raise ManifestError(
+            f"{path}: field 'time_limit' = {value!r}: expected Botzone's time limit per turn in "
+            f"seconds, a number above 0 and at most {TIME_LIMIT_MAX} (such as 1 for a compiled "
+            "bot, 6 for a Python one)")
+    return float(value)
+
+
+def _data_folder(path: Path, protocol: str, folder: Path, value) -> str | None:
+    """``data``: a folder inside the bot's own, seen read-only at ``/data`` by a Botzone bot."""
+    if value is None:
+        return None
+    _botzone_only(path, protocol, "data")
+    where = (folder / value).resolve() if isinstance(value, str) and value else None
+    if where is None or not (where == folder or folder in where.parents):
+        raise ManifestError(f"{path}: field 'data' = {value!r}: expected a folder inside the "
+                            "bot's own, relative to the manifest's, such as \"data\"")
+    if not where.is_dir():
+        raise ManifestError(f"{path}: field 'data' = {value!r}: no such folder ({where})")
+    return value
 
 
 def build_steps(value, where: str) -> tuple[tuple[str, ...], ...]:

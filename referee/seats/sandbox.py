@@ -7,9 +7,10 @@ tmpfs ``/tmp`` and ``/dev/shm`` (gone with the match), and read-only binds of it
 (``referee.seats.launch.sandbox_pythonpath``), the generated protocol
 package (a gRPC bot) and the runtimes (``/usr``, the ``/lib*`` and ``/bin`` links, a few files
 of ``/etc``, the Python the arena runs); nothing else of the host. A gRPC bot's one way out is
-its own seat's socket, bound at ``/run/arena/seat.sock``; a stdio bot has only its pipes. Its
-environment is built from nothing (``ARENA_*``, ``PATH``, ``HOME=/tmp``, ``LANG``, its
-``PYTHONPATH``; bwrap adds ``PWD``). It has no capabilities, no new privileges, its own session,
+its own seat's socket, bound at ``/run/arena/seat.sock``; a stdio bot has only its pipes (a
+Botzone bot also its manifest's ``data`` folder, read-only at ``/data``). Its environment is built
+from nothing (``ARENA_*``, ``PATH``, ``HOME=/tmp``, ``LANG``, its ``PYTHONPATH``; a Botzone bot's
+``USER``; bwrap adds ``PWD``). It has no capabilities, no new privileges, its own session,
 dies with the referee, runs under a seccomp filter (``seccomp_program``: file locks and inotify,
 which would let partners signal through a file both can read, and calls no bot needs), and its
 limits (``SandboxPolicy``) are set with ``prlimit`` on the whole tree before it starts (and, for a
@@ -43,6 +44,8 @@ from typing import Any
 
 SANDBOX_DIR = "/run/arena"
 """Where a gRPC seat's socket folder is bound inside its sandbox."""
+DATA_DIR = "/data"
+"""Where a Botzone bot's data folder is bound, read-only, inside its sandbox."""
 SEAT_SOCKET = f"{SANDBOX_DIR}/seat.sock"
 SEAT_ADDRESS = f"unix://{SEAT_SOCKET}"
 UID_BASE = 64000
@@ -341,7 +344,7 @@ def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
                     folders: list[Path], policy: SandboxPolicy, uid: int | None = None,
                     socket_dir: Path | None = None, seccomp: int | None = None,
                     env_fd: int | None = None, cgroup: SeatCgroup | None = None,
-                    writable: Path | None = None) -> list[str]:
+                    writable: Path | None = None, data_dir: Path | None = None) -> list[str]:
     """The command line that runs ``command`` sandboxed: in ``workdir`` with exactly ``env``,
     ``folders`` (its own, its pythonpath, the protocol package) bound read-only,
     ``socket_dir`` (a gRPC seat's socket folder) at ``/run/arena``, as ``uid`` (a root
@@ -350,7 +353,8 @@ def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
     environment_args(env))``), bwrap reads the environment from it: the seat's token is then in
     no process's command line on the host. With ``cgroup``, the whole tree starts in it. With
     ``writable`` (a bot's build: its folder, which must be ``workdir``), that one folder is
-    bound read-write; a bot's own run never passes it."""
+    bound read-write; a bot's own run never passes it. ``data_dir`` (a Botzone bot's data
+    folder) is bound read-only at ``/data``."""
     if writable is not None and Path(writable) != Path(workdir):
         raise ValueError(f"sandbox: the writable folder {writable} must be the working "
                          f"directory {workdir}")
@@ -369,6 +373,8 @@ def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
                                     if not _under(f, [Path("/usr")])], rw)
     if socket_dir is not None:
         fs += ["--perms", "0755", "--dir", "/run", "--ro-bind", str(socket_dir), SANDBOX_DIR]
+    if data_dir is not None:
+        fs += ["--ro-bind", str(data_dir), DATA_DIR]
     fs += ["--remount-ro", "/dev", "--remount-ro", "/"]
     environ = environment_args(env) if env_fd is None else ["--args", str(env_fd)]
     common = ["--die-with-parent", "--new-session", "--chdir", str(workdir)]

@@ -36,6 +36,14 @@ TIMED_OUT = _TimedOut()
 """The reply when the deadline passed first (also what ``Mailbox.get`` gives at its timeout)."""
 
 
+@dataclass(frozen=True)
+class OverTime:
+    """The reply when the bot's own time limit per turn (a Botzone seat's) passed before the
+    match's deadline: a timeout; ``reason`` says which limit."""
+
+    reason: str
+
+
 class NotConnected(Exception):
     """Why a seat's bot is not there at the match's start ("did not connect within 15000 ms",
     "was refused: ..."); the text follows "seat N" in the fault."""
@@ -56,7 +64,7 @@ class Unreadable:
     reason: str
 
 
-Reply = pb.BotMessage | _TimedOut | Closed | Unreadable
+Reply = pb.BotMessage | _TimedOut | OverTime | Closed | Unreadable
 """What a request gives: a ``BotMessage`` holding an ``answer`` whose ``request_id`` is the
 request's or a later one (the runner judges which), or one of the markers."""
 

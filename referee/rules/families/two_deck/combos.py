@@ -275,6 +275,22 @@ def follow_error(fmt: Format, hand: list[int], play, ctx: TrumpContext) -> str |
             f"first, then pairs); this play has {_owed_text(got)}; you hold pairs {pairs_held}")
 
 
+def same_shape_answer(fmt: Format, hand: list[int], play, ctx: TrumpContext) -> bool:
+    """Botzone's leniency (``following = "same_shape"``): a pair or a tractor was led, the
+    follower's ``hand`` (counts, before playing) holds no unit of that shape in the suit led,
+    and ``play`` is one unit of that shape (a pair; a tractor of as many pairs) of any suit."""
+    if len(fmt.units) != 1 or fmt.units[0].pairs == 0:
+        return False
+    pairs = fmt.units[0].pairs
+    got = lead_format(play, ctx)
+    if len(got.units) != 1 or got.units[0].pairs != pairs:
+        return False
+    held = {k: hand[k] for k in ctx.members[fmt.cls] if hand[k] >= 2}
+    if pairs == 1:
+        return not held
+    return structure_match(held, ctx, (pairs,), pairs)[0] != (pairs,)
+
+
 def _owed_text(measure: tuple[tuple[int, ...], int]) -> str:
     """``a tractor of 3 pairs and 1 more pair`` for a structure measure."""
     tractors, pairs = measure

@@ -12,8 +12,8 @@ from ...family import Rule, nothing_to_check
 from ...events import (Buried, BuriedPublic, DealStarted, Declared, KittyCardDrawn,
                        KittyOpened, KittyTaken, KittyTakenPublic, Passed, Played, Redealt,
                        RedealDemanded, ThrowFailed, TrumpSet)
-from ...options import RuleSet
-from ...state import (CHANCE, P_BURY, P_DEALING, P_DRAW, P_REDEAL,
+from ...options import BurialCount, Following, RuleSet
+from ...state import (CHANCE, P_BURY, P_DEALING, P_DRAW, P_PLAY, P_REDEAL,
                       P_ROUND, State)
 from ...trump import trump_context
 from . import combos
@@ -380,10 +380,39 @@ def _do_redeal(s: State, a: Redeal, seat, found):
 
 
 def bury_error(rules: RuleSet, cards) -> str | None:
-    """Why this is no burial (two decks: any cards of the hand, as many as the kitty)."""
+    """Why this is no burial (two decks: any cards of the hand, as many as the kitty; with
+    ``burial_count = "at_most"``, up to as many)."""
     if len(cards) != rules.kitty_size:
-        return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
+        if rules.burial_count is BurialCount.EXACT:
+            return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
+        if len(cards) > rules.kitty_size:
+            return f"may bury at most {rules.kitty_size} cards, not {len(cards)}"
     return None
+
+
+def follow_error(rules: RuleSet, fmt: combos.Format, hand: list[int], play,
+                 ctx) -> str | None:
+    """Why ``play`` is no legal follow of a lead of format ``fmt`` from ``hand`` (counts) under
+    ``rules`` (``combos.follow_error``, and Botzone's same-shape leniency when the rules
+    allow it), or None."""
+    reason = combos.follow_error(fmt, hand, play, ctx)
+    return None if reason is not None and excused(rules, fmt, hand, play, ctx) else reason
+
+
+def excused(rules: RuleSet, fmt: combos.Format, hand: list[int], play, ctx) -> bool:
+    """Does Botzone's leniency (``following = "same_shape"``) let this follow stand, which the
+    strict rule refuses? (``combos.same_shape_answer``)"""
+    return (rules.following is Following.SAME_SHAPE
+            and combos.same_shape_answer(fmt, hand, play, ctx))
+
+
+def lead_limit(s: State, seat: int) -> int | None:
+    """The most cards ``seat`` may lead: None (its hand) unless a short burial
+    (``burial_count = "at_most"``) left the dealer more cards than the others; then as many as
+    the fewest any other seat holds."""
+    if s.rules.burial_count is BurialCount.EXACT:
+        return None
+    return min(sum(s.hands[x]) for x in range(4) if x != seat)
 
 
 def _check_bury(s: State, a: Bury, seat) -> None:
@@ -391,7 +420,8 @@ def _check_bury(s: State, a: Bury, seat) -> None:
     reason = bury_error(s.rules, cards)
     if reason:
         raise IllegalActionError(reason)
-    st.require_held(s, seat, cards, "bury")
+    if cards:  # (none at all: ``burial_count = "at_most"``)
+        st.require_held(s, seat, cards, "bury")
 
 
 def _do_bury(s: State, a: Bury, seat, found):
@@ -431,9 +461,15 @@ def _check_play(s: State, a: Play, seat):
             raise IllegalActionError(
                 f"a lead must be one suit (trumps count as one suit): {' '.join(TEXT[c] for c in cards)} "
                 f"mixes {' and '.join(classes)}")
+        if s.rules.burial_count is not BurialCount.EXACT:
+            most = lead_limit(s, seat)
+            if len(cards) > most:
+                raise IllegalActionError(
+                    f"may lead at most {most} card{'s' if most != 1 else ''}: no other seat "
+                    "holds more (the dealer kept cards it did not bury)")
         return fmt
     reason = combos.follow_error(s.trick_fmt, s.hands[seat], cards, ctx)
-    if reason:
+    if reason and not excused(s.rules, s.trick_fmt, s.hands[seat], cards, ctx):
         raise IllegalActionError(reason)
     return None
 
@@ -441,8 +477,11 @@ def _check_play(s: State, a: Play, seat):
 def _do_play(s: State, a: Play, seat, fmt):
     cards = tuple(a.cards)
     if fmt is None:
-        return st.follow_played(s, seat, cards, combos.play_key(s.trick_fmt, cards, s.ctx),
-                                _end_deal)
+        n, events = st.follow_played(s, seat, cards,
+                                     combos.play_key(s.trick_fmt, cards, s.ctx), _end_deal)
+        if not n.trick and n.phase == P_PLAY and n.rules.burial_count is not BurialCount.EXACT:
+            return _end_if_others_empty(n, events)
+        return n, events
     n = s.copy()
     a_cards = cards
     ev: list = []
@@ -467,6 +506,19 @@ def _do_play(s: State, a: Play, seat, fmt):
     n.turn = (seat + 1) % 4
     n.decision = DecisionKind.FOLLOW
     ev.append(Played(seat, tuple(cards), True))
+    return n, tuple(ev)
+
+
+def _end_if_others_empty(n: State, events: tuple):
+    """After a trick the dealer won holding cards it did not bury (``burial_count =
+    "at_most"``): the deal ends when every other hand is empty; what it still holds scores
+    nothing."""
+    winner = n.leader
+    if any(sum(n.hands[x]) for x in range(4) if x != winner):
+        return n, events
+    n.trick = n.tricks[-1][0]  # the last trick, as the end of a deal reads it
+    ev = list(events)
+    _end_deal(n, winner, ev)
     return n, tuple(ev)
 
 

@@ -3,14 +3,16 @@ lead (throws are not listed: any set of one suit class may be thrown) and every 
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Iterator
 
 from ...actions import Action, Bury, DecisionKind, Declare, Pass, Play, Redeal
 from ...multisets import count_multiset_combinations, counts_of, hand_counts, multiset_combinations
+from ...options import BurialCount, Following
 from ...state import State
 from . import combos
 from .declare import declaration_options
-from .flow import situation
+from .flow import lead_limit, situation
 
 
 def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
@@ -23,28 +25,38 @@ def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
         yield Pass()
         yield Redeal()
     elif kind == DecisionKind.BURY:
-        for cards in multiset_combinations(hand_counts(s.hands[seat]), s.rules.kitty_size):
-            yield Bury(cards)
+        for size in _burial_sizes(s.rules):
+            for cards in multiset_combinations(hand_counts(s.hands[seat]), size):
+                yield Bury(cards)
     elif kind == DecisionKind.LEAD:
-        yield from (Play(c) for c in lead_units(s, seat))
+        yield from (Play(c) for c in leads(s, seat))
     elif kind == DecisionKind.FOLLOW:
-        yield from (Play(c) for c in iter_follows(s, seat))
+        yield from (Play(c) for c in follows(s, seat))
 
 
 def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     """The cards of every listed lead or follow, in the order of ``actions``."""
-    return iter(lead_units(s, seat)) if kind == DecisionKind.LEAD else iter_follows(s, seat)
+    return iter(leads(s, seat)) if kind == DecisionKind.LEAD else follows(s, seat)
 
 
 def count(s: State, kind: DecisionKind, seat: int) -> int | None:
     """The number of legal burials without listing them (None: count by listing)."""
     if kind == DecisionKind.BURY:
-        return count_multiset_combinations(hand_counts(s.hands[seat]), s.rules.kitty_size)
+        hand = hand_counts(s.hands[seat])
+        return sum(count_multiset_combinations(hand, size) for size in _burial_sizes(s.rules))
     return None
 
 
+def _burial_sizes(rules) -> range:
+    """How many cards a burial may hold: the kitty's size, or (``burial_count = "at_most"``)
+    that many down to none."""
+    if rules.burial_count is BurialCount.EXACT:
+        return range(rules.kitty_size, rules.kitty_size + 1)
+    return range(rules.kitty_size, -1, -1)
+
+
 def lead_units(s: State, seat: int) -> list[tuple[int, ...]]:
-    """Every single, pair and tractor the seat could lead."""
+    """Every single, pair and tractor the seat holds (what it could lead, but see ``leads``)."""
     ctx = s.ctx
     hand = s.hands[seat]
     out: list[tuple[int, ...]] = []
@@ -71,14 +83,37 @@ def lead_units(s: State, seat: int) -> list[tuple[int, ...]]:
     return out
 
 
+def leads(s: State, seat: int) -> list[tuple[int, ...]]:
+    """``lead_units`` but those longer than a short burial lets the seat lead (``lead_limit``)."""
+    units = lead_units(s, seat)
+    most = lead_limit(s, seat)
+    return units if most is None else [c for c in units if len(c) <= most]
+
+
+def follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
+    """Every distinct legal follow under the rules: ``iter_follows``, then (``following =
+    "same_shape"``, the follower holding some of the suit led) the units of the led shape of
+    other suits that Botzone's leniency lets it play instead."""
+    if s.rules.following is Following.STRICT:
+        return iter_follows(s, seat)
+    fmt = s.trick_fmt
+    ctx = s.ctx
+    hand = s.hands[seat]
+    if not fmt.pairs or not any(hand[k] for k in ctx.members[fmt.cls]):
+        return iter_follows(s, seat)  # (void: every play is a strict follow already)
+    extra = [c for c in lead_units(s, seat) if len(c) == fmt.size and ctx.cls[c[0]] != fmt.cls
+             and combos.same_shape_answer(fmt, hand, c, ctx)]
+    return chain(iter_follows(s, seat), extra)  # (off a suit it holds: none is a strict one)
+
+
 def legal_follows(s: State, seat: int) -> list[tuple[int, ...]]:
-    """Every distinct legal follow."""
+    """Every distinct follow the strict rule allows (``follows``: the rules' own)."""
     return list(iter_follows(s, seat))
 
 
 def iter_follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
-    """Every distinct legal follow, in the order of ``legal_follows``, made as they are asked
-    for (a seat void in a suit led as a long tractor has a great many)."""
+    """Every distinct follow the strict rule allows, in the order of ``legal_follows``, made as
+    they are asked for (a seat void in a suit led as a long tractor has a great many)."""
     fmt = s.trick_fmt
     ctx = s.ctx
     hand = s.hands[seat]

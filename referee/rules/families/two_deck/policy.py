@@ -6,13 +6,14 @@ from __future__ import annotations
 import random
 
 from ...actions import Bury, DecisionKind, Declare, Pass, Play, Redeal
+from ...options import BurialCount
 from ...sampling import DECLARE_RATE, expand, sample_throw
 from ...state import State
 from ...trump import TRUMP
 from . import combos
 from .declare import declaration_options
-from .flow import situation
-from .legal import lead_units, legal_follows
+from .flow import lead_limit, situation
+from .legal import lead_units, leads, legal_follows
 
 THROW_RATE = 0.25
 TRACTOR_RATE = 0.15
@@ -34,6 +35,10 @@ def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RA
         cards = expand(s.hands[seat], range(54))
         return Bury(tuple(rng.sample(cards, s.rules.kitty_size)))
     if kind == DecisionKind.LEAD:
+        if s.rules.burial_count is not BurialCount.EXACT:  # (a short burial: see leads)
+            most = lead_limit(s, seat)
+            if most is not None and most < sum(s.hands[seat]):
+                return Play(rng.choice(leads(s, seat)))
         r = rng.random()
         if r < THROW_RATE:
             throw = sample_throw(s.hands[seat], s.ctx, rng)
