@@ -10,8 +10,9 @@ from typing import Callable
 
 from referee.play.chance import chance_action
 from referee.play.random_play import random_action
-from referee.rules.families import presets
+from referee.rules.families import family_of, presets
 from referee.rules.options import RuleSet
+from referee.rules.sampling import DECLARE_RATE
 from referee.rules.record import MatchRecord
 from referee.rules.state import CHANCE, State
 from referee.rules.engine import apply, new_game
@@ -19,12 +20,14 @@ from referee.rules.engine import apply, new_game
 Policy = Callable[[State], object]
 
 
-def random_policies(seed: int | str, declare_rate: float | None = None) -> list[Policy]:
-    """Four independent random players, each with its own generator."""
+def random_policies(seed: int | str, declare_rate: float | None = None,
+                    rules: RuleSet | None = None) -> list[Policy]:
+    """Four independent random players, each with its own generator; given the ``rules``,
+    they call that family's random player directly (the engine benchmark's hot path)."""
     rngs = [random.Random(f"player:{seed}:{i}") for i in range(4)]
-    if declare_rate is None:
-        return [lambda s, r=r: random_action(s, r) for r in rngs]
-    return [lambda s, r=r: random_action(s, r, declare_rate) for r in rngs]
+    act = random_action if rules is None else family_of(rules).random_action
+    rate = DECLARE_RATE if declare_rate is None else declare_rate
+    return [lambda s, r=r: act(s, r, rate) for r in rngs]
 
 
 def play(rules: RuleSet, seed: int | str, policies: list[Policy] | None = None, *,
@@ -34,7 +37,7 @@ def play(rules: RuleSet, seed: int | str, policies: list[Policy] | None = None, 
 
     ``on_action(state_before, seat, action, state_after, events)`` is called after every action
     when given (the invariant tests hook in here)."""
-    policies = policies or random_policies(seed)
+    policies = policies or random_policies(seed, rules=rules)
     state = new_game(rules, levels=levels, dealer=dealer, max_deals=max_deals)
     rec = None
     if record:
