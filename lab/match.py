@@ -12,7 +12,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from lab.policy import Legal, listed_actions
+from lab.policy import Legal, listed_actions, play_listing
 from referee.match.matchfile import DealSummary, MatchSummary
 from referee.match.spec import MatchSpec
 from referee.play.chance import chance_action
@@ -50,14 +50,19 @@ def seat_inputs(state, sample_seed: str, time_left_ms: int, bank_left_ms: int
     """All a policy is given at the decision of the seat to act: its ``observe`` view and the
     listing (the referee's hint, sampled from ``sample_seed``) with its clock. Both are frozen
     values made anew; neither refers to ``state``."""
-    actions, complete = listed_actions(state, sample_seed)
+    return _inputs(state, listed_actions(state, sample_seed), time_left_ms, bank_left_ms)
+
+
+def _inputs(state, listing: tuple, time_left_ms: int, bank_left_ms: int
+            ) -> tuple[Observation, Legal]:
+    """``seat_inputs`` with the listing already made."""
     view = observe(state, state.turn)
     # as the wire gives them: the phase as plain text, no trump until it is fixed (a fresh
     # frozen value of ours, set in place)
     _set(view, "phase", str(view.phase))
     if view.trump is not None and not view.trump_fixed:
         _set(view, "trump", None)
-    return view, Legal(state.decision, actions, complete, time_left_ms, bank_left_ms)
+    return view, Legal(state.decision, listing[0], listing[1], time_left_ms, bank_left_ms)
 
 
 def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
@@ -75,6 +80,7 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
     faults: list[dict] = []
     hooks_start = [getattr(p, "deal_start", None) for p in policies]
     hooks_end = [getattr(p, "deal_end", None) for p in policies]
+    any_end = any(hook is not None for hook in hooks_end)
     for seat, p in enumerate(policies):
         start = getattr(p, "match_start", None)
         if start is not None:
@@ -103,8 +109,11 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                     state, events = apply(state, action, None)
                 else:
                     seat = state.turn
-                    sample_seed = f"{seed}:{steps}"
-                    view, legal = seat_inputs(state, sample_seed, per_ms, int(bank[seat]))
+                    # the seed of the hint's sample, made only where a sample may be drawn
+                    listing = play_listing(state)
+                    if listing is None:
+                        listing = listed_actions(state, f"{seed}:{steps}")
+                    view, legal = _inputs(state, listing, per_ms, int(bank[seat]))
                     t = perf() if clock else 0.0
                     try:
                         action = acts[seat](view, legal)
@@ -122,7 +131,7 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                         state_events = apply(state, action, seat)
                     except ValueError as e:
                         kind = "garbage" if error is not None else "illegal"
-                        state_events = _fault(state, seat, sample_seed, kind, str(e),
+                        state_events = _fault(state, seat, f"{seed}:{steps}", kind, str(e),
                                               index, steps, strikes, faults, tc.max_strikes)
                         action = state_events[2]
                     state, events = state_events[0], state_events[1]
@@ -141,10 +150,11 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                         if started is not None:
                             deals.append(DealSummary.of(started, dealer, e, wraps))
                             started = None
-                        outcome = json.loads(json.dumps(e.to_dict()))
-                        for hook in hooks_end:
-                            if hook is not None:
-                                hook(outcome)
+                        if any_end:
+                            outcome = json.loads(json.dumps(e.to_dict()))
+                            for hook in hooks_end:
+                                if hook is not None:
+                                    hook(outcome)
                 steps += 1
             points = extras(state).get("match_points")
             if points:

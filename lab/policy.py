@@ -53,33 +53,47 @@ class Policy(Protocol):
     def act(self, view: Observation, legal: Legal) -> Action: ...
 
 
-_PLAY_CACHE: dict = {}  # a play's cards -> its Play action (actions are values)
+class _PlayCache(dict):
+    """A play's cards -> its ``Play`` action (actions are values), made on first use."""
+
+    def __missing__(self, cards: tuple[int, ...]) -> Play:
+        action = self[cards] = Play(cards)
+        return action
 
 
-def _play(cards: tuple[int, ...]) -> Play:
-    action = _PLAY_CACHE.get(cards)
-    if action is None:
-        if len(_PLAY_CACHE) >= 50_000:
-            _PLAY_CACHE.clear()
-        action = _PLAY_CACHE[cards] = Play(cards)
-    return action
+_PLAYS = _PlayCache()
 
 
 def listed_actions(state: State, sample_seed: str) -> tuple[tuple[Action, ...], bool]:
     """The actions the referee's hint lists at this decision, in its order, and whether the
     listing is complete (``referee.wire.hints.legal_hint``, without the wire form)."""
-    kind = state.decision
-    family = family_of(state.rules)
-    if kind in _PLAY_KINDS and family.plays is not None:
-        entries = list(islice(family.plays(state, kind, state.turn), HINT_LIMIT + 1))
-        if entries:
-            complete = kind != DecisionKind.LEAD or not family.throws
-            if len(entries) > HINT_LIMIT:
-                del entries[HINT_LIMIT:]
-                complete = False
-            return tuple(map(_play, entries)), complete
+    listing = play_listing(state)
+    if listing is not None:
+        return listing
     actions, complete = hint_listing(state, sample_seed)
     return tuple(actions), complete
+
+
+def play_listing(state: State) -> tuple[tuple[Play, ...], bool] | None:
+    """``listed_actions`` of a lead or follow from the family's quick ``plays`` listing (the
+    hint's own path, which needs no sample seed); None at any other decision, or where that
+    listing is empty (the hint then samples)."""
+    kind = state.decision
+    if kind not in _PLAY_KINDS:
+        return None
+    family = family_of(state.rules)
+    if family.plays is None:
+        return None
+    entries = list(islice(family.plays(state, kind, state.turn), HINT_LIMIT + 1))
+    if not entries:
+        return None
+    complete = kind != DecisionKind.LEAD or not family.throws
+    if len(entries) > HINT_LIMIT:
+        del entries[HINT_LIMIT:]
+        complete = False
+    if len(_PLAYS) >= 50_000:
+        _PLAYS.clear()
+    return tuple(map(_PLAYS.__getitem__, entries)), complete
 
 
 def legal_of(state: State, sample_seed: str, time_left_ms: int, bank_left_ms: int) -> Legal:
@@ -217,5 +231,6 @@ __all__ = [
     "legal_of",
     "listed_actions",
     "make_policy",
+    "play_listing",
     "policy_factory",
 ]

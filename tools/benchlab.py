@@ -1,18 +1,23 @@
 """``arena bench lab``: the strategy lab's deals a second with random policies on one core,
-against ``arena bench engine``'s random play measured in the same run."""
+against ``arena bench engine``'s random play measured in the same run; and (``python -m
+tools.benchlab VARIANT ...``) what each part of a lab decision costs against the engine's."""
 
 from __future__ import annotations
 
 import os
 import platform
+import random
 import statistics
+import sys
 import time
 
 from lab.match import play_match
-from lab.policy import RandomPolicy
+from lab.policy import Legal, RandomPolicy, listed_actions, play_listing
 from referee.match.spec import DealSpec, MatchSpec
+from referee.play.random_play import random_action
 from referee.play.selfplay import play
-from referee.rules import rules_for
+from referee.rules import apply, observe, rules_for
+from referee.rules.actions import DecisionKind
 from tools.benchengine import cpu_model
 
 
@@ -71,3 +76,55 @@ def _lab_round(variant: str, deals: int, seed: str) -> tuple[int, int]:
         decisions += got.decisions
         m += 1
     return done, decisions
+
+
+_PLAY_KINDS = (DecisionKind.LEAD, DecisionKind.FOLLOW)
+
+
+def decision_parts(variant: str, deals: int = 20, passes: int = 5) -> dict[str, float]:
+    """Microseconds a deal of each part of a decision, each timed alone (CPU time, the best of
+    ``passes``) on the states of ``deals`` random deals: the rules' ``apply`` (A, in both), the
+    engine benchmark's random draw (R), and the lab's view, listing of leads and follows,
+    listing of other decisions, and ``Legal`` with the policy's choice (together X). Prints
+    them with the X that 0.8x allows (1.25 R + 0.25 A) and the ratio they give."""
+    rules = rules_for(variant)
+    states = []
+    for d in range(deals):
+        play(rules, f"parts:{d}", max_deals=1,
+             on_action=lambda before, seat, action, after, events: seat is None
+             or states.append((before, action)))
+    rng = random.Random(0)
+    plays = [x for x in states if x[0].decision in _PLAY_KINDS]
+    others = [x for x in states if x[0].decision not in _PLAY_KINDS]
+
+    def per_deal(f, items) -> float:
+        best = float("inf")
+        for _ in range(passes):
+            t = time.process_time()
+            for x in items:
+                f(x)
+            best = min(best, time.process_time() - t)
+        return best / deals * 1e6
+
+    a = per_deal(lambda x: apply(x[0], x[1], x[0].turn), states)
+    r = per_deal(lambda x: random_action(x[0], rng), states)
+    view = per_deal(lambda x: observe(x[0], x[0].turn), states)
+    lead_follow = per_deal(lambda x: play_listing(x[0]), plays)
+    other = per_deal(lambda x: listed_actions(x[0], "parts"), others)
+    listed = [(s, listed_actions(s, "parts")) for s, _ in states]
+    rest = per_deal(lambda x: rng.choice(Legal(x[0].decision, *x[1], 2000, 10000).actions),
+                    listed)
+    x = view + lead_follow + other + rest
+    print(f"{variant}: {len(states) / deals:.0f} decisions a deal; us a deal: apply (A) {a:.0f}, "
+          f"random draw (R) {r:.0f}; view {view:.0f}, listing of leads and follows "
+          f"{lead_follow:.0f}, of other decisions {other:.0f}, Legal and choice {rest:.0f}: "
+          f"X {x:.0f} (0.8x allows {1.25 * r + 0.25 * a:.0f}); (A + R) / (A + X) = "
+          f"{(a + r) / (a + x):.2f}x")
+    return {"apply": a, "random": r, "view": view, "lead_follow": lead_follow, "other": other,
+            "rest": rest}
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or ["two-deck-80", "two-deck-fry", "botzone-tractor",
+                                 "single-deck", "three-deck"]:
+        decision_parts(name)

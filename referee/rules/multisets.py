@@ -3,13 +3,32 @@ family's legal-action listing (burials, follows, returns)."""
 
 from __future__ import annotations
 
+from itertools import combinations_with_replacement
 from typing import Iterator
+
+SINGLES = tuple((k,) for k in range(54))
+"""``(k,)`` for every card kind, made once (a listing of singles builds no tuple)."""
 
 
 def multiset_combinations(counts: dict[int, int], n: int) -> Iterator[tuple[int, ...]]:
-    """Distinct sub-multisets of size ``n``."""
+    """Distinct sub-multisets of size ``n``, as sorted tuples in ascending order (for ``n`` up
+    to 3, the candidates of ``combinations_with_replacement`` but those repeating a kind more
+    often than it is held)."""
     kinds = sorted(counts)
+    if n == 1:
+        return map(SINGLES.__getitem__, kinds)
+    if n == 2:
+        return (c for c in combinations_with_replacement(kinds, 2)
+                if c[0] != c[1] or counts[c[0]] >= 2)
+    if n == 3:
+        return (c for c in combinations_with_replacement(kinds, 3)
+                if (c[0] != c[1] or counts[c[0]] >= (3 if c[1] == c[2] else 2))
+                and (c[1] != c[2] or counts[c[1]] >= 2))
+    return _combinations(kinds, counts, n)
 
+
+def _combinations(kinds: list[int], counts: dict[int, int], n: int):
+    """``multiset_combinations`` of any size: as many of each kind as it can take first."""
     def rec(i: int, left: int, acc: list[int]):
         if left == 0:
             yield tuple(acc)
@@ -24,6 +43,18 @@ def multiset_combinations(counts: dict[int, int], n: int) -> Iterator[tuple[int,
                 del acc[-take:]
 
     yield from rec(0, n, [])
+
+
+def short_suit_follows(hand, suit: dict[int, int], n: int) -> Iterator[tuple[int, ...]]:
+    """Every follow of ``n`` cards by a seat holding ``suit`` (kind -> count), no more than
+    ``n`` cards of the suit led: all of them, filled up with any other cards of ``hand`` (counts
+    by kind) in every distinct way."""
+    base = tuple(k for k, c in suit.items() for _ in range(c))
+    need = n - len(base)
+    if need == 0:
+        return iter((base,))
+    rest = {k: c for k, c in enumerate(hand) if c and k not in suit}
+    return (base + extra for extra in multiset_combinations(rest, need))
 
 
 def count_multiset_combinations(counts: dict[int, int], n: int) -> int:

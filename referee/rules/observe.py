@@ -4,7 +4,7 @@ Nothing in an ``Observation`` depends on a card hidden from that seat."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .actions import DecisionKind
 from .state import CHANCE, P_BURY, State
@@ -46,6 +46,22 @@ class Observation:
     match_points: tuple[int, int, int, int]  # three-deck: cumulative match points (积分)
 
 
+def _constructor():
+    """``Observation(...)`` as straight-line stores into its slots: what the frozen dataclass's
+    ``__init__`` does, without its ``object.__setattr__`` call per field (a view is made at
+    every decision, and that was half its cost)."""
+    names = [f.name for f in fields(Observation)]
+    scope = {"_new": object.__new__, "_cls": Observation}
+    scope.update({f"_set_{name}": getattr(Observation, name).__set__ for name in names})
+    lines = [f"def new_observation({', '.join(names)}):", "    o = _new(_cls)"]
+    lines += [f"    _set_{name}(o, {name})" for name in names]
+    lines.append("    return o")
+    exec("\n".join(lines), scope)
+    return scope["new_observation"]
+
+
+_new_observation = _constructor()
+
 _PUBLIC_TURNS = frozenset({DecisionKind.LEAD, DecisionKind.FOLLOW, DecisionKind.BURY})
 
 
@@ -62,37 +78,37 @@ def _public_turn(s: State, seat: int) -> int | None:
 def observe(s: State, seat: int) -> Observation:
     """The view of ``seat``; see the module docstring."""
     mine = s.kitty_owner == seat and s.phase != P_BURY
-    return Observation(
-        seat=seat,
-        variant=s.rules.variant,
-        deal=s.deal_no,
-        phase=s.phase,
-        to_act=_public_turn(s, seat),
-        decision=s.decision if s.turn == seat else None,
-        levels=s.levels,
-        dealer=s.dealer,
-        level=s.level,
-        trump=s.trump,
-        trump_fixed=s.ctx is not None,
-        first_receiver=s.first_receiver,
-        hand=s.hand(seat),
-        hand_sizes=tuple(map(sum, s.hands)),
-        cards_dealt=s.next_card,
-        declarations=tuple((d.seat, d.cards) for d in s.declarations),
-        public_kitty=tuple(s.kitty) if s.kitty_public else s.opened_kitty,
-        drawn_kitty_card=s.drawn_card,
-        my_kitty=tuple(sorted(s.kitty)) if mine else (),
-        kitty_holder=s.kitty_owner,
-        redeals=s.redeals,
-        trick_leader=s.leader if s.trick else None,
-        trick=s.trick,
-        tricks=s.tricks,
-        attacker_points=s.attacker_points,
-        penalties=s.penalties,
-        winner_team=s.winner_team,
-        hard_duns=tuple(sorted(s.hard_duns)),
-        dry_pot=s.dry_pot,
-        match_points=s.match_points,
+    return _new_observation(  # the fields in their order
+        seat,                                                  # seat
+        s.rules.variant,                                       # variant
+        s.deal_no,                                             # deal
+        s.phase,                                               # phase
+        _public_turn(s, seat),                                 # to_act
+        s.decision if s.turn == seat else None,                # decision
+        s.levels,                                              # levels
+        s.dealer,                                              # dealer
+        s.level,                                               # level
+        s.trump,                                               # trump
+        s.ctx is not None,                                     # trump_fixed
+        s.first_receiver,                                      # first_receiver
+        s.hand(seat),                                          # hand
+        tuple(map(sum, s.hands)),                              # hand_sizes
+        s.next_card,                                           # cards_dealt
+        tuple([(d.seat, d.cards) for d in s.declarations]),    # declarations
+        tuple(s.kitty) if s.kitty_public else s.opened_kitty,  # public_kitty
+        s.drawn_card,                                          # drawn_kitty_card
+        tuple(sorted(s.kitty)) if mine else (),                # my_kitty
+        s.kitty_owner,                                         # kitty_holder
+        s.redeals,                                             # redeals
+        s.leader if s.trick else None,                         # trick_leader
+        s.trick,                                               # trick
+        s.tricks,                                              # tricks
+        s.attacker_points,                                     # attacker_points
+        s.penalties,                                           # penalties
+        s.winner_team,                                         # winner_team
+        tuple(sorted(s.hard_duns)) if s.hard_duns else (),     # hard_duns
+        s.dry_pot,                                             # dry_pot
+        s.match_points,                                        # match_points
     )
 
 

@@ -24,6 +24,6 @@ def _result_extras(state) -> dict:
 
 FAMILY = Family(
     name="three_deck", decks=3, presets=(THREE_DECK,), action_rules=RULES, state_type=ThreeDeckState,
-    actions=legal.actions, random_action=policy.random_action,
+    actions=legal.actions, plays=legal.plays, random_action=policy.random_action,
     judges="referee.conformance.three_deck", trick_winner=trick_winner, title=title, context=context, result_extras=_result_extras,
     engine_goal=100)

@@ -4,11 +4,14 @@ and every distinct follow."""
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import getitem
 from typing import Iterator
 
 from ...actions import Action, Bury, BuryJokers, DecisionKind, Pass, Play, Return
 from ...cards import BIG_JOKER, LITTLE_JOKER, POINTS
-from ...multisets import counts_of, filtered_plays, hand_counts, multiset_combinations
+from ...multisets import (SINGLES, counts_of, filtered_plays, hand_counts,
+                          multiset_combinations, short_suit_follows)
 from ...state import State
 from . import rules as td
 
@@ -57,6 +60,45 @@ def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
         ok = lambda p: td.follow_error(lead, hand, p, ctx, live) is None  # noqa: E731
         yield from (Play(p) for p in filtered_plays(hand, ctx.members[ctx.cls[lead[0]]],
                                                     len(lead), ok))
+
+
+_LEADS = tuple(tuple(tuple((k,) * n for n in range(1, held + 1)) for held in range(4))
+               for k in range(54))
+"""``_LEADS[k][held]``: the leads of kind ``k`` held ``held`` times (a single, pair, triple)."""
+
+
+def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
+    """The cards of every legal lead or follow, in the order of ``actions``, built from what
+    ``rules.follow_error`` requires instead of checking each candidate."""
+    hand = s.hands[seat]
+    if kind == DecisionKind.LEAD:
+        return chain.from_iterable(map(getitem, _LEADS, hand))
+    lead = s.trick_fmt
+    ctx = s.ctx
+    return follows(hand, ctx.members[ctx.cls[lead[0]]], len(lead),
+                   s.rules.pair_following == "live")
+
+
+def follows(hand, members, n: int, live: bool) -> Iterator[tuple[int, ...]]:
+    """Every follow of ``n`` cards (a single, pair or triple led) to the suit class of
+    ``members``. Holding no more of the suit than ``n``: all of it and any others. Else ``n``
+    of the suit; unless pairs follow live (活棒), a pair is owed a pair where the seat holds one
+    (exactly two of a kind), a triple a triple where it holds three of a kind, else a pair and
+    a single where it holds a pair (死棒)."""
+    suit = {k: hand[k] for k in members if hand[k]}
+    if sum(suit.values()) <= n:
+        return short_suit_follows(hand, suit, n)
+    if n == 1:
+        return map(SINGLES.__getitem__, sorted(suit))
+    if not live:
+        if n == 2 and 2 in suit.values():
+            return iter([(k, k) for k in sorted(suit) if suit[k] >= 2])
+        if n == 3:
+            if any(c >= 3 for c in suit.values()):
+                return iter([(k, k, k) for k in sorted(suit) if suit[k] >= 3])
+            if 2 in suit.values():
+                return (p for p in multiset_combinations(suit, 3) if p[0] == p[1] or p[1] == p[2])
+    return multiset_combinations(suit, n)
 
 
 def count(s: State, kind: DecisionKind, seat: int) -> int | None:

@@ -7,7 +7,8 @@ from itertools import chain
 from typing import Iterator
 
 from ...actions import Action, Bury, DecisionKind, Declare, Pass, Play, Redeal
-from ...multisets import count_multiset_combinations, counts_of, hand_counts, multiset_combinations
+from ...multisets import (count_multiset_combinations, counts_of, hand_counts,
+                          multiset_combinations, short_suit_follows)
 from ...options import BurialCount, Following
 from ...state import State
 from . import combos
@@ -119,16 +120,8 @@ def iter_follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
     hand = s.hands[seat]
     n = fmt.size
     suit = {k: hand[k] for k in ctx.members[fmt.cls] if hand[k]}
-    held = sum(suit.values())
-    if held <= n:  # all of the suit, filled up with anything
-        base = tuple(k for k, c in suit.items() for _ in range(c))
-        need = n - held
-        if need == 0:
-            return iter((base,))
-        rest = {k: c for k, c in enumerate(hand) if c and k not in suit}
-        if need == 1:
-            return (base + (k,) for k in rest)
-        return (base + extra for extra in multiset_combinations(rest, need))
+    if sum(suit.values()) <= n:  # all of the suit, filled up with anything
+        return short_suit_follows(hand, suit, n)
     # held > n: n cards of the suit, with as much of the lead's structure as the suit allows
     # (what combos.follow_error asks; the cases below are its answers, worked out ahead)
     if n == 1:

@@ -1,0 +1,61 @@
+"""A family's quick listing of leads and follows (``Family.plays``, what the referee's hints
+and the lab list) gives exactly the actions of the checked path (``legal_actions``: every
+candidate judged by the rules), in the same order, on many random positions of each family."""
+
+from collections import Counter
+
+import pytest
+
+from referee.play.selfplay import play
+from referee.rules import rules_for, variant_ids
+from referee.rules.actions import DecisionKind, Play
+from referee.rules.engine import is_legal
+from referee.rules.families import family_of
+from referee.rules.legal import legal_actions
+
+PLAY_KINDS = (DecisionKind.LEAD, DecisionKind.FOLLOW)
+
+CASES = [(v, None) for v in variant_ids() if family_of(rules_for(v)).plays is not None]
+CASES.append(("three-deck", {"pair_following": "live"}))
+
+
+def _lead_shape(state) -> str:
+    """What was led, by the cards' multiplicities (``3``, ``2``, ``1+1+1``), for coverage."""
+    cards = state.trick[0][1]
+    return "+".join(str(n) for n in sorted(Counter(cards).values(), reverse=True))
+
+
+@pytest.mark.parametrize(("variant", "options"), CASES)
+def test_quick_listing_is_the_checked_listing(variant, options):
+    rules = rules_for(variant, options)
+    family = family_of(rules)
+    seen: Counter = Counter()
+
+    def compare(before, seat, action, after, events):
+        if seat is None or before.decision not in PLAY_KINDS:
+            return
+        kind = before.decision
+        quick = [Play(cards) for cards in family.plays(before, kind, seat)]
+        checked = list(legal_actions(before))
+        assert quick == checked, (variant, kind, before.trick)
+        assert len(set(quick)) == len(quick)
+        if len(quick) <= 40:  # the engine's own check agrees on every listed play
+            assert all(is_legal(before, a, seat) for a in quick)
+        if kind == DecisionKind.FOLLOW:
+            hand = before.hands[seat]
+            led = before.trick[0][1]
+            suit = before.ctx.members[before.ctx.cls[led[0]]]
+            held = sum(hand[k] for k in suit)
+            seen["follow", _lead_shape(before), "short" if held <= len(led) else "long"] += 1
+        else:
+            seen["lead"] += 1
+
+    for game in range(40):
+        play(rules, f"quick:{variant}:{game}", max_deals=2, on_action=compare)
+    follows = {key: n for key, n in seen.items() if key[0] == "follow"}
+    assert seen["lead"] > 200
+    # follows of the shapes each family leads, by a seat holding more of the suit than the
+    # lead and by one holding no more (all of it, and other cards)
+    assert sum(n for key, n in follows.items() if key[2] == "short") > 100
+    assert sum(n for key, n in follows.items() if key[2] == "long") > 100
+    assert len({key[1] for key in follows}) >= 2, follows
