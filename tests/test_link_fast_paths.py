@@ -251,26 +251,44 @@ def test_mailbox_order_wakeup_and_timeout():
 
 
 def test_the_link_benchmark_reports_every_figure():
-    """`arena bench link` runs end to end (a referee with four bot processes, the echo and the
-    four-client relay) and prints each figure it promises, as positive numbers."""
+    """`arena bench link` runs end to end (a referee with four bot processes once for each way
+    of taking events, the echo and the four-client relay) and prints each figure it promises,
+    as positive numbers, the referee's for each way; bots that take their events with their
+    requests are sent fewer messages per decision."""
     out = subprocess.run([sys.executable, "-m", "cli", "bench", "link", "--deals", "1"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    for label in ("command", "machine", "message", "echo", "referee", "ratio", "deal", "relay",
-                  "against it", "game work", "floor"):
-        assert re.search(rf"^{label} ", text, re.M), (label, text)
-    decisions = int(re.search(r"^referee +(\d+) decisions", text, re.M).group(1))
+    for label in ("command", "machine", "message", "echo", "relay"):
+        assert len(re.findall(rf"^{label} ", text, re.M)) == 1, (label, text)
+    modes = ("notices", "with-requests")
+    for label in ("referee", "messages", "cpu", "ratio", "deal", "against it", "game work",
+                  "floor"):
+        for mode in modes:
+            assert re.search(rf"^{label} +{mode}: ", text, re.M), (label, mode, text)
+    decisions = [int(re.search(rf"^referee +{mode}: (\d+) decisions", text, re.M).group(1))
+                 for mode in modes]
     relay = re.search(r"^relay .*: (\d+) round trips, median ([0-9.]+) ms", text, re.M)
-    assert int(relay.group(1)) == max(200, decisions) and float(relay.group(2)) > 0
-    ratios = re.findall(r"ratio ([0-9.]+) \(goal <= 1.5\)|= ([0-9.]+) \(goal <= 1.5\)", text)
-    assert len(ratios) == 2 and all(float(a or b) > 0 for a, b in ratios)
-    work = re.search(r"^game work .*?(\d+) decisions\): referee ([0-9.]+) ms .*?, ([0-9.]+) ms "
-                     r"recording .*seats ([0-9.]+) ms", text, re.M)
-    assert work and int(work.group(1)) > 0 and all(float(work.group(i)) > 0 for i in (2, 3, 4))
-    floor = re.search(r"^floor .*= ([0-9.]+) x echo; .* = ([0-9.]+) x decisions", text, re.M)
-    # the deal's floor adds the game work to the relay, so it lies above the relay's ratio
-    assert floor and float(floor.group(2)) > float(floor.group(1)) > 0, text
+    assert int(relay.group(1)) == max(200, *decisions) and float(relay.group(2)) > 0
+    ratios = re.findall(r"= ([0-9.]+) \(goal <= 1.5\)|ratio ([0-9.]+) \(goal <= 1.5\)", text)
+    assert len(ratios) == 6 and all(float(a or b) > 0 for a, b in ratios)  # cpu, round trip, deal
+    sent = [float(re.search(rf"^messages +{mode}: ([0-9.]+) per decision", text, re.M).group(1))
+            for mode in modes]
+    assert 2 < sent[1] < sent[0], sent
+    for mode in modes:
+        work = re.search(rf"^game work +{mode}: .*?(\d+) decisions\): referee ([0-9.]+) ms .*?, "
+                         r"([0-9.]+) ms recording .*seats ([0-9.]+) ms", text, re.M)
+        assert work and int(work.group(1)) > 0 and all(float(work.group(i)) > 0
+                                                       for i in (2, 3, 4)), (mode, text)
+        floor = re.search(rf"^floor +{mode}: .*= ([0-9.]+) x echo; .* = ([0-9.]+) x decisions",
+                          text, re.M)
+        # the deal's floor adds the game work and the seat to the relay's mean round trip, so
+        # it lies above mean relay / mean echo (means against means: a stall of the echo moves
+        # its mean, not its median)
+        means = [float(re.search(rf"^{label} .*, mean ([0-9.]+) ms", text, re.M).group(1))
+                 for label in ("relay", "echo")]
+        assert floor and float(floor.group(1)) > 0, text
+        assert float(floor.group(2)) > means[0] / means[1], (means, text)
 
 
 def test_a_padded_action_reads_as_itself_and_is_never_kept():

@@ -2,6 +2,7 @@
 reflection."""
 
 import asyncio
+import dataclasses
 import json
 import sys
 from collections import Counter
@@ -19,6 +20,8 @@ from referee.rules.record import MatchRecord, verify
 PY = ROOT / "sample_bots" / "python"
 RANDOM = load_manifest(PY / "random")
 GREEDY = load_manifest(PY / "greedy")
+WITH_REQUESTS = dataclasses.replace(RANDOM, command=RANDOM.command + ("--events-with-requests",))
+"""The random bot asking for its events with its requests (EVENT_DELIVERY_WITH_REQUESTS)."""
 STDIO = load_manifest(ROOT / "sample_bots" / "stdio")
 NODE = load_manifest(ROOT / "sample_bots" / "node")
 CPP = load_manifest(ROOT / "sample_bots" / "cpp")
@@ -138,14 +141,19 @@ HIDDEN_DEALS = {"single-deck": 120, "two-deck-fry": 50, "two-deck-80": 50, "thre
 def test_no_message_carries_a_card_the_seat_may_not_see(variant, tmp_path):
     """Every card named in every message the referee sends a seat is one that seat had been
     shown by then (its own cards dealt, public reveals, plays, a kitty it buried). 240 deals in
-    all, over the four variants."""
+    all, over the four variants; seats 1 and 2 (one of each team) take their events with their
+    requests, seats 0 and 3 with notices."""
     from referee.match.spec import DealSpec
     start = "3" if variant == "three-deck" else "2"
     deals = [DealSpec(f"h{i}", (start, start), i % 4) for i in range(HIDDEN_DEALS[variant])]
     spec = MatchSpec(match_id="hidden", variant=variant, deals=deals)
     result, record, runner = asyncio.run(run_match_async(
-        spec, [RANDOM, RANDOM, RANDOM, RANDOM], tmp_path, keep_sent=True))
+        spec, [RANDOM, WITH_REQUESTS, WITH_REQUESTS, RANDOM], tmp_path, keep_sent=True))
     assert result["forfeit"] is None and len(result["deals"]) == HIDDEN_DEALS[variant]
+    assert [s.events_with_requests for s in runner.seats] == [False, True, True, False]
+    for seat in (1, 2):  # no notice but a deal end's
+        assert {m.notice.reason for _, _, m in runner.sent[seat] if m.HasField("notice")} \
+            == {"deal_end"}
     checked = 0
     for seat in range(4):
         current = None
@@ -200,6 +208,77 @@ def test_every_event_reaches_each_seat_once_and_a_leader_waits_for_no_notice(tmp
                 won = json.loads(m.notice.events[-1].json)
                 assert won["event"] == "TrickWon" and won["seat"] != seat
     assert led_at_once > 20 and tricks == 3 * led_at_once
+
+
+def _visible(event: dict, seat: int) -> bool:
+    vis = event["visible_to"]
+    return vis == "all" or vis == seat or (isinstance(vis, list) and seat in vis)
+
+
+def _delivered(runner, record, seat):
+    """What ``seat`` was sent: the events of its requests and notices in order (as bytes), the
+    reason of each notice, and how many messages it got. Checks on the way that each request
+    and each notice brings the seat up to date: with it, the seat has been sent every event it
+    may see of those applied by then, in the record's order."""
+    events, reasons, got, current = [], [], [], None
+    for game, done, msg in runner.sent[seat]:
+        which = msg.WhichOneof("body")
+        if which not in ("request", "notice"):
+            continue
+        if game != current:
+            current, got = game, []
+        body = msg.request if which == "request" else msg.notice
+        if which == "notice":
+            reasons.append(body.reason)
+        got += [e.kind for e in body.events]
+        events += [e.SerializeToString() for e in body.events]
+        applied = record["games"][game]["events"][:done]
+        expected = [e["event"] for e in applied if _visible(e, seat)]
+        assert got == expected, (seat, game, which, done)
+    return events, reasons, len(runner.sent[seat])
+
+
+def test_a_seat_may_take_its_events_with_its_requests_the_same_events_in_fewer_messages(tmp_path):
+    """The same match (same seed, the same bots' choices) played with every seat taking its
+    events with notices, then with seats 0 and 3 asking in their Hello for them with their
+    requests: every seat is sent the very same events in the same order (its requests' and
+    notices' concatenated), each by its next request at the latest; the two that asked get no
+    deal start or trick notice (a deal end's only), so fewer messages; the others, the same
+    messages as before."""
+    spec = MatchSpec(match_id="delivery-modes", variant="two-deck-fry", seed="w", max_deals=2)
+    plain = asyncio.run(run_match_async(spec, [RANDOM] * 4, tmp_path / "plain", keep_sent=True))
+    mixed = asyncio.run(run_match_async(spec, [WITH_REQUESTS, RANDOM, RANDOM, WITH_REQUESTS],
+                                        tmp_path / "mixed", keep_sent=True))
+    assert plain[0]["forfeit"] is None and len(plain[0]["deals"]) == 2
+    assert mixed[1]["games"] == plain[1]["games"]  # the same match, move for move
+    assert [s.events_with_requests for s in mixed[2].seats] == [True, False, False, True]
+    for seat in range(4):
+        events, reasons, messages = _delivered(plain[2], plain[1], seat)
+        events_now, reasons_now, messages_now = _delivered(mixed[2], mixed[1], seat)
+        assert events_now == events, seat
+        if seat in (0, 3):
+            assert reasons_now == ["deal_end", "deal_end"], reasons_now
+            assert "trick" in reasons and messages_now == messages - (len(reasons) - 2)
+        else:
+            assert reasons_now == reasons and messages_now == messages
+
+
+def test_after_a_forfeit_a_seat_that_takes_its_events_with_requests_gets_the_rest(tmp_path):
+    """A match that ends in a forfeit mid-deal: a seat that takes its events with its requests
+    gets the events it was not sent yet in a "match_end" notice just before the MatchEnd, so it
+    has been sent every event it may see; a seat with notices gets what it got before (no
+    such notice)."""
+    result, record, runner = asyncio.run(run_match_async(
+        MatchSpec(match_id="forfeit-rest", variant="two-deck-fry", seed="f", max_deals=1,
+                  time_control=QUICK),
+        [faulty("illegal"), WITH_REQUESTS, RANDOM, RANDOM], tmp_path, keep_sent=True))
+    assert result["forfeit"]["seat"] == 0
+    last = [m for _, _, m in runner.sent[1]][-2:]
+    assert last[0].notice.reason == "match_end" and last[1].HasField("match_end")
+    events, _, _ = _delivered(runner, record, 1)
+    everything = [e for e in record["games"][0]["events"] if _visible(e, 1)]
+    assert len(events) == len(everything)
+    assert not any(m.notice.reason == "match_end" for _, _, m in runner.sent[2])
 
 
 def _fault_match(tmp_path, bots, **kw):
@@ -461,6 +540,56 @@ def test_a_bot_speaking_another_protocol_version_is_refused(standalone_referee):
     assert code == grpc.StatusCode.FAILED_PRECONDITION
     assert "shengji-arena/1" in details and "shengji-arena/2" in details
     assert hello("shengji-arena/1") == "accepted"
+
+
+def test_a_hello_asking_for_an_unknown_event_delivery_is_refused(standalone_referee):
+    """``Hello.event_delivery`` is checked: a value the referee does not know is refused with
+    INVALID_ARGUMENT, naming the ones it knows; the seat's token stays free, and a Hello asking
+    for the events with the requests is accepted."""
+    from shengji_arena.v1 import referee_pb2 as pb
+    from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
+
+    def hello(delivery):
+        with grpc.insecure_channel(standalone_referee) as ch:
+            stream = pb_grpc.RefereeStub(ch).Play(iter([pb.BotMessage(hello=pb.Hello(
+                token="c" * 8, event_delivery=delivery))]), timeout=10)
+            try:
+                next(stream)
+                return "accepted"
+            except StopIteration:
+                return "accepted"
+            except grpc.RpcError as e:
+                return e.code(), e.details()
+
+    code, details = hello(7)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "event_delivery 7" in details and "EVENT_DELIVERY_WITH_REQUESTS (2)" in details
+    assert hello(pb.EVENT_DELIVERY_WITH_REQUESTS) == "accepted"
+
+
+def test_a_bot_asking_for_an_unknown_event_delivery_is_a_fault_at_once(tmp_path):
+    """The seat's own token with an event delivery the referee does not know: the bot cannot
+    play as it asked, so its seat stops waiting and the fault says why."""
+    import time
+    code = ("import os, grpc\n"
+            "from shengji_arena.v1 import referee_pb2 as pb, referee_pb2_grpc as g\n"
+            "with grpc.insecure_channel(os.environ['ARENA_REFEREE']) as ch:\n"
+            "    s = g.RefereeStub(ch).Play(iter([pb.BotMessage(hello=pb.Hello(\n"
+            "        token=os.environ['ARENA_TOKEN'], bot_name='odd', event_delivery=9))]))\n"
+            "    try:\n"
+            "        next(s)\n"
+            "    except grpc.RpcError as e:\n"
+            "        print(e.code(), e.details())\n")
+    odd = dataclasses.replace(RANDOM, name="odd", command=("python3", "-c", code))
+    started = time.monotonic()
+    result, record, _ = run_match(MatchSpec(match_id="odd", variant="two-deck-80", seed="o",
+                                            max_deals=1), [RANDOM, RANDOM, odd, RANDOM],
+                                  tmp_path, sandbox="none")
+    assert time.monotonic() - started < 8.0  # not the connect timeout's 15 s
+    assert result["forfeit"]["seat"] == 2
+    fault, = [f for f in record["faults"] if f["seat"] == 2]
+    assert fault["reason"].startswith("seat 2 was refused: its Hello asks for event_delivery 9, "
+                                      "which is none of EVENT_DELIVERY_UNSPECIFIED (0)"), fault
 
 
 def test_a_chatty_bot_cannot_fill_the_disk_with_its_log(tmp_path, monkeypatch):

@@ -6,11 +6,17 @@ is a process like a bot, and the referee is measured from its own clock (request
 received) with four real bot processes answering from the referee's hint. A third figure, the
 relay, is the referee's message pattern without the referee: one bare grpcio server sending to
 four client processes in turn.
+
+The referee's match is played once for each way a bot may take its events, each against the
+same echo and relay: with notices (the protocol's default) and with its requests
+(``EVENT_DELIVERY_WITH_REQUESTS``: fewer messages); each figure of the referee is printed for
+each, its line naming the way ("notices:", "with-requests:").
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import random
 import statistics
@@ -114,10 +120,17 @@ async def relay_round_trips(size: int, count: int) -> list[float]:
     return times
 
 
-async def echo_round_trips(size: int, count: int) -> list[float]:
+async def echo_round_trips(size: int, count: int, cpu: list | None = None) -> list[float]:
+    """The echo's round trips (ms); ``cpu``, if given, gets the server process's CPU time (s)
+    from the first message to the last."""
+    marks: list[float] = []
+
     async def chat(request_iterator, context):
         async for msg in request_iterator:
+            if not marks:
+                marks.append(time.process_time())
             yield msg
+        marks.append(time.process_time())
 
     with tempfile.TemporaryDirectory(prefix="arena-echo-", dir="/tmp") as folder:
         sock = Path(folder) / "echo.sock"
@@ -127,6 +140,8 @@ async def echo_round_trips(size: int, count: int) -> list[float]:
             stdout=subprocess.PIPE)
         out, _ = await proc.communicate()
         await server.stop(0)
+    if cpu is not None and len(marks) == 2:
+        cpu.append(marks[1] - marks[0])
     return [float(x) * 1000 for x in out.split()]
 
 
@@ -154,10 +169,12 @@ class _InstantSeat:
             self.link.inbox.put_nowait(answer)
 
 
-def game_work(variant: str, deals: int) -> tuple[int, float, float, float]:
-    """Play a match with four in-process seats (no sockets, no grpc): (decisions, ms per
-    decision of referee work between an answer and the next request, ms per decision of
-    recording and notices after it, ms per decision in the seats)."""
+def game_work(variant: str, deals: int, with_requests: bool = False
+              ) -> tuple[int, float, float, float]:
+    """Play a match with four in-process seats (no sockets, no grpc; ``with_requests``: each
+    takes its events with its requests): (decisions, ms per decision of referee work between
+    an answer and the next request, ms per decision of recording and notices after it, ms per
+    decision in the seats)."""
     from referee.match.runner import MatchRunner
     from referee.match.spec import MatchSpec
     from referee.seats.grpc_seat import SeatHub
@@ -172,10 +189,11 @@ def game_work(variant: str, deals: int) -> tuple[int, float, float, float]:
 
     hub = SeatHub()
     seats = []
-    for link in hub.links:
+    for link, seat in zip(hub.links, hub.seats):
         seats.append(_InstantSeat(link, link.seat))
         link.outbox = seats[-1]
         link.connected.set()
+        seat.events_with_requests = with_requests  # what its Hello would have asked for
     runner = Runner(MatchSpec(match_id="bench-game-work", variant=variant, seed="bench",
                               max_deals=deals), hub)
     asyncio.run(runner.run())
@@ -186,32 +204,41 @@ def game_work(variant: str, deals: int) -> tuple[int, float, float, float]:
     return n, critical / n * 1000, runner.settle_s / n * 1000, seats_s / n * 1000
 
 
-def bench_link(variant: str, deals: int) -> int:
+EVENT_MODES = {"notices": False, "with-requests": True}
+"""How the bots take their events, by the name ``--events`` gives: with notices (the default
+of the protocol), or with their requests (``EVENT_DELIVERY_WITH_REQUESTS``)."""
+
+
+def _referee_match(variant: str, deals: int, with_requests: bool):
+    """A match of four random bot processes, timed by the referee's own clock: (result,
+    runner, wall seconds with start-up)."""
     from referee.seats.manifest import load_manifest
     from referee.match.local import run_match
     from referee.match.spec import MatchSpec
+
+    root = Path(__file__).resolve().parent.parent
+    bot = load_manifest(root / "sample_bots" / "python" / "random")
+    if with_requests:
+        bot = dataclasses.replace(bot, command=bot.command + ("--events-with-requests",))
+    spec = MatchSpec(match_id="bench-link", variant=variant, seed="bench", max_deals=deals)
+    with tempfile.TemporaryDirectory() as tmp:
+        wall = time.perf_counter()
+        result, _, runner = run_match(spec, [bot] * 4, Path(tmp))
+        wall = time.perf_counter() - wall
+    return result, runner, wall
+
+
+def _request_size(variant: str) -> int:
+    """The size of a typical request: the median over one random deal's decision requests."""
     from referee.wire.hints import legal_hint
     from referee.wire.protocol import observation_to_pb
     from referee.play.random_play import random_action
     from referee.rules.variants import rules_for
-    from referee.rules.engine import new_game
+    from referee.rules.engine import apply, new_game
     from referee.rules.state import CHANCE
-    from referee.rules.engine import apply
     from referee.play.chance import chance_action
 
-    root = Path(__file__).resolve().parent.parent
-    bot = load_manifest(root / "sample_bots" / "python" / "random")
-    # the referee: a match of four bot processes, timed by the referee's own clock
-    spec = MatchSpec(match_id="bench-link", variant=variant, seed="bench", max_deals=deals)
-    with tempfile.TemporaryDirectory() as tmp:
-        wall = time.perf_counter()
-        result, record, runner = run_match(spec, [bot] * 4, Path(tmp))
-        wall = time.perf_counter() - wall
-    rtts = [t for _, t in runner.timings]
-    decisions = len(rtts)
-    # the size of a typical request: a mid-deal follow request of this variant
-    rules = rules_for(variant)
-    s = new_game(rules, max_deals=1)
+    s = new_game(rules_for(variant), max_deals=1)
     rng = random.Random(1)
     sizes = []
     while not s.is_terminal:
@@ -222,50 +249,79 @@ def bench_link(variant: str, deals: int) -> int:
             request_id=1, observation=observation_to_pb(s, s.turn), hint=legal_hint(s, "x")))
         sizes.append(req.ByteSize())
         s, _ = apply(s, random_action(s, rng), s.turn)
-    size = int(statistics.median(sizes))
-    count = max(200, min(decisions, 2000))
-    echo = asyncio.run(echo_round_trips(size, count))
+    return int(statistics.median(sizes))
+
+
+def bench_link(variant: str, deals: int, events: str = "both") -> int:
+    """Print the figures; ``events``: "notices", "with-requests" or "both" (the referee's
+    match played once each way, in that order, each against the same echo and relay)."""
+    modes = list(EVENT_MODES) if events == "both" else [events]
+    matches = {mode: _referee_match(variant, deals, EVENT_MODES[mode]) for mode in modes}
+    size = _request_size(variant)
+    decisions_max = max(len(runner.timings) for _, runner, _ in matches.values())
+    count = max(200, min(decisions_max, 2000))
+    echo_cpu: list[float] = []
+    echo = asyncio.run(echo_round_trips(size, count, echo_cpu))
     relay = asyncio.run(relay_round_trips(size, count))
-    work_decisions, critical_ms, after_ms, seat_ms = game_work(variant, deals)
-    ref_median, echo_median = statistics.median(rtts), statistics.median(echo)
-    relay_median = statistics.median(relay)
-    deal_wall = runner.play_s / max(1, len(result["deals"]))
-    per_deal_decisions = decisions / max(1, len(result["deals"]))
+    echo_median, echo_mean = statistics.median(echo), statistics.mean(echo)
+    relay_median, relay_mean = statistics.median(relay), statistics.mean(relay)
+    echo_cpu_ms = echo_cpu[0] / max(1, len(echo) - 1) * 1000 if echo_cpu else float("nan")
     print(f"command      arena bench link --variant {variant} --deals {deals}")
     print(f"machine      {os.uname().machine}, {os.cpu_count()} cpus, python "
           f"{sys.version.split()[0]}, grpcio {grpc.__version__}; unix sockets on one machine")
     print(f"message      median request size {size} bytes (a {variant} decision request)")
     print(f"echo         bare grpcio bidirectional echo, {len(echo)} round trips: median "
-          f"{echo_median:.3f} ms, mean {statistics.mean(echo):.3f} ms")
-    print(f"referee      {decisions} decisions over {len(result['deals'])} deals, request sent to "
-          f"answer received (bot processes answering from the hint): median "
-          f"{ref_median:.3f} ms, mean {statistics.mean(rtts):.3f} ms")
-    print(f"ratio        referee / echo round trip (medians) = {ref_median / echo_median:.2f} "
-          f"(goal <= 1.5)")
-    # a deal's time is a sum over its decisions, so it is set against a sum of round trips:
-    # decisions x the mean echo (the medians above compare one round trip with another)
-    echo_mean, relay_mean = statistics.mean(echo), statistics.mean(relay)
-    budget = per_deal_decisions * echo_mean / 1000
-    print(f"deal         {deal_wall:.3f} s per deal of play with four external Python bot processes "
-          f"({per_deal_decisions:.0f} decisions); decisions x mean echo round trip = {budget:.3f} s; "
-          f"ratio {deal_wall / budget:.2f} (goal <= 1.5); whole match with start-up {wall:.2f} s")
+          f"{echo_median:.3f} ms, mean {echo_mean:.3f} ms; server CPU {echo_cpu_ms:.3f} ms "
+          f"per round trip")
     print(f"relay        bare grpcio, one server sending to four client processes in turn, each "
           f"sending it back: {len(relay)} round trips, median {relay_median:.3f} ms, mean "
           f"{relay_mean:.3f} ms = {relay_median / echo_median:.2f} x echo (the referee's message "
           f"pattern with no game)")
-    print(f"against it   referee round trip / relay = {ref_median / relay_median:.2f} (medians); "
-          f"deal / (decisions x mean relay) = "
-          f"{deal_wall / (per_deal_decisions * relay_mean / 1000):.2f}")
-    # No referee on this transport and machine crosses faster than the relay, and a deal also
-    # holds the work that must come between an answer and the next request (referee and bot).
-    floor = relay_mean + critical_ms + seat_ms
-    print(f"game work    the same kind of match with four in-process seats (no sockets, no grpc; "
-          f"{work_decisions} decisions): referee {critical_ms:.3f} ms per decision between an "
-          f"answer and the next request (judge, apply, deal the cards, the next observation and hint), "
-          f"{after_ms:.3f} ms recording and notices after it; seats {seat_ms:.3f} ms (parse, "
-          f"choose, encode)")
-    print(f"floor        on this transport and machine: any referee's round trip >= the relay "
-          f"= {relay_median / echo_median:.2f} x echo; with this rules engine, a deal >= "
-          f"decisions x (mean relay + work between answer and request + seat) = "
-          f"{floor / echo_mean:.2f} x decisions x mean echo")
+    for mode, (result, runner, wall) in matches.items():
+        rtts = [t for _, t in runner.timings]
+        decisions = len(rtts)
+        played = max(1, len(result["deals"]))
+        ref_median = statistics.median(rtts)
+        deal_wall = runner.play_s / played
+        per_deal_decisions = decisions / played
+        print(f"referee      {mode}: {decisions} decisions over {len(result['deals'])} deals, "
+              f"request sent to answer received (bot processes answering from the hint): "
+              f"median {ref_median:.3f} ms, mean {statistics.mean(rtts):.3f} ms")
+        # each decision's request and answer, and what else the referee sent (notices, the
+        # welcomes, rejections, the match's ends)
+        others = runner.messages_sent / decisions - 1
+        print(f"messages     {mode}: {2 + others:.2f} per decision (the request, the answer and "
+              f"{others:.2f} others: notices, welcomes, match ends)")
+        cpu_ms = runner.play_cpu_s / decisions * 1000
+        print(f"cpu          {mode}: referee process {cpu_ms:.3f} ms per decision of play "
+              f"(every thread); / echo server's per round trip = {cpu_ms / echo_cpu_ms:.2f} "
+              f"(goal <= 1.5)")
+        print(f"ratio        {mode}: referee / echo round trip (medians) = "
+              f"{ref_median / echo_median:.2f} (goal <= 1.5)")
+        # a deal's time is a sum over its decisions, so it is set against a sum of round
+        # trips: decisions x the mean echo (the medians above compare one round trip with
+        # another)
+        budget = per_deal_decisions * echo_mean / 1000
+        print(f"deal         {mode}: {deal_wall:.3f} s per deal of play with four external Python "
+              f"bot processes ({per_deal_decisions:.0f} decisions); decisions x mean echo round "
+              f"trip = {budget:.3f} s; ratio {deal_wall / budget:.2f} (goal <= 1.5); whole match "
+              f"with start-up {wall:.2f} s")
+        print(f"against it   {mode}: referee round trip / relay = "
+              f"{ref_median / relay_median:.2f} (medians); deal / (decisions x mean relay) = "
+              f"{deal_wall / (per_deal_decisions * relay_mean / 1000):.2f}")
+        work_decisions, critical_ms, after_ms, seat_ms = game_work(variant, deals,
+                                                                   EVENT_MODES[mode])
+        print(f"game work    {mode}: the same kind of match with four in-process seats (no "
+              f"sockets, no grpc; {work_decisions} decisions): referee {critical_ms:.3f} ms per "
+              f"decision between an answer and the next request (judge, apply, deal the cards, "
+              f"the next observation and hint), {after_ms:.3f} ms recording and notices after "
+              f"it; seats {seat_ms:.3f} ms (parse, choose, encode)")
+        # No referee on this transport and machine crosses faster than the relay, and a deal
+        # also holds the work that must come between an answer and the next request (referee
+        # and bot).
+        floor = relay_mean + critical_ms + seat_ms
+        print(f"floor        {mode}: on this transport and machine: any referee's round trip >= "
+              f"the relay = {relay_median / echo_median:.2f} x echo; with this rules engine, a "
+              f"deal >= decisions x (mean relay + work between answer and request + seat) = "
+              f"{floor / echo_mean:.2f} x decisions x mean echo")
     return 0

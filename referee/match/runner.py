@@ -44,6 +44,11 @@ fault can say how it ended."""
 
 _ENDED_FIRST = "ended first"  # a seat's process ended before its bot connected
 
+_NOTICES = {False: frozenset({"deal_start", "trick", "deal_end"}),
+            True: frozenset({"deal_end", "match_end"})}
+"""The notices a seat is sent (when it has events not yet sent), by whether it asked for its
+events with its requests (``Seat.events_with_requests``)."""
+
 
 class Forfeit(Exception):
     def __init__(self, seat: int, reason: str) -> None:
@@ -80,6 +85,7 @@ class MatchRunner:
         self.sent: list[list] = [[], [], [], []]  # every message the runner sent, per seat
         # (for tests; a seat's own sending again on a new connection is not in it)
         self.keep_sent = False
+        self.messages_sent = 0  # to every seat, requests included (for the link benchmark)
         self.events_applied = 0  # in the current game: what a message sent now may reflect
         self.open: list[dict | None] = [None] * 4  # each seat's open request ("where")
         self.watches = [RequestWatch(self.tc.reconnect_window_ms,
@@ -88,6 +94,7 @@ class MatchRunner:
 
     # -- sending ---------------------------------------------------------------------------
     def _keep(self, seat: int, msg: pb.RefereeMessage) -> None:
+        self.messages_sent += 1
         if self.keep_sent:  # (game, events applied so far, message): for the tests
             game = len(self.games) - 1
             done = self.events_applied if self.games else 0
@@ -111,8 +118,9 @@ class MatchRunner:
                     pending[seat].append(message)
 
     def _notice(self, reason: str) -> None:
+        """Send the notice ``reason`` to each seat with events not yet sent that takes it."""
         for seat in range(4):
-            if self.pending[seat]:
+            if self.pending[seat] and reason in _NOTICES[self.seats[seat].events_with_requests]:
                 msg = pb.RefereeMessage()
                 notice = msg.notice  # filled in place: no copy into the message
                 notice.reason = reason
@@ -127,11 +135,12 @@ class MatchRunner:
 
     # -- the match -------------------------------------------------------------------------
     async def run(self) -> dict:
-        started = time.monotonic()
+        started, cpu_started = time.monotonic(), time.process_time()
         forfeit = None
         try:
             await self._wait_all_connected()
             self.play_started = time.monotonic()
+            cpu_started = time.process_time()
             for seat in range(4):  # from now on, a seat's new connection starts with it too
                 self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
             if self.spec.deals is not None:
@@ -144,11 +153,14 @@ class MatchRunner:
         result = self._result(forfeit)
         end = pb.MatchEnd(reason="forfeit" if forfeit else "finished",
                           result_json=json.dumps(result))
+        self._notice("match_end")  # events left after a forfeit, to seats that wait for them
         for seat in range(4):
             self._send(seat, pb.RefereeMessage(match_end=end))
             self.seats[seat].close()
         self.elapsed_s = time.monotonic() - started
         self.play_s = time.monotonic() - getattr(self, "play_started", started)
+        # the referee process's CPU time (every thread) over the play, for the link benchmark
+        self.play_cpu_s = time.process_time() - cpu_started
         return result
 
     async def _wait_all_connected(self) -> None:
@@ -259,8 +271,8 @@ class MatchRunner:
         record.finish(state)
 
     def _settle(self, record: MatchRecord, index: int, seat, action, events) -> None:
-        """Record a step and send the notices it calls for (to every seat with events not yet
-        sent: the seat to act next had them in its request)."""
+        """Record a step and send the notice it calls for (to every seat with events not yet
+        sent that takes it: the seat to act next had them in its request)."""
         dicts = [e.to_dict() for e in events]
         record.add(seat, action, events, dicts)
         reason = None

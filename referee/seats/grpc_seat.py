@@ -84,6 +84,9 @@ class GrpcSeat(Seat):
         link.on_attach = self._attached
 
     def _attached(self) -> None:
+        # each stream's Hello says how that stream gets its events (checked by the servicer)
+        self.events_with_requests = (self.link.hello.event_delivery
+                                     == pb.EVENT_DELIVERY_WITH_REQUESTS)
         if self._welcome is not None:  # the match is under way: welcomed again
             self.link.send(self._welcome)
 

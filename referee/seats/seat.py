@@ -98,6 +98,10 @@ class Seat(ABC):
     A seat never blocks the runner: ``notify`` queues, ``request`` sends at once and waits only
     when awaited. Messages reach the bot in the order they were given."""
 
+    events_with_requests = False
+    """The bot asked for the events it may see only in its requests and at a deal's or the
+    match's end, with no deal start or trick notices (``EVENT_DELIVERY_WITH_REQUESTS``)."""
+
     @abstractmethod
     async def connect(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the bot to be there; raise ``NotConnected`` when

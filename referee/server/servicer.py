@@ -23,6 +23,10 @@ from referee.wire.protocol import PROTOCOL
 MAX_MESSAGE_BYTES = 64 * 1024
 HELLO_TIMEOUT_S = 10.0
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Referee"].full_name
+EVENT_DELIVERIES = frozenset(pb.EventDelivery.values())
+"""The ``Hello.event_delivery`` values this referee serves; a Hello with another is refused."""
+_KNOWN_DELIVERIES = ", ".join(f"{pb.EventDelivery.Name(v)} ({v})"
+                              for v in sorted(EVENT_DELIVERIES))
 _DISCONNECT = object()
 
 
@@ -54,6 +58,13 @@ class RefereeServicer(pb_grpc.RefereeServicer):
                             unplayable=link is not None and link is (own or link))
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"this referee speaks {PROTOCOL}, not {spoken[:40]!r}")
+        delivery = hello.event_delivery  # an enum value the referee does not know stays a number
+        if delivery not in EVENT_DELIVERIES:
+            self.hub.refuse(f"its Hello asks for event_delivery {delivery}, which is none of "
+                            f"{_KNOWN_DELIVERIES}", hello.bot_name, own or link,
+                            unplayable=link is not None and link is (own or link))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"event_delivery {delivery} is none of {_KNOWN_DELIVERIES}")
         if link is None:
             self.hub.refuse("its Hello has an unknown seat token", hello.bot_name, own)
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown seat token")

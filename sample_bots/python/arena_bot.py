@@ -18,6 +18,11 @@ The callbacks are plain functions, called one at a time on the thread that calle
 stream is driven by grpc's asyncio API on that thread, so a message costs no hand-over between
 threads (a request iterator fed from a queue would need one for every answer). ``run`` starts
 its own event loop, so call it from plain code, not from inside a running asyncio loop.
+
+A bot that sets ``events_with_requests = True`` asks the referee for its events only inside its
+requests and at each deal's end (``EVENT_DELIVERY_WITH_REQUESTS``): fewer messages, no trick
+notices; ``on_notice`` then sees only the deal end's notice (and, after a forfeit, the match
+end's). The events are the same, in the same order.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ class Bot:
 
     name = "python-bot"
     version = "1.0.0"
+    events_with_requests = False  # True: events in requests and at deal end, no trick notices
 
     def __init__(self) -> None:
         self.seat = -1
@@ -96,8 +102,11 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> int:
 
 
 async def _play(bot: Bot, address: str, token: str) -> int:
+    delivery = (pb.EVENT_DELIVERY_WITH_REQUESTS if bot.events_with_requests
+                else pb.EVENT_DELIVERY_UNSPECIFIED)
     hello = pb.BotMessage(hello=pb.Hello(token=token, bot_name=bot.name,
-                                         bot_version=bot.version, protocol=PROTOCOL))
+                                         bot_version=bot.version, protocol=PROTOCOL,
+                                         event_delivery=delivery))
     async with grpc.aio.insecure_channel(address) as channel:
         call = pb_grpc.RefereeStub(channel).Play()
         try:

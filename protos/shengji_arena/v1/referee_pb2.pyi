@@ -7,6 +7,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class EventDelivery(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EVENT_DELIVERY_UNSPECIFIED: _ClassVar[EventDelivery]
+    EVENT_DELIVERY_NOTICES: _ClassVar[EventDelivery]
+    EVENT_DELIVERY_WITH_REQUESTS: _ClassVar[EventDelivery]
+
 class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ACTION_KIND_UNSPECIFIED: _ClassVar[ActionKind]
@@ -36,6 +42,9 @@ class DecisionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DECISION_KIND_RETURN: _ClassVar[DecisionKind]
     DECISION_KIND_DUN_REVEAL: _ClassVar[DecisionKind]
     DECISION_KIND_JOKER_BURY: _ClassVar[DecisionKind]
+EVENT_DELIVERY_UNSPECIFIED: EventDelivery
+EVENT_DELIVERY_NOTICES: EventDelivery
+EVENT_DELIVERY_WITH_REQUESTS: EventDelivery
 ACTION_KIND_UNSPECIFIED: ActionKind
 ACTION_KIND_PASS: ActionKind
 ACTION_KIND_DECLARE: ActionKind
@@ -70,16 +79,18 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., answer: _Optional[_Union[Answer, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "bot_name", "bot_version", "protocol")
+    __slots__ = ("token", "bot_name", "bot_version", "protocol", "event_delivery")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    EVENT_DELIVERY_FIELD_NUMBER: _ClassVar[int]
     token: str
     bot_name: str
     bot_version: str
     protocol: str
-    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol: _Optional[str] = ...) -> None: ...
+    event_delivery: EventDelivery
+    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol: _Optional[str] = ..., event_delivery: _Optional[_Union[EventDelivery, str]] = ...) -> None: ...
 
 class Answer(_message.Message):
     __slots__ = ("request_id", "action")

@@ -1,4 +1,6 @@
-"""random: answers every decision with an action drawn uniformly from the referee's hint."""
+"""random: answers every decision with an action drawn uniformly from the referee's hint.
+
+``--events-with-requests``: ask for the events only with the requests and at deal end."""
 
 import os
 import random
@@ -22,4 +24,6 @@ class RandomBot(Bot):
 
 if __name__ == "__main__":
     seed = f"{os.environ.get('ARENA_MATCH_ID', '')}:{os.environ.get('ARENA_SEAT', '')}"
-    sys.exit(run(RandomBot(os.environ.get("ARENA_BOT_SEED", seed))))
+    bot = RandomBot(os.environ.get("ARENA_BOT_SEED", seed))
+    bot.events_with_requests = "--events-with-requests" in sys.argv[1:]
+    sys.exit(run(bot))
