@@ -271,7 +271,8 @@ def test_the_link_benchmark_reports_every_figure():
     relay = re.search(r"^relay .*: (\d+) round trips, median ([0-9.]+) ms", text, re.M)
     assert int(relay.group(1)) == max(200, *decisions) and float(relay.group(2)) > 0
     ratios = re.findall(r"= ([0-9.]+) \(goal <= 1.5\)|ratio ([0-9.]+) \(goal <= 1.5\)", text)
-    assert len(ratios) == 6 and all(float(a or b) > 0 for a, b in ratios)  # cpu, round trip, deal
+    # per way: the CPU, the round trip and the deal against their goals
+    assert len(ratios) == 6 and all(float(a or b) > 0 for a, b in ratios), text
     sent = [float(re.search(rf"^messages +{mode}: ([0-9.]+) per decision", text, re.M).group(1))
             for mode in modes]
     assert 2 < sent[1] < sent[0], sent
