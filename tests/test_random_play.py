@@ -75,21 +75,22 @@ def _text(cards, ctx):
 
 
 def _located_cards(s):
-    """Every card the state knows the place of, as a Counter of kinds."""
-    where = Counter()
-    for h in s.hands:
-        for k in range(KINDS):
-            if h[k]:
-                where[k] += h[k]
-    where.update(s.kitty)
+    """Every card the state knows the place of: how many of each kind, by kind."""
+    where = [sum(held) for held in zip(*s.hands)]
+    placed = [*s.kitty]
     for trick, _ in s.tricks:
         for _, cards in trick:
-            where.update(cards)
+            placed += cards
     for _, cards in s.trick:
-        where.update(cards)
+        placed += cards
     if s.phase == P_DEALING:
-        where.update(s.deck[s.next_card:s.rules.hand_size * 4])
+        placed += s.deck[s.next_card:s.rules.hand_size * 4]
+    for k in placed:
+        where[k] += 1
     return where
+
+
+POINT_KINDS = [k for k in range(KINDS) if POINTS[k]]
 
 
 class Checker:
@@ -98,7 +99,7 @@ class Checker:
         self.kinds = Counter()
         self.events = Counter()
         self.deals = 0
-        self.full = Counter({k: rules.decks for k in range(KINDS)})
+        self.full = [rules.decks] * KINDS
         self.total_points = 100 * rules.decks
         # failed-throw penalties of the deal in play: (dealer team's throws, attackers' throws)
         self.penalties = [0, 0]
@@ -171,7 +172,7 @@ class Checker:
             assert sum(sizes) + len(s.kitty) == rules.hand_size * 4 + rules.kitty_size
         # points conserved: in hands + on the table + taken + kitty (+ undealt) = 200
         taken = sum(s.points_by_seat)
-        in_hands = sum(POINTS[k] * h[k] for h in s.hands for k in range(KINDS))
+        in_hands = sum(POINTS[k] * h[k] for h in s.hands for k in POINT_KINDS)
         on_table = sum(POINTS[k] for _, cards in s.trick for k in cards)
         kitty = sum(POINTS[k] for k in s.kitty)
         undealt = sum(POINTS[k] for k in s.deck[s.next_card:rules.hand_size * 4]) \
