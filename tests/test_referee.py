@@ -517,24 +517,28 @@ def test_arena_match_names_a_bot_that_cannot_start(tmp_path):
     assert "Traceback" not in out.stderr and not (tmp_path / "m.json").exists()
 
 
+def _say_hello(address: str, **hello) -> object:
+    """Open a stream to the referee at ``address`` with a Hello of these fields: "accepted",
+    or the (status code, details) it was refused with."""
+    from shengji_arena.v1 import referee_pb2 as pb
+    from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
+    with grpc.insecure_channel(address) as ch:
+        stream = pb_grpc.RefereeStub(ch).Play(iter([pb.BotMessage(hello=pb.Hello(**hello))]),
+                                              timeout=10)
+        try:
+            next(stream)
+            return "accepted"
+        except StopIteration:
+            return "accepted"
+        except grpc.RpcError as e:
+            return e.code(), e.details()
+
+
 def test_a_bot_speaking_another_protocol_version_is_refused(standalone_referee):
     """A Hello naming another protocol version is refused with FAILED_PRECONDITION, saying which
     one the referee speaks; the seat's token stays free for a bot that speaks it."""
-    from shengji_arena.v1 import referee_pb2 as pb
-    from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
-
     def hello(protocol):
-        with grpc.insecure_channel(standalone_referee) as ch:
-            stream = pb_grpc.RefereeStub(ch).Play(
-                iter([pb.BotMessage(hello=pb.Hello(token="b" * 8, protocol=protocol))]),
-                timeout=10)
-            try:
-                next(stream)
-                return "accepted"
-            except StopIteration:
-                return "accepted"
-            except grpc.RpcError as e:
-                return e.code(), e.details()
+        return _say_hello(standalone_referee, token="b" * 8, protocol=protocol)
 
     code, details = hello("shengji-arena/2")
     assert code == grpc.StatusCode.FAILED_PRECONDITION
@@ -547,19 +551,9 @@ def test_a_hello_asking_for_an_unknown_event_delivery_is_refused(standalone_refe
     INVALID_ARGUMENT, naming the ones it knows; the seat's token stays free, and a Hello asking
     for the events with the requests is accepted."""
     from shengji_arena.v1 import referee_pb2 as pb
-    from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
 
     def hello(delivery):
-        with grpc.insecure_channel(standalone_referee) as ch:
-            stream = pb_grpc.RefereeStub(ch).Play(iter([pb.BotMessage(hello=pb.Hello(
-                token="c" * 8, event_delivery=delivery))]), timeout=10)
-            try:
-                next(stream)
-                return "accepted"
-            except StopIteration:
-                return "accepted"
-            except grpc.RpcError as e:
-                return e.code(), e.details()
+        return _say_hello(standalone_referee, token="c" * 8, event_delivery=delivery)
 
     code, details = hello(7)
     assert code == grpc.StatusCode.INVALID_ARGUMENT
