@@ -288,10 +288,11 @@ def cmd_demo(args) -> int:
     for stale in out.glob("demo.db*"):  # a fresh season every time
         stale.unlink()
     db = f"sqlite:///{db_file}"
-    code = cmd_season_run(argparse.Namespace(
-        file=str(root / "seasons" / "demo.toml"), db=db, broker=None, workers=args.workers,
-        lease=120.0, window=64, workdir=str(out / "checks"), no_check=False,
-        no_progress=False, unsandboxed=args.unsandboxed, attempts=None))
+    # `arena season run`'s own arguments, parsed by its parser: its defaults for the rest
+    run = ["season", "run", str(root / "seasons" / "demo.toml"), "--db", db,
+           "--workers", str(args.workers), "--workdir", str(out / "checks")]
+    code = cmd_season_run(build_parser().parse_args(
+        run + (["--unsandboxed"] if args.unsandboxed else [])))
     if code != 0:
         return code
     store = Store(db)
