@@ -11,6 +11,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from league_helpers import BOTS, Worker, arena, flush_redis, season_file, unique, wait_for
 
 from test_metrics import scrape
@@ -22,6 +24,8 @@ from scheduler.workers import list_workers
 
 REDIS = "redis://127.0.0.1:6379/11"
 PORTS = (9461, 9462)
+# one Redis database for the file's tests, which flush it: never two of them at once
+pytestmark = pytest.mark.xdist_group("test_soft_shutdown")
 
 
 def _season(tmp_path, deals: int, matches: int = 1):
