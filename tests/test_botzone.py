@@ -25,7 +25,8 @@ from referee.rules.cards import Card
 from referee.rules.families.two_deck.legal import lead_units
 from referee.rules.record import MatchRecord, verify
 from referee.rules.trump import TRUMP
-from referee.seats.botzone_seat import BotzoneGame, base_id, kind_of, time_limit_of
+from referee.seats.botzone_seat import (MEMORY_LIMIT_MB, BotzoneGame, base_id, kind_of,
+                                        memory_limit_of, time_limit_of)
 from referee.seats.manifest import ManifestError, load_manifest
 
 RANDOM = load_manifest(ROOT / "sample_bots" / "python" / "random")
@@ -426,7 +427,45 @@ def test_the_manifests_time_limit_is_the_turns_limit(tmp_path):
     assert time_limit_of(compiled) == 1.0
 
 
+HUNGRY = r"""
+import json, sys
+import bot
+# the first play: 320 MiB touched (above Botzone's 256, well below the season's 2048)
+if any(r["stage"] == "play" for r in json.loads(sys.stdin.readline() or "{}")["requests"]):
+    hoard = bytearray(320 * 1024 * 1024)
+    print("HOARD", len(hoard), file=sys.stderr, flush=True)
+    sys.exit(0)
+print(json.dumps({"response": []}), flush=True)
+"""
+
+
+def test_a_botzone_bot_is_held_to_its_memory_limit(tmp_path):
+    """Botzone's 256 MiB bound a Botzone bot's sandbox, below the season's own limit: a
+    program that takes 320 MiB at its first play dies without an answer (a strike that names
+    its exit), while with ``memory_limit = 512`` in its manifest the same program gets the
+    memory (it exits after taking it, as written)."""
+    tight = _botzone_bot(tmp_path, name="tight", wrapper=HUNGRY)
+    assert tight.memory_limit is None and memory_limit_of(tight) == MEMORY_LIMIT_MB == 256
+    roomy = _botzone_bot(tmp_path, name="roomy", wrapper=HUNGRY, fields="memory_limit = 512\n")
+    assert memory_limit_of(roomy) == 512
+    tc = TimeControl(max_strikes=1)
+    for bot, seed in ((tight, "tight"), (roomy, "roomy")):
+        result, record, _ = _play(tmp_path, "botzone-tractor", [RANDOM, bot, RANDOM, RANDOM],
+                                  seed, tc=tc)
+        assert record["sandbox_limits"]["memory_mb"] > 320  # (the season's: not the bound)
+        [fault] = record["faults"]
+        assert fault["seat"] == 1 and fault["kind"] == "garbage", fault
+        log = (tmp_path / f"match-{seed}" / "seat1.log").read_text()
+        if bot is tight:
+            assert "MemoryError" in fault["reason"] and "HOARD" not in log, fault["reason"]
+        else:
+            assert "exited with status 0" in fault["reason"] and "HOARD 335544320" in log
+
+
 @pytest.mark.parametrize("line, expected", [
+    ("memory_limit = 8", "field 'memory_limit' = 8: expected Botzone's memory limit in MiB, a "
+                         "whole number from 16 to 4096 (Botzone's usual one is 256)"),
+    ("memory_limit = 256.5", "field 'memory_limit' = 256.5: expected Botzone's memory limit"),
     ("time_limit = 0", "field 'time_limit' = 0: expected Botzone's time limit per turn in "
                        "seconds, a number above 0 and at most 60"),
     ("time_limit = \"1\"", "field 'time_limit' = '1': expected Botzone's time limit"),

@@ -4,6 +4,7 @@ protocol: gRPC bots on a Unix socket per seat, stdio bots over their pipes."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -14,7 +15,8 @@ from pathlib import Path
 
 from referee.match.runner import MatchRunner
 from referee.match.spec import MatchSpec
-from referee.seats.botzone_seat import BotzoneSeat, time_limit_of, time_limit_text
+from referee.seats.botzone_seat import (BotzoneSeat, memory_limit_of, time_limit_of,
+                                        time_limit_text)
 from referee.seats.grpc_seat import SeatHub
 from referee.seats.launch import check_startable, launch
 from referee.seats.manifest import Manifest, ManifestError
@@ -120,6 +122,11 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
 
 
 def _start_botzone(bot: Manifest, seat: int, match_id: str, policy, log_path: Path):
+    """A Botzone bot's program for one turn (or kept running), in its sandbox with the memory
+    limit of Botzone's (``memory_limit_of``) when it is below the season's."""
+    if policy is not None:
+        policy = dataclasses.replace(policy, memory_mb=min(policy.memory_mb,
+                                                           memory_limit_of(bot)))
     return launch(bot, seat=seat, match_id=match_id, log_path=log_path, sandbox=policy)
 
 

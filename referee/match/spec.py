@@ -115,7 +115,7 @@ class DealSpec:
 
 
 _BOT_FIELDS = ("name", "manifest_name", "version", "command", "protocol", "folder", "path",
-               "pythonpath", "version_hash", "build", "time_limit", "data")
+               "pythonpath", "version_hash", "build", "time_limit", "memory_limit", "data")
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class SeatBot:
             out["pythonpath"] = [str(p) for p in m.pythonpath]
         if m.build:
             out["build"] = [list(step) for step in m.build]
-        for name in ("time_limit", "data"):  # (a Botzone bot's, when its manifest sets them)
+        for name in ("time_limit", "memory_limit", "data"):  # (a Botzone bot's, when its manifest sets them)
             if getattr(m, name) is not None:
                 out[name] = getattr(m, name)
         if self.version_hash is not None:
@@ -177,8 +177,10 @@ class SeatBot:
             data["manifest_name"], data["version"], tuple(command), data["protocol"],
             Path(data["folder"]), Path(path) if path else None,
             tuple(Path(p) for p in pythonpath), _build(data, where),
-            _optional(data, where, "time_limit", (int, float), "seconds per turn, or absent"),
-            _optional(data, where, "data", str, "a folder inside the bot's, or absent")),
+            time_limit=_optional(data, where, "time_limit", (int, float),
+                                 "seconds per turn, or absent"),
+            memory_limit=_optional(data, where, "memory_limit", int, "MiB, or absent"),
+            data=_optional(data, where, "data", str, "a folder inside the bot's, or absent")),
             version_hash=_version_hash(data, where))
 
 

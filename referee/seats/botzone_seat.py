@@ -61,6 +61,8 @@ TIME_LIMITS = {"python": 6.0, "java": 3.0, "node": 2.0}
 """Botzone's usual time limit per turn (seconds) by the program a bot's command runs; any
 other (a compiled bot) has ``TIME_LIMIT``."""
 TIME_LIMIT = 1.0
+MEMORY_LIMIT_MB = 256
+"""Botzone's usual memory limit (MiB), a bot's unless its manifest sets ``memory_limit``."""
 DECISION_OF_PB = {v: k for k, v in DECISION_TO_PB.items()}
 """A decision request's kind (the protocol's) -> the engine's ``DecisionKind``."""
 
@@ -90,6 +92,12 @@ def time_limit_of(manifest) -> float:
         return manifest.time_limit
     program = Path(manifest.command[0]).name.lower().rstrip("0123456789.")
     return TIME_LIMITS.get(program, TIME_LIMIT)
+
+
+def memory_limit_of(manifest) -> int:
+    """A Botzone bot's memory limit in MiB: its manifest's ``memory_limit``, else Botzone's
+    ``MEMORY_LIMIT_MB``."""
+    return MEMORY_LIMIT_MB if manifest.memory_limit is None else manifest.memory_limit
 
 
 def time_limit_text(manifest) -> str:
@@ -386,8 +394,9 @@ class BotzoneSeat(Seat):
     its sandbox) with its output logged there, each turn or once while it keeps running.
 
     ``turn_limit_s`` caps each turn below the runner's deadline (Botzone's per-turn limit,
-    ``time_limit_of``; ``limit_text`` says where it comes from, for a timeout's reason); the
-    memory limit is the sandbox's. Every Botzone game (deal) starts the bot afresh."""
+    ``time_limit_of``; ``limit_text`` says where it comes from, for a timeout's reason); its
+    memory limit (``memory_limit_of``) is in the sandbox policy ``start`` is given. Every
+    Botzone game (deal) starts the bot afresh."""
 
     def __init__(self, seat: int, start: Callable[[Path], Any], log_path: Path,
                  turn_limit_s: float | None = None, limit_text: str = "its time limit") -> None:

@@ -10,6 +10,7 @@ A manifest (``bot.toml``) names a bot and says how to start it:
     pythonpath = [".."]                 # folders (from the manifest's) the bot imports from
     build = ["make"]                    # or [["npm", "ci", "--offline"], ["node", "gen.js"]]
     time_limit = 1                      # a Botzone bot: seconds per turn (Botzone's 时间限制)
+    memory_limit = 256                  # a Botzone bot: MiB (Botzone's 空间限制)
     data = "data"                       # a Botzone bot: its folder seen read-only at /data
 
 Nothing else of the arena is on a bot's ``PYTHONPATH`` but the generated protocol package
@@ -29,9 +30,11 @@ from pathlib import Path
 
 PROTOCOLS = ("grpc", "stdio", "botzone")
 _FIELDS = {"name", "version", "command", "protocol", "description", "pythonpath", "build",
-           "time_limit", "data"}
+           "time_limit", "memory_limit", "data"}
 TIME_LIMIT_MAX = 60
 """The longest per-turn time limit (seconds) a Botzone bot's manifest may ask for."""
+MEMORY_LIMIT_MAX = 4096
+"""The largest memory limit (MiB) a Botzone bot's manifest may ask for."""
 
 
 class ManifestError(ValueError):
@@ -53,6 +56,9 @@ class Manifest:
     time_limit: float | None = None
     """A Botzone bot's time limit per turn in seconds (None: Botzone's usual one for its
     language, ``referee.seats.botzone_seat.time_limit_of``)."""
+    memory_limit: int | None = None
+    """A Botzone bot's memory limit in MiB (None: Botzone's usual 256,
+    ``referee.seats.botzone_seat.memory_limit_of``)."""
     data: str | None = None
     """A Botzone bot's folder of data files, relative to its own and inside it (as the manifest
     writes it), seen read-only at ``/data``: ``data_folder``."""
@@ -144,8 +150,9 @@ def load_manifest(path: str | Path) -> Manifest:
     return Manifest(data["name"], data["version"], tuple(command), protocol, folder,
                     path.resolve(), _pythonpath(path, folder, data.get("pythonpath", [])),
                     build_steps(data.get("build", []), str(path)),
-                    _time_limit(path, protocol, data.get("time_limit")),
-                    _data_folder(path, protocol, folder, data.get("data")))
+                    time_limit=_time_limit(path, protocol, data.get("time_limit")),
+                    memory_limit=_memory_limit(path, protocol, data.get("memory_limit")),
+                    data=_data_folder(path, protocol, folder, data.get("data")))
 
 
 def _botzone_only(path: Path, protocol: str, name: str) -> None:
@@ -166,6 +173,19 @@ def _time_limit(path: Path, protocol: str, value) -> float | None:
             f"seconds, a number above 0 and at most {TIME_LIMIT_MAX} (such as 1 for a compiled "
             "bot, 6 for a Python one)")
     return float(value)
+
+
+def _memory_limit(path: Path, protocol: str, value) -> int | None:
+    """``memory_limit``: a Botzone bot's MiB, a whole number from 16 to ``MEMORY_LIMIT_MAX``."""
+    if value is None:
+        return None
+    _botzone_only(path, protocol, "memory_limit")
+    if not (isinstance(value, int) and not isinstance(value, bool)
+            and 16 <= value <= MEMORY_LIMIT_MAX):
+        raise ManifestError(
+            f"{path}: field 'memory_limit' = {value!r}: expected Botzone's memory limit in MiB, "
+            f"a whole number from 16 to {MEMORY_LIMIT_MAX} (Botzone's usual one is 256)")
+    return value
 
 
 def _data_folder(path: Path, protocol: str, folder: Path, value) -> str | None:
