@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import signal
 import sqlite3
-import subprocess
-import sys
 from collections import defaultdict
 
 import pytest
 import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
-from league_helpers import BOTS, arena, env, season_file, unique, wait_for
+from league_helpers import BOTS, arena, season_file, unique
 
 from referee.match.matchfile import MatchSummary
 from referee.rules import family_of, rules_for
@@ -250,45 +246,6 @@ def test_no_store_is_not_created(tmp_path):
     p = arena("web", "--db", f"sqlite:///{missing}")
     assert p.returncode != 0 and str(missing) in p.stderr
     assert not missing.exists()
-
-
-def test_progress_changes_while_a_season_runs(tmp_path):
-    name = unique("webrun")
-    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=8, deals_per_set=1)
-    db_path = tmp_path / "run.db"
-    log = open(tmp_path / "run.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "season", "run", str(path), "--db",
-                             f"sqlite:///{db_path}", "--no-check", "--no-progress",
-                             "--workers", "1"], cwd=tmp_path, env=env(), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        def season_stored():
-            if proc.poll() is not None:
-                raise AssertionError((tmp_path / "run.log").read_text())
-            if not db_path.exists():
-                return False
-            try:
-                with sqlite3.connect(db_path) as c:
-                    return c.execute("SELECT count(*) FROM matches WHERE season = ?",
-                                     (name,)).fetchone()[0] > 0
-            except sqlite3.Error:
-                return False
-        wait_for(season_stored, 120, "the season's matches in the store")
-        client = TestClient(create_app(f"sqlite:///{db_path}"))
-        url = f"/api/seasons/{name}/progress"
-        first = client.get(url).json()
-        assert first["total"] == 16 and first["done"] < 16
-        def advanced():
-            got = client.get(url).json()
-            return got if got["done"] > first["done"] else None
-        later = wait_for(advanced, 180, "done to increase")
-        assert later["done"] + later["running"] + later["pending"] + later["failed"] == 16
-        assert later["at"] > first["at"]
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(30)
-        log.close()
 
 
 @pytest.mark.parametrize("mode", ["positive", "negative"])

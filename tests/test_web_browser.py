@@ -1,14 +1,20 @@
-"""The dashboard in a real browser (headless Chromium driven by Playwright): a small season
+"""The dashboard in a real browser (headless Chromium driven by Playwright): the demo season
 played into a SQLite store, the app served by uvicorn, the standings page against
 ``arena standings --json``, and a match's replay walked with the keyboard in the full view and
-as one seat, which must never be shown a card that seat was not shown.
+as one seat, which must never be shown a card that seat was not shown; and a season page
+following a season as it runs. Screenshots are kept in ``tests/artifacts`` (or
+``ARENA_TEST_ARTIFACTS``).
 
 Chromium is Debian's package and Playwright comes from PyPI; ``make test`` installs both.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import signal
+import subprocess
+import sys
 import json
 import os
 import re
@@ -19,7 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from league_helpers import BOTS, arena, season_file, unique
+from league_helpers import BOTS, arena, env, season_file, unique, wait_for
 
 from conftest import ROOT
 from referee.match.matchfile import MatchFile
@@ -48,20 +54,12 @@ def _playwright():
 pytestmark = pytest.mark.xdist_group("test_web_browser")
 
 
-@pytest.fixture(scope="module")
-def league(tmp_path_factory):
-    """A season of two sample bots (one deal set of one deal: a match and its mirror) in a
-    SQLite store, served by the real app on a free port."""
+@contextlib.contextmanager
+def _served(db: str):
+    """The real app over store ``db``, served by uvicorn on a free port: its base URL."""
     import uvicorn
 
     from web.app import create_app
-    folder = tmp_path_factory.mktemp("browser")
-    name = unique("browser")
-    path = season_file(folder, name, [BOTS / "greedy", BOTS / "random"], deal_sets=1,
-                       deals_per_set=1)
-    db = f"sqlite:///{folder}/s.db"
-    arena("season", "run", str(path), "--db", db, "--no-check", "--no-progress", cwd=folder,
-          check=True)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -74,10 +72,24 @@ def league(tmp_path_factory):
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
         time.sleep(0.05)
-    yield {"name": name, "db": db, "base": f"http://127.0.0.1:{port}", "folder": folder}
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory):
+    """The demo season (``arena demo``: the four sample bots, duplicate round robin), played
+    to its end into a SQLite store, served by the real app."""
+    folder = tmp_path_factory.mktemp("browser")
+    arena("demo", "--out", str(folder), "--workers", "2", cwd=ROOT, check=True)
+    db = f"sqlite:///{folder}/demo.db"
+    assert {m["status"] for m in Store(db).matches("demo")} == {"done"}
+    with _served(db) as base:
+        yield {"name": "demo", "db": db, "base": base, "folder": folder}
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +179,7 @@ def test_the_season_page_shows_the_standings_of_the_command_line(page, league):
 def test_a_replay_walks_the_whole_deal_and_as_seat_1_shows_only_what_it_saw(page, league):
     _, expect, _ = _playwright()
     match_id, match = _first_match(league)
-    ended = next(e for e in match.seat_view(0) if e["event"] == "DealEnded")
+    ended = [e for e in match.seat_view(0) if e["event"] == "DealEnded"][-1]  # (the last deal)
     page.goto(f"{league['base']}/matches/{match_id}")
     page.get_by_role("link", name="Replay").click()
     expect(page).to_have_url(re.compile(rf"/matches/{match_id}/replay$"))
@@ -252,3 +264,51 @@ def test_a_replay_walks_the_whole_deal_and_as_seat_1_shows_only_what_it_saw(page
         f"cards seat 1 saw but never shown: {sorted(seen_by_step[-1] - shown)}"
     expect(page.locator("#result")).to_be_visible()
     assert sorted(_cards_in(page, "#kitty")) == sorted(ended["kitty"])  # face up at the end
+
+
+def test_the_progress_of_a_running_season_changes_on_its_page_without_a_reload(page, tmp_path):
+    """A real season run (a process of its own) into a SQLite store; its season page, opened
+    once, shows more matches done as they are played, by its own polling: the page is never
+    loaded again (a mark left in the window survives)."""
+    _, expect, _ = _playwright()
+    name = unique("live")
+    path = season_file(tmp_path, name, [BOTS / "greedy", BOTS / "random"], deal_sets=8,
+                       deals_per_set=1)
+    db_file = tmp_path / "live.db"
+    db = f"sqlite:///{db_file}"
+    log = open(tmp_path / "run.log", "wb")
+    run = subprocess.Popen([sys.executable, "-m", "cli", "season", "run", str(path), "--db", db,
+                            "--no-check", "--no-progress", "--workers", "1"], cwd=tmp_path,
+                           env=env(), stdout=log, stderr=subprocess.STDOUT,
+                           start_new_session=True)
+    try:
+        def started():
+            assert run.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
+            if not db_file.exists():
+                return None
+            try:
+                return Store(db).matches(name) or None
+            except Exception:  # (the store is being made)
+                return None
+        wait_for(started, 120, "the season's matches in the store")
+        with _served(db) as base:
+            page.goto(f"{base}/seasons/{name}")
+            done = page.locator("#p-done")
+            expect(page.locator("#p-total")).to_have_text("16")
+            first = int(done.inner_text())
+            assert first < 16
+            page.evaluate("window.arenaMark = 1")
+            page.wait_for_function(
+                f"Number(document.getElementById('p-done').textContent) > {first}",
+                timeout=60_000)
+            assert page.evaluate("window.arenaMark") == 1, "the page was loaded again"
+            later = int(done.inner_text())
+            api = page.request.get(f"{base}/api/seasons/{name}/progress").json()
+            assert first < later <= api["done"] <= 16
+            assert api["done"] + api["running"] + api["pending"] + api["failed"] == 16
+            page.screenshot(path=str(ARTIFACTS / "season-live.png"), full_page=True)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGTERM)
+            run.wait(30)
+        log.close()
