@@ -109,8 +109,12 @@ class Hosts:
         ``/tmp`` (its working folder /tmp/home, its bot cache /tmp/cache)."""
         full = ["ip", "netns", "exec", self.ns(host)]
         if private_tmp:
+            # a clone that lives under /tmp is bound back in over the host's own /tmp
+            keep = (f"mount --bind {ROOT} /mnt && mount -t tmpfs tmpfs /tmp && mkdir -p {ROOT} "
+                    f"&& mount --bind /mnt {ROOT} && umount /mnt"
+                    if Path("/tmp") in ROOT.parents else "mount -t tmpfs tmpfs /tmp")
             full += ["unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c",
-                     f'mount -t tmpfs tmpfs /tmp && hostname arena-{host} && '
+                     f'{keep} && hostname arena-{host} && '
                      f'mkdir -p /tmp/home /tmp/cache && cd /tmp/home && exec "$@"', "sh"]
         e = {**env(), **(extra_env or {})}
         if private_tmp:
