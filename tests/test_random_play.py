@@ -375,3 +375,18 @@ def test_three_deck_may_declare_is_whether_a_declaration_is_listed():
                     said_yes += listed
         play(rules, f"may-declare:{game}", max_deals=3, on_action=watch)
     assert asked > 100 and 0 < said_yes < asked
+
+
+def test_a_draw_of_one_card_is_the_sample_of_one_it_replaces():
+    """``draw`` is the random players' quick ``tuple(rng.sample(cards, n))``: the same cards and
+    the same generator state after, for one card from short and long lists, and for more."""
+    import random
+
+    from referee.rules.sampling import draw
+    for size in (1, 2, 5, 21, 22, 40):
+        cards = list(range(100, 100 + size))
+        for n in {1, min(2, size), size}:
+            for seed in range(30):
+                a, b = random.Random(seed), random.Random(seed)
+                assert draw(a, cards, n) == tuple(b.sample(cards, n))
+                assert a.getstate() == b.getstate()

@@ -64,7 +64,15 @@ def is_legal(s: State, action: Action, seat: int | None = None) -> bool:
 def apply(s: State, action: Action, seat: int | None = None):
     """``(new_state, events)`` after ``seat`` (None for chance) takes ``action``."""
     actor = None if seat is None or seat == CHANCE else seat
-    check_it, do_it = _rule(s, action, actor)
+    turn = s.turn
+    # the hot path: the actor's turn (never so once the game is over) and an action type
+    # already seen at this family's decision; anything else goes through ``_rule``'s checks
+    rule = _DUE.get((s.rules.family, s.decision, type(action))) if actor == (
+        None if turn == CHANCE else turn) else None
+    if rule is None:
+        rule = _rule(s, action, actor)
+        _DUE[(s.rules.family, s.decision, type(action))] = rule
+    check_it, do_it = rule
     return do_it(s, action, actor, check_it(s, action, actor))
 
 
@@ -91,6 +99,8 @@ def _rule(s: State, action: Action, actor: int | None):
 
 
 _RULES: dict = {}
+_DUE: dict = {}
+"""(family, decision, action type) -> its rule, for every such triple ``_rule`` has allowed."""
 
 
 def apply_all(s: State, actions: Iterable[tuple[int | None, Action]]):

@@ -20,6 +20,14 @@ def expand(hand: list[int], kinds) -> list[int]:
     return out
 
 
+def draw(rng: random.Random, cards, n: int) -> tuple:
+    """``tuple(rng.sample(cards, n))``, quicker for one card: a sample of one is the generator's
+    ``choice`` (the same card, the same draw from the generator)."""
+    if n == 1 and cards:
+        return (rng.choice(cards),)
+    return tuple(rng.sample(cards, n))
+
+
 def sample_throw(hand: list[int], ctx, rng: random.Random):
     """A random throw of 2 to 6 cards of one suit class, favouring strong cards (the throws of
     top cards players try); None when no class holds two cards."""

@@ -217,12 +217,15 @@ def deal_until_choice(s: State, ev: list, may_declare, after_card=None) -> bool:
     DECLARE decision is set); False when all are dealt and the last round of chances is set."""
     dealt = s.rules.hand_size * 4
     hands, deck, first = s.hands, s.deck, s.first_receiver
-    while s.next_card < dealt:
-        seat = (first + s.next_card) % 4
-        card = deck[s.next_card]
+    i = s.next_card
+    append = ev.append
+    while i < dealt:
+        seat = (first + i) % 4
+        card = deck[i]
         hands[seat][card] += 1
-        s.next_card += 1
-        ev.append(CardDealt(seat, card, seat))
+        i += 1
+        s.next_card = i
+        append(CardDealt(seat, card, seat))
         if after_card is not None:
             after_card(s, seat, card, ev)
         if may_declare(s, seat):
@@ -290,10 +293,11 @@ def counts_of(cards) -> dict[int, int]:
 
 def require_held(s: State, seat: int, cards: tuple[int, ...], what: str) -> None:
     hand = s.hands[seat]
-    if len(cards) <= 2:  # fast path: a single or a pair in hand
+    size = len(cards)
+    if size <= 2:  # fast path: a single or a pair in hand
         k = cards[0]
-        if isinstance(k, int) and 0 <= k < KINDS and hand[k] >= len(cards) and (
-                len(cards) == 1 or cards[1] == k):
+        if k.__class__ is int and 0 <= k < KINDS and hand[k] >= size and (
+                size == 1 or cards[1] == k):
             return
     for k, n in counts_of(cards).items():
         if not 0 <= k < KINDS:
@@ -337,18 +341,21 @@ def follow_played(s: State, seat: int, cards: tuple, key, end_deal):
     """The new state after a legal follow of strength ``key`` (None: cannot win); completes the
     trick after the fourth play, and the deal (``end_deal``) after the last trick."""
     n = s.copy()
-    remove_cards(n, seat, cards)
-    ev: list = [Played(seat, cards, False)]
-    n.trick = n.trick + ((seat, cards),)
+    n.hands = hands = list(n.hands)
+    hand = hands[seat] = list(hands[seat])
+    for k in cards:
+        hand[k] -= 1
+    played = Played(seat, cards, False)
+    trick = n.trick = s.trick + ((seat, cards),)
     if key is not None and key > n.trick_key:
         n.trick_key = key
-        n.trick_best = len(n.trick) - 1
-    if len(n.trick) < 4:
+        n.trick_best = len(trick) - 1
+    if len(trick) < 4:
         n.turn = (seat + 1) % 4
-        return n, tuple(ev)
-    winner = n.trick[n.trick_best][0]
+        return n, (played,)
+    winner = trick[n.trick_best][0]
     points = 0
-    for _, play in n.trick:
+    for _, play in trick:
         for k in play:
             points += POINTS[k]
     if winner % 2 != n.dealer % 2:
@@ -356,9 +363,9 @@ def follow_played(s: State, seat: int, cards: tuple, key, end_deal):
     pbs = list(n.points_by_seat)
     pbs[winner] += points
     n.points_by_seat = tuple(pbs)
-    n.tricks = n.tricks + ((n.trick, winner),)
-    ev.append(TrickWon(winner, points, len(n.tricks)))
-    if sum(n.hands[winner]) == 0:
+    n.tricks = n.tricks + ((trick, winner),)
+    ev: list = [played, TrickWon(winner, points, len(n.tricks))]
+    if not any(hands[winner]):
         end_deal(n, winner, ev)
         return n, tuple(ev)
     n.leader = winner

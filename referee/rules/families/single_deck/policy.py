@@ -7,7 +7,7 @@ import random
 
 from ...actions import (Bury, DecisionKind, Declare, HandOver, Pass, Play, Return, RevealDun,
                         Transfer, Uprising)
-from ...sampling import expand, sample_throw
+from ...sampling import draw, expand, sample_throw
 from ...state import State
 from ...trump import TRUMP
 from . import rules as sd
@@ -52,7 +52,7 @@ def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
     if kind == DecisionKind.BURY:
         cards = expand(hand, range(54))
         for _ in range(30):
-            pick = tuple(rng.sample(cards, s.rules.kitty_size))
+            pick = draw(rng, cards, s.rules.kitty_size)
             if sd.bury_error(s.rules, hand, pick, ctx, s.side_suits_held) is None:
                 return Bury(pick)
         for b in _lazy_legal(s):
@@ -83,10 +83,10 @@ def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
             else:
                 suit = expand(hand, ctx.members[c])
                 if len(suit) >= n:
-                    play = tuple(rng.sample(suit, n))
+                    play = draw(rng, suit, n)
                 else:
                     rest = [k for k in expand(hand, range(54)) if ctx.cls[k] != c]
-                    play = tuple(suit) + tuple(rng.sample(rest, n - len(suit)))
+                    play = tuple(suit) + draw(rng, rest, n - len(suit))
             if sd.follow_error(lead, lead_kind, c, s.trick_req, hand, play, ctx) is None:
                 return Play(play)
         return rng.choice(list(_lazy_legal(s)))
@@ -114,7 +114,7 @@ def _dun_follow(s: State, hand, rng: random.Random):
         return tuple(play)
     take = trumps[:4] if s.trick_req == "gold" else rng.sample(trumps, min(4, len(trumps)))
     side = [k for x in sides for k in x]
-    return tuple(take) + tuple(rng.sample(side, 4 - len(take)))
+    return tuple(take) + draw(rng, side, 4 - len(take))
 
 
 def _lazy_legal(s: State):

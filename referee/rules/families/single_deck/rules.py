@@ -379,17 +379,20 @@ def trumps_of(s, seat: int) -> list[int]:
     return [k for k in s.ctx.members[TRUMP] if hand[k]]
 
 
+_POINT_KINDS = tuple(k for k in range(KINDS) if POINTS[k])
+
+
 def pre_kitty_eligible(step: str, seat: int, dealer: int, hand: list[int], ctx: TrumpContext,
                        hard_duns=frozenset()) -> bool:
     """May ``seat`` take this pre-kitty action: uprising (起义 6.1: a dealer-team seat with no
     trump, an attacker with no point card), handover (打不起 6.2: the dealer with 3 or fewer
     trumps), transfer (渡 6.3: exactly one trump), dun_reveal (4.2.3.2: the dealer holding a dun
     of its original cards, not the level rank, not shown yet)?"""
-    trumps = sum(hand[k] for k in ctx.members[TRUMP])
+    trumps = sum(map(hand.__getitem__, ctx.members[TRUMP]))
     if step == "uprising":
         if seat % 2 == dealer % 2:
             return trumps == 0
-        return not any(hand[k] and POINTS[k] for k in range(KINDS))
+        return not any(map(hand.__getitem__, _POINT_KINDS))
     if step == "handover":
         return seat == dealer and trumps <= 3
     if step == "transfer":
@@ -638,7 +641,7 @@ _LEAD = DecisionKind.LEAD
 def _check_play(s, a: Play, seat):
     """Cards held that make a lead or a follow; returns a lead's (format, suit class), or a
     follow's strength (None: it cannot win)."""
-    cards = tuple(a.cards)
+    cards = a.cards  # a tuple: ``Play`` makes it one
     if not cards:
         raise IllegalActionError("a play needs at least one card")
     st.require_held(s, seat, cards, "play")
@@ -669,7 +672,7 @@ def _check_play(s, a: Play, seat):
 
 
 def _do_play(s, a: Play, seat, found):
-    cards = tuple(a.cards)
+    cards = a.cards
     ctx = s.ctx
     if s.decision is _LEAD:
         kind, c = found

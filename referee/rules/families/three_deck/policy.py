@@ -7,7 +7,7 @@ import random
 
 from ...actions import Bury, BuryJokers, DecisionKind, Pass, Play, Return
 from ...cards import BIG_JOKER, LITTLE_JOKER, POINTS
-from ...sampling import expand
+from ...sampling import draw, expand
 from ...state import State
 from ...trump import TRUMP
 from . import rules as td
@@ -41,7 +41,7 @@ def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
     if kind == DecisionKind.BURY:
         cards = expand(hand, range(54))
         while True:
-            pick = tuple(rng.sample(cards, s.rules.kitty_size))
+            pick = draw(rng, cards, s.rules.kitty_size)
             lj = pick.count(LITTLE_JOKER)
             if not lj or hand[BIG_JOKER] <= pick.count(BIG_JOKER):
                 return Bury(pick)
@@ -71,7 +71,7 @@ def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
                     groups = [k for k in ctx.members[TRUMP] if hand[k] >= n]
                     if groups:
                         return Play((rng.choice(groups),) * n)
-                play = tuple(suit) + tuple(rng.sample(rest, n - len(suit)))
+                play = tuple(suit) + draw(rng, rest, n - len(suit))
             else:
                 groups = [k for k in ctx.members[c] if hand[k] >= n]
                 if n > 1 and groups and (not live or rng.random() < 0.5):
@@ -83,9 +83,9 @@ def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
                         other = [k for k in suit if k != p]
                         play = (p, p, rng.choice(other))
                     else:
-                        play = tuple(rng.sample(suit, n))
+                        play = draw(rng, suit, n)
                 else:
-                    play = tuple(rng.sample(suit, n))
+                    play = draw(rng, suit, n)
             if td.follow_error(lead, hand, play, ctx, live) is None:
                 return Play(play)
         return rng.choice(list(_lazy_legal(s)))

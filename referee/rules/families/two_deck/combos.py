@@ -132,15 +132,27 @@ def decompose(cards, ctx: TrumpContext) -> tuple[Unit, ...]:
     return tuple(units)
 
 
+_SMALL_LEADS: dict = {}
+"""(trump context, card, 1 or 2) -> the ``Format`` of that single or pair (formats are values)."""
+
+
 def lead_format(cards, ctx: TrumpContext) -> Format:
     """What ``cards`` are when led."""
     if not cards:
         return Format(INVALID, -1, (), 0)
     cls = ctx.cls
-    c = cls[cards[0]]
-    if len(cards) == 1:
-        k = cards[0]
-        return Format(SINGLE, c, (Unit(0, ctx.pos[k], (k,)),), 1)
+    first = cards[0]
+    c = cls[first]
+    size = len(cards)
+    if size <= 2 and (size == 1 or cards[1] == first):  # a single, a pair
+        known = _SMALL_LEADS.get((ctx, first, size))
+        if known is None:
+            if len(_SMALL_LEADS) >= 20_000:
+                _SMALL_LEADS.clear()
+            pos = ctx.pos[first]
+            unit = Unit(0, pos, (first,)) if size == 1 else Unit(1, pos, (first, first))
+            known = _SMALL_LEADS[(ctx, first, size)] = Format(unit.shape, c, (unit,), size)
+        return known
     for k in cards:
         if cls[k] != c:
             return Format(INVALID, -1, (), len(cards))

@@ -449,7 +449,7 @@ def _do_bury(s: State, a: Bury, seat, found):
 
 def _check_play(s: State, a: Play, seat):
     """Cards held that make a lead or a follow; returns a lead's format (None for a follow)."""
-    cards = tuple(a.cards)
+    cards = a.cards  # a tuple: ``Play`` makes it one
     if not cards:
         raise IllegalActionError("a play needs at least one card")
     st.require_held(s, seat, cards, "play")
@@ -475,11 +475,12 @@ def _check_play(s: State, a: Play, seat):
 
 
 def _do_play(s: State, a: Play, seat, fmt):
-    cards = tuple(a.cards)
+    cards = a.cards
     if fmt is None:
         n, events = st.follow_played(s, seat, cards,
                                      combos.play_key(s.trick_fmt, cards, s.ctx), _end_deal)
-        if not n.trick and n.phase == P_PLAY and n.rules.burial_count is not BurialCount.EXACT:
+        if (n.rules.burial_count is not BurialCount.EXACT and not n.trick
+                and n.phase == P_PLAY):
             return _end_if_others_empty(n, events)
         return n, events
     n = s.copy()

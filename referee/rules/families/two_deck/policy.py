@@ -7,7 +7,7 @@ import random
 
 from ...actions import Bury, DecisionKind, Declare, Pass, Play, Redeal
 from ...options import BurialCount
-from ...sampling import DECLARE_RATE, expand, sample_throw
+from ...sampling import DECLARE_RATE, draw, expand, sample_throw
 from ...state import State
 from ...trump import TRUMP
 from . import combos
@@ -33,7 +33,7 @@ def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RA
         return Redeal() if rng.random() < 0.5 else Pass()
     if kind == DecisionKind.BURY:
         cards = expand(s.hands[seat], range(54))
-        return Bury(tuple(rng.sample(cards, s.rules.kitty_size)))
+        return Bury(draw(rng, cards, s.rules.kitty_size))
     if kind == DecisionKind.LEAD:
         if s.rules.burial_count is not BurialCount.EXACT:  # (a short burial: see leads)
             most = lead_limit(s, seat)
@@ -67,18 +67,18 @@ def _random_follow(s: State, seat: int, rng: random.Random):
         if not suit and fmt.cls != TRUMP and rng.random() < 0.5:
             trumps = expand(hand, ctx.members[TRUMP])
             if len(trumps) >= n:
-                return tuple(rng.sample(trumps, n))
-        return tuple(suit) + tuple(rng.sample(rest, n - len(suit)))
-    if fmt.pairs == 0:
-        return tuple(rng.sample(suit, n))
+                return draw(rng, trumps, n)
+        return tuple(suit) + draw(rng, rest, n - len(suit))
+    if n == 1 or fmt.pairs == 0:
+        return draw(rng, suit, n)
     if n == 2:  # a pair led: a pair of the suit is owed when held
         pairs = [k for k in ctx.members[fmt.cls] if hand[k] >= 2]
         if pairs:
             k = rng.choice(pairs)
             return (k, k)
-        return tuple(rng.sample(suit, 2))
+        return draw(rng, suit, 2)
     for _ in range(4):
-        play = tuple(rng.sample(suit, n))
+        play = draw(rng, suit, n)
         if combos.follow_error(fmt, hand, play, ctx) is None:
             return play
     return rng.choice(legal_follows(s, seat))
