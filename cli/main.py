@@ -949,6 +949,16 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("--repeat", type=int, default=5, help="rounds; the median is reported")
     eng.set_defaults(func=cmd_bench_engine)
 
+    cmp_ = bsub.add_parser("compare", help="this tree's engine against another checkout's: "
+                           "arena bench engine of each, alternated, and instructions counted")
+    cmp_.add_argument("other", help="the other checkout's folder (e.g. a git worktree)")
+    cmp_.add_argument("--variant", nargs="+", choices=_VARIANTS, default=None,
+                      help="variants (default: each)")
+    cmp_.add_argument("--rounds", type=int, default=3)
+    cmp_.add_argument("--deals", type=int, default=2000)
+    cmp_.set_defaults(func=lambda a: __import__("tools.benchcompare", fromlist=["x"])
+                      .bench_compare(a.other, a.variant or list(_VARIANTS), a.rounds, a.deals))
+
     link = bsub.add_parser("link", help="referee round trip against a bare grpcio echo")
     link.add_argument("--variant", default="two-deck-fry", choices=_VARIANTS)
     link.add_argument("--deals", type=int, default=3)
@@ -968,14 +978,20 @@ def build_parser() -> argparse.ArgumentParser:
     br.set_defaults(func=lambda a: __import__("tools.benchregistry", fromlist=["x"])
                     .bench_registry(a.rounds))
 
-    lg = bsub.add_parser("league", help="Celery dispatch and store overhead per match against "
-                         "the local mode; two workers against one")
-    lg.add_argument("--matches", type=int, default=8)
+    lg = bsub.add_parser("league", help="Celery dispatch overhead per match against the local "
+                         "mode, and deals an hour of external bots taking notices or their "
+                         "events with their requests; modes alternated over --runs")
+    lg.add_argument("--matches", type=int, default=8, help="matches of the dispatch part")
+    lg.add_argument("--league-matches", type=int, default=None,
+                    help="matches of the throughput part (default: --matches)")
     lg.add_argument("--deals-per-set", type=int, default=2)
-    lg.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
+    lg.add_argument("--runs", type=int, default=3, help="runs of each part (default 3)")
+    lg.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test",
+                    help="the store of the local mode and of Celery alike")
     lg.add_argument("--broker", default="redis://127.0.0.1:6379/8")
     lg.set_defaults(func=lambda a: __import__("tools.benchleague", fromlist=["x"])
-                    .bench_league(a.matches, a.deals_per_set, a.pg, a.broker))
+                    .bench_league(a.matches, a.deals_per_set, a.pg, a.broker, a.runs,
+                                  a.league_matches))
 
     bw_ = bsub.add_parser("web", help="the dashboard's season page, matches list and API "
                           "standings over a generated season of 10,000 matches")

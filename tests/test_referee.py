@@ -20,8 +20,9 @@ from referee.rules.record import MatchRecord, verify
 PY = ROOT / "sample_bots" / "python"
 RANDOM = load_manifest(PY / "random")
 GREEDY = load_manifest(PY / "greedy")
-WITH_REQUESTS = dataclasses.replace(RANDOM, command=RANDOM.command + ("--events-with-requests",))
-"""The random bot asking for its events with its requests (EVENT_DELIVERY_WITH_REQUESTS)."""
+WITH_REQUESTS = load_manifest(PY / "random" / "with-requests.toml")
+"""The random bot asking for its events with its requests (EVENT_DELIVERY_WITH_REQUESTS), as
+``arena bench league`` enters it."""
 STDIO = load_manifest(ROOT / "sample_bots" / "stdio")
 NODE = load_manifest(ROOT / "sample_bots" / "node")
 CPP = load_manifest(ROOT / "sample_bots" / "cpp")
