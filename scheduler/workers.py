@@ -57,6 +57,11 @@ def _redis(url: str):
     return client
 
 
+JOIN_S = 5.0
+"""How long a stopping worker waits for a beat in flight (one that hangs on the broker is
+left behind)."""
+
+
 def key(node: str) -> str:
     return KEY_PREFIX + node
 
@@ -97,8 +102,11 @@ class Heartbeat:
         self._safe(self.beat)
 
     def stop(self) -> None:
-        """The worker ends: its key goes."""
+        """The worker ends: its key goes, after any beat in flight (which would write it
+        again) has finished."""
         self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=JOIN_S)
         self._safe(lambda: _redis(self.url).delete(key(self.node)))
 
     def _run(self) -> None:
