@@ -97,8 +97,6 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str, run
     and range of each figure."""
     import redis
 
-    from scheduler.execute import play
-    from scheduler.league import open_season, run_distributed, run_local
     from scheduler.store import Store
     from tools.benchengine import machine
     store = Store(pg_url)
@@ -133,8 +131,7 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str, run
             for run in range(runs):
                 got: dict[str, tuple[float, float]] = {}
                 for mode in _order(DISPATCH, run):
-                    got[mode] = _dispatch(mode, season, plans, store, broker, tmp / f"r{run}",
-                                          play, open_season, run_local, run_distributed)
+                    got[mode] = _dispatch(mode, season, plans, store, broker, tmp / f"r{run}")
                 dispatch_runs.append(got)
                 line = "; ".join(f"{m} {got[m][0]:.3f} s/match, outside it "
                                  f"{got[m][1] * 1000:.1f} ms" for m in DISPATCH)
@@ -146,8 +143,7 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str, run
             for run in range(runs):
                 got_t: dict[str, float] = {}
                 for mode in _order(tuple(DELIVERY), run):
-                    got_t[mode] = _deals_per_hour(leagues[mode], store, tmp, workers,
-                                                  open_season, run_local)
+                    got_t[mode] = _deals_per_hour(leagues[mode], store, tmp, workers)
                 throughput_runs.append(got_t)
                 print(f"  run {run + 1}     " + "; ".join(
                     f"{m} {got_t[m]:,.0f} deals/h" for m in DELIVERY), flush=True)
@@ -175,9 +171,10 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str, run
     return 0
 
 
-def _dispatch(mode, season, plans, store, broker, folder, play, open_season, run_local,
-              run_distributed) -> tuple[float, float]:
+def _dispatch(mode, season, plans, store, broker, folder) -> tuple[float, float]:
     """(wall s per match, s per match outside the match itself) of one mode over the season."""
+    from scheduler.execute import play
+    from scheduler.league import open_season, run_distributed, run_local
     n = len(plans)
     if mode == "direct":
         t = time.perf_counter()
@@ -207,8 +204,9 @@ def _dispatch(mode, season, plans, store, broker, folder, play, open_season, run
     return wall / n, wall / n - inner
 
 
-def _deals_per_hour(season, store, folder, workers, open_season, run_local) -> float:
+def _deals_per_hour(season, store, folder, workers) -> float:
     """Deals an hour of the season played whole in the local mode with ``workers``."""
+    from scheduler.league import open_season, run_local
     store.delete_season(season.name)
     open_season(season, store, workdir=folder, check=False)
     t = time.perf_counter()

@@ -341,10 +341,7 @@ def follow_played(s: State, seat: int, cards: tuple, key, end_deal):
     """The new state after a legal follow of strength ``key`` (None: cannot win); completes the
     trick after the fourth play, and the deal (``end_deal``) after the last trick."""
     n = s.copy()
-    n.hands = hands = list(n.hands)
-    hand = hands[seat] = list(hands[seat])
-    for k in cards:
-        hand[k] -= 1
+    remove_cards(n, seat, cards)
     played = Played(seat, cards, False)
     trick = n.trick = s.trick + ((seat, cards),)
     if key is not None and key > n.trick_key:
@@ -365,7 +362,7 @@ def follow_played(s: State, seat: int, cards: tuple, key, end_deal):
     n.points_by_seat = tuple(pbs)
     n.tricks = n.tricks + ((trick, winner),)
     ev: list = [played, TrickWon(winner, points, len(n.tricks))]
-    if not any(hands[winner]):
+    if not any(n.hands[winner]):
         end_deal(n, winner, ev)
         return n, tuple(ev)
     n.leader = winner
