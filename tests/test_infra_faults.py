@@ -44,19 +44,27 @@ for line in sys.stdin:
 
 
 # -- processes ------------------------------------------------------------------------------
+def _is_referee(pid: int, match_id: str) -> bool:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"referee.serve" in cmd and any(f"arena-{match_id}-".encode() in c for c in cmd)
+
+
+def _parent(pid: int) -> int:
+    try:  # the field after the command's closing parenthesis: state, then the parent's pid
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _referees(match_id: str) -> list[int]:
-    """Pids of the referee processes playing ``match_id`` (their workdir names it)."""
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"referee.serve" in cmd and any(f"arena-{match_id}-".encode() in c for c in cmd):
-            pids.append(int(d))
-    return pids
+    """Pids of the referee processes playing ``match_id`` (their workdir names it). A referee's
+    fork that is about to exec a bot's sandbox shows the referee's command line for a moment:
+    a process whose parent is a referee is not one."""
+    pids = [int(d) for d in os.listdir("/proc") if d.isdigit() and _is_referee(int(d), match_id)]
+    return [p for p in pids if not _is_referee(_parent(p), match_id)]
 
 
 def _has_children(pid: int) -> bool:
@@ -64,6 +72,13 @@ def _has_children(pid: int) -> bool:
         return bool(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
     except OSError:
         return False
+
+
+def _started_its_bots(pid: int, match_id: str) -> bool:
+    """The referee ``pid`` has started its bots, and is still that referee once that is seen
+    (a fork of it found with the referee's command line may have exec'd a sandbox since)."""
+    return _has_children(pid) and _is_referee(pid, match_id) \
+        and not _is_referee(_parent(pid), match_id)
 
 
 def _alive(pid: int) -> bool:
@@ -86,7 +101,7 @@ class RefereeKiller(threading.Thread):
     def run(self) -> None:  # ``times`` may be infinite: every attempt of the match
         while len(self.killed) < self.times and not self.stopped.is_set():
             for pid in _referees(self.match_id):
-                if pid not in self.killed and _has_children(pid):
+                if pid not in self.killed and _started_its_bots(pid, self.match_id):
                     os.kill(pid, signal.SIGKILL)
                     self.killed.append(pid)
             time.sleep(0.02)
@@ -135,7 +150,8 @@ def _reconciler(store: Store, name: str) -> threading.Thread:
 def _in_play(store: Store, name: str) -> dict:
     """A match of the season under way: its referee started its bots."""
     for m in store.matches(name):
-        if m["status"] == "running" and any(_has_children(p) for p in _referees(m["id"])):
+        if m["status"] == "running" and any(_started_its_bots(p, m["id"])
+                                            for p in _referees(m["id"])):
             return m
     return {}
 
