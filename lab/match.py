@@ -12,7 +12,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from lab.policy import Legal, listed_actions, play_listing
+from lab.policy import Legal, listed_actions, new_legal, play_listing
 from referee.match.matchfile import DealSummary, MatchSummary
 from referee.match.spec import MatchSpec
 from referee.play.chance import chance_action
@@ -62,7 +62,8 @@ def _inputs(state, listing: tuple, time_left_ms: int, bank_left_ms: int
     _set(view, "phase", str(view.phase))
     if view.trump is not None and not view.trump_fixed:
         _set(view, "trump", None)
-    return view, Legal(state.decision, listing[0], listing[1], time_left_ms, bank_left_ms)
+    return view, new_legal(state.decision, listing[0], listing[1], time_left_ms,
+                           bank_left_ms)
 
 
 def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
@@ -86,6 +87,8 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
         if start is not None:
             start(seat, spec.match_id, rules.variant)
     acts = [p.act for p in policies]
+    # a policy that says it reads no view (``observes = False``) is handed None: no view made
+    observes = [getattr(p, "observes", True) is not False for p in policies]
     extras = family_of(rules).result_extras
     seat_points = None
     deals: list[DealSummary] = []
@@ -113,7 +116,12 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                     listing = play_listing(state)
                     if listing is None:
                         listing = listed_actions(state, f"{seed}:{steps}")
-                    view, legal = _inputs(state, listing, per_ms, int(bank[seat]))
+                    if observes[seat]:
+                        view, legal = _inputs(state, listing, per_ms, int(bank[seat]))
+                    else:
+                        view = None
+                        legal = new_legal(state.decision, listing[0], listing[1], per_ms,
+                                          int(bank[seat]))
                     t = perf() if clock else 0.0
                     try:
                         action = acts[seat](view, legal)

@@ -9,6 +9,11 @@ A policy is any object with ``act(view, legal) -> action``:
   every action where there are at most 100 and the listing is complete, else a sample; throws
   are never listed, any legal lead is accepted), and the seat's clock.
 
+A policy whose choices never read the view may say so with a class attribute ``observes =
+False``: the lab then hands it ``None`` instead of a view and makes none (the sample ``random``
+and ``first`` policies do; a view is about a third of the lab's cost of a decision beyond the
+engine's). Through the SDK it is handed the view all the same.
+
 The answer is an engine action (``referee.rules.actions``: ``Play``, ``Declare``, ``Pass``, ...);
 an action that is not legal is a fault, as through the referee. Optional hooks, called when
 present:
@@ -33,6 +38,7 @@ from typing import Protocol, runtime_checkable
 
 from referee.rules.actions import Action, DecisionKind, Play
 from referee.rules.families import family_of
+from referee.rules.frozen import slot_constructor
 from referee.rules.observe import Observation
 from referee.rules.state import State
 from referee.wire.hints import HINT_LIMIT
@@ -43,14 +49,16 @@ from lab.paths import ROOT, SAMPLES, on_path  # noqa: E402
 on_path(SAMPLES)
 from arena_policy import Legal  # the SDK's: a bot is handed the same values
 
-_PLAY_KINDS = (DecisionKind.LEAD, DecisionKind.FOLLOW)
+new_legal = slot_constructor(Legal)
+"""``Legal(kind, actions, complete, time_left_ms, bank_left_ms)`` made quickly (the lab makes
+one at every decision)."""
 
 
 @runtime_checkable
 class Policy(Protocol):
     """A strategy: see the module docstring."""
 
-    def act(self, view: Observation, legal: Legal) -> Action: ...
+    def act(self, view: Observation | None, legal: Legal) -> Action: ...
 
 
 class _PlayCache(dict):
@@ -62,6 +70,7 @@ class _PlayCache(dict):
 
 
 _PLAYS = _PlayCache()
+_play_of = _PLAYS.__getitem__
 
 
 def listed_actions(state: State, sample_seed: str) -> tuple[tuple[Action, ...], bool]:
@@ -79,27 +88,35 @@ def play_listing(state: State) -> tuple[tuple[Play, ...], bool] | None:
     hint's own path, which needs no sample seed); None at any other decision, or where that
     listing is empty (the hint then samples)."""
     kind = state.decision
-    if kind not in _PLAY_KINDS:
+    if kind is not DecisionKind.LEAD and kind is not DecisionKind.FOLLOW:
         return None
-    family = family_of(state.rules)
-    if family.plays is None:
+    quick = _QUICK.get(state.rules.family)
+    if quick is None:
+        family = family_of(state.rules)
+        quick = _QUICK[state.rules.family] = (family.plays, family.throws)
+    plays, throws = quick
+    if plays is None:
         return None
-    entries = list(islice(family.plays(state, kind, state.turn), HINT_LIMIT + 1))
+    entries = list(islice(plays(state, kind, state.turn), HINT_LIMIT + 1))
     if not entries:
         return None
-    complete = kind != DecisionKind.LEAD or not family.throws
+    complete = kind is not DecisionKind.LEAD or not throws
     if len(entries) > HINT_LIMIT:
         del entries[HINT_LIMIT:]
         complete = False
     if len(_PLAYS) >= 50_000:
         _PLAYS.clear()
-    return tuple(map(_PLAYS.__getitem__, entries)), complete
+    return tuple(map(_play_of, entries)), complete
+
+
+_QUICK: dict = {}
+"""A family's name -> its quick ``plays`` listing and whether it has throws."""
 
 
 def legal_of(state: State, sample_seed: str, time_left_ms: int, bank_left_ms: int) -> Legal:
     """The ``Legal`` of the seat to act (``sample_seed``: the referee's seed of its sample)."""
     actions, complete = listed_actions(state, sample_seed)
-    return Legal(state.decision, actions, complete, time_left_ms, bank_left_ms)
+    return new_legal(state.decision, actions, complete, time_left_ms, bank_left_ms)
 
 
 # -- sample policies ----------------------------------------------------------------------------
@@ -108,6 +125,7 @@ class RandomPolicy:
     ``MATCH_ID:SEAT``, so the same choices in the lab and through the referee)."""
 
     name = "random"
+    observes = False  # it reads the listing only
 
     def __init__(self) -> None:
         self.rng = random.Random(0)
@@ -123,6 +141,7 @@ class FirstPolicy:
     """The first listed action (a pass where one is listed first): deterministic and quick."""
 
     name = "first"
+    observes = False
 
     def act(self, view: Observation, legal: Legal) -> Action:
         return legal.actions[0]
@@ -231,6 +250,7 @@ __all__ = [
     "legal_of",
     "listed_actions",
     "make_policy",
+    "new_legal",
     "play_listing",
     "policy_factory",
 ]

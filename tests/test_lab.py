@@ -225,3 +225,38 @@ def test_a_policy_that_fails_is_faulted_like_a_bot():
     assert [f["kind"] for f in m.faults] == ["garbage", "illegal", "illegal"]
     assert "boom" in m.faults[0]["reason"]
     assert m.summary.forfeit_team == 0 and m.summary.score == (0.0, 1.0)
+
+
+def test_a_policy_that_reads_no_view_is_handed_none_and_plays_the_same():
+    """``observes = False``: the lab hands the policy None for a view (and makes none); the same
+    choices from the same listings give the same game as a policy handed every view."""
+    from lab.policy import RandomPolicy
+    from referee.rules.observe import Observation
+
+    class Seen(RandomPolicy):
+        observes = True
+
+        def __init__(self):
+            super().__init__()
+            self.views = []
+
+        def act(self, view, legal):
+            self.views.append(view)
+            return super().act(view, legal)
+
+    class Blind(Seen):
+        observes = False
+
+    spec = MatchSpec("blind", "two-deck-80", deals=[DealSpec(f"blind:{j}", ("2", "2"), j)
+                                                   for j in range(2)],
+                     seat_names=["a", "b", "a", "b"])
+    seen, blind = [Seen() for _ in range(4)], [Blind() for _ in range(4)]
+    with_views = play_match(spec, seen, keep_actions=True, clock=False)
+    without = play_match(spec, blind, keep_actions=True, clock=False)
+    assert all(isinstance(v, Observation) and v.seat == seat
+               for seat, p in enumerate(seen) for v in p.views)
+    assert all(v is None for p in blind for v in p.views)
+    assert sum(len(p.views) for p in blind) == without.decisions > 150
+    assert without.actions == with_views.actions
+    assert without.summary == with_views.summary
+    assert RandomPolicy.observes is False  # the sample random policy is handed no view

@@ -59,3 +59,28 @@ def test_quick_listing_is_the_checked_listing(variant, options):
     assert sum(n for key, n in follows.items() if key[2] == "short") > 100
     assert sum(n for key, n in follows.items() if key[2] == "long") > 100
     assert len({key[1] for key in follows}) >= 2, follows
+
+
+def test_single_deck_follows_to_a_dun_are_the_checked_ones():
+    """A dun led (four of a rank, 墩) binds its followers by its kind; the quick listing's test
+    of each candidate gives the checked listing, for each kind of dun and for a follower that
+    holds a dun of its own."""
+    from referee.rules.families.single_deck import rules as sd
+    rules = rules_for("single-deck")
+    family = family_of(rules)
+    seen: Counter = Counter()
+
+    def compare(before, seat, action, after, events):
+        if seat is None or before.decision != DecisionKind.FOLLOW:
+            return
+        if before.trick_fmt[0] != sd.DUN:
+            return
+        quick = [Play(cards) for cards in family.plays(before, DecisionKind.FOLLOW, seat)]
+        assert quick == list(legal_actions(before)), before.trick
+        own = bool(sd.held_duns(before.hands[seat]))
+        seen["holds a dun" if own else before.trick_req] += 1
+
+    for game in range(400):
+        play(rules, f"dun:{game}", max_deals=3, on_action=compare)
+    assert min(seen[k] for k in (sd.SOFT, sd.HARD, sd.GOLD)) >= 10, seen
+    assert seen["holds a dun"] >= 1, seen

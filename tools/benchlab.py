@@ -21,16 +21,24 @@ from referee.rules.actions import DecisionKind
 from tools.benchengine import cpu_model
 
 
+class _ViewingRandom(RandomPolicy):
+    """The random policy handed the seat's view at every decision (which it does not read):
+    what the lab costs a policy that observes."""
+
+    observes = True
+
+
 def bench_lab(variant: str, deals_wanted: int = 1000, repeat: int = 5) -> float:
     """Rounds of lab deals (deal-list matches of random policies, one seat each) and of the
-    engine benchmark's random play, alternating; prints both figures and their ratio and
-    returns the ratio of the medians."""
+    engine benchmark's random play, alternating, and lab rounds whose policies are handed the
+    view; prints the figures, each round's ratio to the engine round next to it (this machine's
+    speed drifts between rounds) and returns the median of those ratios."""
     rules = rules_for(variant)
     per_round = max(4, deals_wanted // repeat)
     play(rules, "warm-up", max_deals=2)
     _lab_round(variant, 8, "warm-up")
-    lab_rates, engine_rates = [], []
-    lab_decisions = lab_cpu = engine_cpu = 0.0
+    lab_rates, engine_rates, viewing_rates = [], [], []
+    lab_decisions = lab_cpu = 0.0
     for r in range(repeat):
         t = time.process_time()
         deals, decisions = _lab_round(variant, per_round, f"bench:{r}")
@@ -44,26 +52,33 @@ def bench_lab(variant: str, deals_wanted: int = 1000, repeat: int = 5) -> float:
             state, _, _ = play(rules, f"bench:{r}:{game}", max_deals=min(10, per_round - done))
             done += state.deal_no
             game += 1
-        cpu = time.process_time() - t
-        engine_rates.append(done / cpu)
-        engine_cpu += cpu
-    lab_median, engine_median = statistics.median(lab_rates), statistics.median(engine_rates)
-    ratio = lab_median / engine_median
+        engine_rates.append(done / (time.process_time() - t))
+        t = time.process_time()
+        deals, _ = _lab_round(variant, per_round, f"bench:{r}", _ViewingRandom)
+        viewing_rates.append(deals / (time.process_time() - t))
+    ratios = [a / b for a, b in zip(lab_rates, engine_rates)]
+    viewing = [a / b for a, b in zip(viewing_rates, engine_rates)]
+    ratio = statistics.median(ratios)
     print(f"command      arena bench lab --variant {variant} --deals {deals_wanted} "
           f"--repeat {repeat}")
     print(f"machine      {platform.machine()} {cpu_model()}, {os.cpu_count()} cpus, python "
           f"{platform.python_version()}; one process, one core")
-    print(f"lab          {lab_median:.1f} deals/s (median of {repeat} rounds of {per_round} "
-          f"deals; range {min(lab_rates):.1f} - {max(lab_rates):.1f}); "
-          f"{lab_decisions / lab_cpu:.0f} decisions/s")
-    print(f"engine       {engine_median:.1f} deals/s (arena bench engine's random play, median; "
-          f"range {min(engine_rates):.1f} - {max(engine_rates):.1f})")
-    print(f"ratio        lab / engine = {ratio:.2f}x (goal 0.8x)")
+    print(f"lab          {_spread(lab_rates)} deals/s (rounds of {per_round} deals); "
+          f"{lab_decisions / lab_cpu:.0f} decisions/s; random policies (no view)")
+    print(f"engine       {_spread(engine_rates)} deals/s (arena bench engine's random play)")
+    print(f"lab, viewed  {_spread(viewing_rates)} deals/s (the same policies handed the view)")
+    print(f"ratio        lab / engine = {ratio:.2f}x (goal 0.8x; median of the {repeat} rounds' "
+          f"ratios, range {min(ratios):.2f} - {max(ratios):.2f}); handed the view "
+          f"{statistics.median(viewing):.2f}x (range {min(viewing):.2f} - {max(viewing):.2f})")
     return ratio
 
 
-def _lab_round(variant: str, deals: int, seed: str) -> tuple[int, int]:
-    """``deals`` deals in matches of up to 10 deals, random policies on every seat."""
+def _spread(rates: list[float]) -> str:
+    return f"{statistics.median(rates):.1f} (median; range {min(rates):.1f} - {max(rates):.1f})"
+
+
+def _lab_round(variant: str, deals: int, seed: str, policy=RandomPolicy) -> tuple[int, int]:
+    """``deals`` deals in matches of up to 10 deals, a ``policy`` on every seat."""
     done = decisions = 0
     m = 0
     while done < deals:
@@ -71,7 +86,7 @@ def _lab_round(variant: str, deals: int, seed: str) -> tuple[int, int]:
         spec = MatchSpec(f"{seed}-{m}", variant, deals=[
             DealSpec(f"{seed}:{m}:{j}", ("2", "2"), j % 4) for j in range(n)],
             seat_names=["a", "b", "a", "b"])
-        got = play_match(spec, [RandomPolicy() for _ in range(4)], clock=False)
+        got = play_match(spec, [policy() for _ in range(4)], clock=False)
         done += len(got.summary.deals)
         decisions += got.decisions
         m += 1
@@ -86,7 +101,8 @@ def decision_parts(variant: str, deals: int = 20, passes: int = 5) -> dict[str, 
     ``passes``) on the states of ``deals`` random deals: the rules' ``apply`` (A, in both), the
     engine benchmark's random draw (R), and the lab's view, listing of leads and follows,
     listing of other decisions, and ``Legal`` with the policy's choice (together X). Prints
-    them with the X that 0.8x allows (1.25 R + 0.25 A) and the ratio they give."""
+    them with the X that 0.8x allows (1.25 R + 0.25 A) and the ratio they give, with the view
+    and without it."""
     rules = rules_for(variant)
     states = []
     for d in range(deals):
@@ -119,7 +135,8 @@ def decision_parts(variant: str, deals: int = 20, passes: int = 5) -> dict[str, 
           f"random draw (R) {r:.0f}; view {view:.0f}, listing of leads and follows "
           f"{lead_follow:.0f}, of other decisions {other:.0f}, Legal and choice {rest:.0f}: "
           f"X {x:.0f} (0.8x allows {1.25 * r + 0.25 * a:.0f}); (A + R) / (A + X) = "
-          f"{(a + r) / (a + x):.2f}x")
+          f"{(a + r) / (a + x):.2f}x; without the view (a policy with observes = False) "
+          f"X {x - view:.0f}, {(a + r) / (a + x - view):.2f}x")
     return {"apply": a, "random": r, "view": view, "lead_follow": lead_follow, "other": other,
             "rest": rest}
 

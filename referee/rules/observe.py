@@ -4,9 +4,10 @@ Nothing in an ``Observation`` depends on a card hidden from that seat."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from .actions import DecisionKind
+from .frozen import slot_constructor
 from .state import CHANCE, P_BURY, State
 
 
@@ -46,21 +47,8 @@ class Observation:
     match_points: tuple[int, int, int, int]  # three-deck: cumulative match points (积分)
 
 
-def _constructor():
-    """``Observation(...)`` as straight-line stores into its slots: what the frozen dataclass's
-    ``__init__`` does, without its ``object.__setattr__`` call per field (a view is made at
-    every decision, and that was half its cost)."""
-    names = [f.name for f in fields(Observation)]
-    scope = {"_new": object.__new__, "_cls": Observation}
-    scope.update({f"_set_{name}": getattr(Observation, name).__set__ for name in names})
-    lines = [f"def new_observation({', '.join(names)}):", "    o = _new(_cls)"]
-    lines += [f"    _set_{name}(o, {name})" for name in names]
-    lines.append("    return o")
-    exec("\n".join(lines), scope)
-    return scope["new_observation"]
-
-
-_new_observation = _constructor()
+_new_observation = slot_constructor(Observation)
+"""``Observation(...)`` made quickly: a view is made at every decision."""
 
 _PUBLIC_TURNS = frozenset({DecisionKind.LEAD, DecisionKind.FOLLOW, DecisionKind.BURY})
 

@@ -54,7 +54,8 @@ def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     """The cards of every legal lead (no throws) or follow, in the order of ``actions``, built
     from what the rules require instead of checking each candidate: a follow of a single or a
     throw is any cards of the suit led, or all of them and any others, so every candidate is
-    legal; a follow of a dun is checked (``actions``), as the dun kinds bind it."""
+    legal; a follow of a dun is each candidate ``actions`` judges, passed by a quick test of the
+    requirement the dun kinds make (``dun_follow_test``)."""
     hand = s.hands[seat]
     if kind == DecisionKind.LEAD:
         units = list(compress(SINGLES, hand))
@@ -62,8 +63,8 @@ def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
             units.append(tuple(su * 13 + r for su in range(4)))
         return iter(units)
     lead_kind, c, lead = s.trick_fmt
-    if lead_kind == sd.DUN:
-        return (a.cards for a in actions(s, kind, seat))
+    if lead_kind == sd.DUN:  # the candidates ``actions`` judges, by a test made for this hand
+        return filtered_plays(hand, None, len(lead), sd.dun_follow_test(s.trick_req, hand, s.ctx))
     return suit_follows(hand, s.ctx.members[c], len(lead))
 
 

@@ -152,6 +152,36 @@ def follow_error(lead, lead_kind: str, lead_cls: int, req: str | None, hand: lis
     return None
 
 
+def dun_follow_test(req: str | None, hand: list[int], ctx: TrumpContext):
+    """A quick test of 4-card follows to a dun, each of distinct held cards: true exactly
+    where ``follow_error`` finds nothing. What the hand and the requirement fix is worked out
+    once, so that listing every follow (hundreds of candidates) checks each in a few steps."""
+    if held_duns(hand):
+        return lambda play: dun_rank(play) is not None
+    cls = ctx.cls
+    trumps = sorted(_cards_of(hand, ctx.members[TRUMP]), key=ctx.key.__getitem__, reverse=True)
+    if req == SOFT:
+        sides = [frozenset(k for k in ctx.members[c] if hand[k]) for c in range(4)
+                 if c != ctx.suit]
+        sides = [x for x in sides if x]
+        want_side = min(sum(map(len, sides)), 3 + (1 if not trumps else 0))
+
+        def soft(play) -> bool:
+            return (sum(cls[k] != TRUMP for k in play) == want_side
+                    and all(not side.isdisjoint(play) for side in sides))
+        return soft
+    want = min(4, len(trumps))
+    if req == GOLD:
+        pos = ctx.pos
+        top = sorted(pos[k] for k in trumps[:want])
+
+        def gold(play) -> bool:
+            played = [k for k in play if cls[k] == TRUMP]
+            return len(played) == want and sorted(pos[k] for k in played) == top
+        return gold
+    return lambda play: sum(cls[k] == TRUMP for k in play) == want
+
+
 def play_key(lead_kind: str, lead_cls: int, play, ctx: TrumpContext, kind_of_dun=None):
     """Strength of a following play, or None when it cannot win (a discard 贴)."""
     cls = ctx.cls
@@ -458,18 +488,20 @@ def _next_pre_kitty(s, ev: list) -> bool:
 
 def bury_error(rules, hand: list[int], cards, ctx: TrumpContext, side_suits_held) -> str | None:
     """3.6: six cards, at most 25 points, no side suit held left void — unless no burial can
-    keep both, when only the points cap binds."""
+    keep both, when only the points cap binds. ``cards`` are held (the caller checked)."""
     if len(cards) != rules.kitty_size:
         return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
-    points = sum(POINTS[k] for k in cards)
+    points = sum(map(POINTS.__getitem__, cards))
     if points > rules.kitty_points_cap:
         return f"a burial may hold at most {rules.kitty_points_cap} points, not {points} (000 3.6.2)"
     if not rules.bury_no_void:
         return None
-    left = list(hand)
+    buried: dict[int, int] = {}  # suit class -> cards of it buried
     for k in cards:
-        left[k] -= 1
-    voided = [c for c in side_suits_held if not any(left[k] for k in ctx.members[c])]
+        c = ctx.cls[k]
+        buried[c] = buried.get(c, 0) + 1
+    voided = [c for c in side_suits_held
+              if c in buried and buried[c] == sum(map(hand.__getitem__, ctx.members[c]))]
     if voided and _some_burial_keeps_suits(rules, hand, ctx, side_suits_held):
         return (f"the burial leaves you void of {ctx.class_name(voided[0])}, a side suit you "
                 "held (000 3.6.1)")

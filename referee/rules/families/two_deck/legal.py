@@ -7,6 +7,7 @@ from itertools import chain
 from typing import Iterator
 
 from ...actions import Action, Bury, DecisionKind, Declare, Pass, Play, Redeal
+from ...cards import KINDS
 from ...multisets import (count_multiset_combinations, counts_of, hand_counts,
                           multiset_combinations, short_suit_follows)
 from ...options import BurialCount, Following
@@ -56,16 +57,28 @@ def _burial_sizes(rules) -> range:
     return range(rules.kitty_size, -1, -1)
 
 
+_ONE = tuple((k,) for k in range(KINDS))
+_TWO = tuple((k, k) for k in range(KINDS))
+"""The single and the pair of each card kind, made once (a listing is made at every lead)."""
+
+
 def lead_units(s: State, seat: int) -> list[tuple[int, ...]]:
-    """Every single, pair and tractor the seat holds (what it could lead, but see ``leads``)."""
+    """Every single, pair and tractor the seat holds (what it could lead, but see ``leads``):
+    suit class by suit class, its singles, then its pairs, then its tractors."""
     ctx = s.ctx
     hand = s.hands[seat]
     out: list[tuple[int, ...]] = []
     for c in range(5):
         members = [k for k in ctx.members[c] if hand[k]]
-        out.extend((k,) for k in members)
+        if not members:
+            continue
+        out += map(_ONE.__getitem__, members)
         pairs = [k for k in members if hand[k] >= 2]
-        out.extend((k, k) for k in pairs)
+        if not pairs:
+            continue
+        out += map(_TWO.__getitem__, pairs)
+        if len(pairs) < 2:
+            continue
         by_pos: dict[int, list[int]] = {}
         for k in pairs:
             by_pos.setdefault(ctx.pos[k], []).append(k)
@@ -125,7 +138,7 @@ def iter_follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
     # held > n: n cards of the suit, with as much of the lead's structure as the suit allows
     # (what combos.follow_error asks; the cases below are its answers, worked out ahead)
     if n == 1:
-        return ((k,) for k in sorted(suit))
+        return map(_ONE.__getitem__, sorted(suit))
     pairs = fmt.pairs
     if pairs == 0:  # singles only: any n cards of the suit
         return multiset_combinations(suit, n)
