@@ -220,6 +220,44 @@ def test_a_tree_of_memory_hogs_meets_the_seats_memory_limit(tmp_path):
     assert result["forfeit"] is None
 
 
+@pytest.mark.skipif(_no_cgroup(), reason="no cgroup per seat here (a root launcher, and the "
+                    "memory and pids controllers)")
+def test_a_seat_cgroup_left_by_a_killed_launcher_is_made_anew_with_the_new_limits():
+    """A referee killed mid-match leaves its seats' cgroups; the next seat of that uid gets its
+    own limits all the same (a lower memory and swap limit left behind made them unwritable,
+    and the seat ran without its cgroup), and a process left inside is killed."""
+    import dataclasses
+    import subprocess
+    name = f"arena-seat-test-{os.getpid()}"
+    left = SeatCgroup.make(name, dataclasses.replace(TIGHT, memory_mb=256))
+    assert left is not None
+    stray = subprocess.Popen(left.enter() + ["sleep", "60"])
+    try:
+        for d in left.dirs:
+            _wait_listed(d, stray.pid)
+        seat = SeatCgroup.make(name, TIGHT)  # (the first was never removed)
+        assert seat is not None
+        limits = {d / f for d in seat.dirs for f in ("memory.limit_in_bytes", "memory.max")
+                  if (d / f).exists()}
+        assert limits and {int(f.read_text()) for f in limits} == {TIGHT.memory_mb * 1024 * 1024}
+        assert stray.wait(timeout=10) == -9  # the dead seat's process, killed
+        assert all((d / "cgroup.procs").read_text().split() == [] for d in seat.dirs)
+        seat.remove()
+    finally:
+        if stray.poll() is None:
+            stray.kill()
+            stray.wait()
+        left.remove()
+
+
+def _wait_listed(d: Path, pid: int, timeout: float = 10.0) -> None:
+    import time
+    deadline = time.monotonic() + timeout
+    while str(pid) not in (d / "cgroup.procs").read_text().split():
+        assert time.monotonic() < deadline, f"{pid} never entered {d}"
+        time.sleep(0.01)
+
+
 def test_a_file_flood_meets_the_file_size_and_tmpfs_limits(tmp_path):
     result, _, log = _hostile_match(tmp_path, "fsize")
     assert f"probe: /tmp/big: write refused after {TIGHT.file_size_mb} MiB: File too large" \

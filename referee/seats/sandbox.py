@@ -35,9 +35,11 @@ import fcntl
 import functools
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -208,7 +210,7 @@ class SeatCgroup:
             if (v1[0] / "memory.limit_in_bytes").exists() and (v1[1] / "tasks").exists():
                 dirs = [v1[0] / name, v1[1] / name]
                 for d in dirs:
-                    d.mkdir(exist_ok=True)
+                    _afresh(d)
                 (dirs[0] / "memory.limit_in_bytes").write_text(memory)
                 if (dirs[0] / "memory.memsw.limit_in_bytes").exists():
                     (dirs[0] / "memory.memsw.limit_in_bytes").write_text(memory)
@@ -217,7 +219,7 @@ class SeatCgroup:
             enabled = (CGROUP_FS / "cgroup.subtree_control").read_text().split()
             if "memory" in enabled and "pids" in enabled:
                 d = CGROUP_FS / name
-                d.mkdir(exist_ok=True)
+                _afresh(d)
                 (d / "memory.max").write_text(memory)
                 if (d / "memory.swap.max").exists():
                     (d / "memory.swap.max").write_text("0")
@@ -237,6 +239,30 @@ class SeatCgroup:
                 d.rmdir()
             except OSError:
                 pass
+
+
+def _afresh(d: Path, wait_s: float = 2.0) -> None:
+    """Make the cgroup ``d`` new. One left by a seat whose launcher died (a referee killed
+    mid-match) keeps its limits and its charges: a lower memory and swap limit there makes the
+    new, higher one unwritable, and the seat would run without its cgroup. Its processes, if
+    any are left, belong to that dead seat (the seat's uid is held now): they are killed."""
+    if d.exists():
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                d.rmdir()
+                break
+            except OSError:
+                pids = [int(x) for x in (d / "cgroup.procs").read_text().split()]
+                if not pids or time.monotonic() > deadline:
+                    raise
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.02)  # until the killed have left (bounded by ``wait_s``)
+    d.mkdir()
 
 
 # -- the seat's uid ---------------------------------------------------------------------------
