@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from itertools import compress
 
 DECLARE_RATE = 0.35
 """The chance that a random player declares when it can."""
@@ -11,7 +10,7 @@ DECLARE_RATE = 0.35
 
 def expand(hand: list[int], kinds) -> list[int]:
     """The cards of ``kinds`` in a hand of counts, each as often as held."""
-    out = list(compress(kinds, map(hand.__getitem__, kinds)))
+    out = [k for k in kinds if hand[k]]
     extra = [k for k in out if hand[k] > 1]
     if extra:
         out += extra
