@@ -11,7 +11,7 @@ A policy is any object with ``act(view, legal) -> action``:
 
 A policy whose choices never read the view may say so with a class attribute ``observes =
 False``: the lab then hands it ``None`` instead of a view and makes none (the sample ``random``
-and ``first`` policies do; a view is about a third of the lab's cost of a decision beyond the
+and ``first`` policies do; a view is 40% to 50% of the lab's cost of a decision beyond the
 engine's). Through the SDK it is handed the view all the same.
 
 The answer is an engine action (``referee.rules.actions``: ``Play``, ``Declare``, ``Pass``, ...);

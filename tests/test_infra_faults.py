@@ -75,10 +75,9 @@ def _has_children(pid: int) -> bool:
 
 
 def _started_its_bots(pid: int, match_id: str) -> bool:
-    """The referee ``pid`` has started its bots, and is still that referee once that is seen
-    (a fork of it found with the referee's command line may have exec'd a sandbox since)."""
-    return _has_children(pid) and _is_referee(pid, match_id) \
-        and not _is_referee(_parent(pid), match_id)
+    """The referee ``pid`` (one of ``_referees``) has started its bots, and is still that
+    referee once that is seen."""
+    return _has_children(pid) and _is_referee(pid, match_id)
 
 
 def _alive(pid: int) -> bool:

@@ -1,11 +1,14 @@
 """The sandbox per seat (bubblewrap), with real processes: what a sandboxed bot sees and can
 reach, its limits, and that nothing of a seat outlives its match."""
 
+import dataclasses
 import fcntl
 import json
 import os
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -226,8 +229,6 @@ def test_a_seat_cgroup_left_by_a_killed_launcher_is_made_anew_with_the_new_limit
     """A referee killed mid-match leaves its seats' cgroups; the next seat of that uid gets its
     own limits all the same (a lower memory and swap limit left behind made them unwritable,
     and the seat ran without its cgroup), and a process left inside is killed."""
-    import dataclasses
-    import subprocess
     name = f"arena-seat-test-{os.getpid()}"
     left = SeatCgroup.make(name, dataclasses.replace(TIGHT, memory_mb=256))
     assert left is not None
@@ -251,7 +252,6 @@ def test_a_seat_cgroup_left_by_a_killed_launcher_is_made_anew_with_the_new_limit
 
 
 def _wait_listed(d: Path, pid: int, timeout: float = 10.0) -> None:
-    import time
     deadline = time.monotonic() + timeout
     while str(pid) not in (d / "cgroup.procs").read_text().split():
         assert time.monotonic() < deadline, f"{pid} never entered {d}"
