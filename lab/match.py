@@ -22,6 +22,7 @@ from referee.rules.engine import apply, new_game
 from referee.rules.events import DealEnded, DealerSet, DealStarted
 from referee.rules.families import family_of
 from referee.rules.observe import Observation, observe
+from referee.rules.options import AfterAce
 from referee.rules.state import CHANCE
 from referee.rules.variants import rules_for
 
@@ -43,6 +44,8 @@ class _Forfeit(Exception):
 
 
 _set = object.__setattr__
+_WATCHED = frozenset((DealStarted, DealerSet, DealEnded))
+"""The events a lab match reads (the deal's start, its dealer and its end)."""
 
 
 def seat_inputs(state, sample_seed: str, time_left_ms: int, bank_left_ms: int
@@ -74,7 +77,7 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
     if spec.deals is None:
         raise ValueError(f"match spec {spec.match_id}: the lab plays deal lists only")
     rules = rules_for(spec.variant, spec.options)
-    wraps = rules.to_dict().get("after_ace") == "wrap"
+    wraps = rules.after_ace == AfterAce.WRAP
     tc = spec.time_control
     per_ms, bank = tc.per_decision_ms, [float(tc.bank_ms)] * 4
     strikes = [0, 0, 0, 0]
@@ -145,6 +148,9 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                     state, events = state_events[0], state_events[1]
                 if keep_actions:
                     game_actions.append((seat, action.text()))
+                if _WATCHED.isdisjoint(map(type, events)):  # most actions' events
+                    steps += 1
+                    continue
                 for e in events:
                     cls = type(e)
                     if cls is DealStarted:

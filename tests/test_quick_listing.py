@@ -84,3 +84,47 @@ def test_single_deck_follows_to_a_dun_are_the_checked_ones():
         play(rules, f"dun:{game}", max_deals=3, on_action=compare)
     assert min(seen[k] for k in (sd.SOFT, sd.HARD, sd.GOLD)) >= 10, seen
     assert seen["holds a dun"] >= 1, seen
+
+
+def _burial_positions(variant: str, deals: int) -> list:
+    states: list = []
+    play(rules_for(variant), "burials", max_deals=deals,
+         on_action=lambda before, seat, action, after, events:
+         before.decision is DecisionKind.BURY and states.append(before))
+    return states
+
+
+@pytest.mark.parametrize("variant", [v for v in variant_ids()
+                                     if family_of(rules_for(v)).random_burials is not None])
+def test_quick_burial_samples_are_the_random_players_draws(variant):
+    """``Family.random_burials`` (the hint's sample of a burial) draws what as many calls of
+    ``random_action`` with the same generator draw, each legal."""
+    import random
+
+    from referee.play.random_play import random_action
+
+    family = family_of(rules_for(variant))
+    states = _burial_positions(variant, 40)
+    assert len(states) >= 20
+    for i, state in enumerate(states):
+        quick = family.random_burials(state, random.Random(f"s{i}"), 8)
+        rng = random.Random(f"s{i}")
+        assert quick == [random_action(state, rng) for _ in range(8)]
+        assert all(is_legal(state, b, state.turn) for b in quick)
+
+
+def test_combinations_of_distinct_cards_are_the_general_listings():
+    """``multiset_combinations`` of a hand holding each card once (one deck) takes plain
+    combinations: the same sub-multisets, in the same order, as the general listing gives."""
+    import random
+
+    from referee.rules.multisets import _combinations, multiset_combinations
+
+    rng = random.Random(5)
+    for _ in range(200):
+        kinds = rng.sample(range(54), rng.randint(4, 14))
+        counts = {k: 1 for k in kinds}
+        n = rng.randint(4, min(7, len(kinds)))
+        quick = list(multiset_combinations(counts, n))
+        assert quick == list(_combinations(sorted(counts), counts, n))
+        assert quick and all(list(c) == sorted(c) for c in quick)

@@ -29,33 +29,42 @@ class _ViewingRandom(RandomPolicy):
 
 
 def bench_lab(variant: str, deals_wanted: int = 1000, repeat: int = 5) -> float:
-    """Rounds of lab deals (deal-list matches of random policies, one seat each) and of the
-    engine benchmark's random play, alternating, and lab rounds whose policies are handed the
-    view; prints the figures, each round's ratio to the engine round next to it (this machine's
-    speed drifts between rounds) and returns the median of those ratios."""
+    """Rounds of lab deals (deal-list matches of random policies, one seat each), of the engine
+    benchmark's random play and of lab deals whose policies are handed the view, interleaved a
+    match of up to 10 deals at a time (this machine's speed drifts within a round as much as
+    between rounds); prints the figures and each round's ratio of the lab to the engine, and
+    returns the median of those ratios."""
     rules = rules_for(variant)
     per_round = max(4, deals_wanted // repeat)
     play(rules, "warm-up", max_deals=2)
     _lab_round(variant, 8, "warm-up")
     lab_rates, engine_rates, viewing_rates = [], [], []
-    lab_decisions = lab_cpu = 0.0
+    lab_decisions = lab_cpu_all = 0.0
     for r in range(repeat):
-        t = time.process_time()
-        deals, decisions = _lab_round(variant, per_round, f"bench:{r}")
-        cpu = time.process_time() - t
-        lab_rates.append(deals / cpu)
-        lab_cpu += cpu
-        lab_decisions += decisions
-        t = time.process_time()
-        done, game = 0, 0
-        while done < per_round:  # arena bench engine's loop: games of up to 10 random deals
-            state, _, _ = play(rules, f"bench:{r}:{game}", max_deals=min(10, per_round - done))
-            done += state.deal_no
-            game += 1
-        engine_rates.append(done / (time.process_time() - t))
-        t = time.process_time()
-        deals, _ = _lab_round(variant, per_round, f"bench:{r}", _ViewingRandom)
-        viewing_rates.append(deals / (time.process_time() - t))
+        lab_cpu = engine_cpu = viewing_cpu = 0.0
+        lab_deals = engine_deals = viewing_deals = 0
+        chunk = 0
+        while lab_deals < per_round:
+            n = min(10, per_round - lab_deals)
+            seed = f"bench:{r}:{chunk}"
+            t = time.process_time()
+            deals, decisions = _lab_round(variant, n, seed)
+            lab_cpu += time.process_time() - t
+            lab_deals += deals
+            lab_decisions += decisions
+            t = time.process_time()  # arena bench engine's loop: a game of up to 10 deals
+            state, _, _ = play(rules, seed, max_deals=n)
+            engine_cpu += time.process_time() - t
+            engine_deals += state.deal_no
+            t = time.process_time()
+            deals, _ = _lab_round(variant, n, seed, _ViewingRandom)
+            viewing_cpu += time.process_time() - t
+            viewing_deals += deals
+            chunk += 1
+        lab_rates.append(lab_deals / lab_cpu)
+        engine_rates.append(engine_deals / engine_cpu)
+        viewing_rates.append(viewing_deals / viewing_cpu)
+        lab_cpu_all += lab_cpu
     ratios = [a / b for a, b in zip(lab_rates, engine_rates)]
     viewing = [a / b for a, b in zip(viewing_rates, engine_rates)]
     ratio = statistics.median(ratios)
@@ -64,8 +73,9 @@ def bench_lab(variant: str, deals_wanted: int = 1000, repeat: int = 5) -> float:
     print(f"machine      {platform.machine()} {cpu_model()}, {os.cpu_count()} cpus, python "
           f"{platform.python_version()}; one process, one core")
     print(f"lab          {_spread(lab_rates)} deals/s (rounds of {per_round} deals); "
-          f"{lab_decisions / lab_cpu:.0f} decisions/s; random policies (no view)")
-    print(f"engine       {_spread(engine_rates)} deals/s (arena bench engine's random play)")
+          f"{lab_decisions / lab_cpu_all:.0f} decisions/s; random policies (no view)")
+    print(f"engine       {_spread(engine_rates)} deals/s (arena bench engine's random play, "
+          "interleaved with the lab a match at a time)")
     print(f"lab, viewed  {_spread(viewing_rates)} deals/s (the same policies handed the view)")
     print(f"ratio        lab / engine = {ratio:.2f}x (goal 0.8x; median of the {repeat} rounds' "
           f"ratios, range {min(ratios):.2f} - {max(ratios):.2f}); handed the view "

@@ -84,6 +84,9 @@ class Family:
     title: Callable[[int], str] | None = None
     """Optional: a family that keeps match points per player (three-deck 积分) names the title
     of a cumulative score; standings show both where it is set."""
+    random_burials: Callable[[Any, Any, int], list[Action]] | None = None
+    """Optional: ``random_burials(state, rng, n)``, the burials ``n`` calls of ``random_action``
+    draw, quicker (the referee's hint of a burial lists a sample of them)."""
     plays: Callable[[Any, DecisionKind, int], Iterator[tuple[int, ...]]] | None = None
     """Optional: the cards of every legal lead or follow, as ``actions`` lists them (a quicker
     listing for the referee's hints)."""

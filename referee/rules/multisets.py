@@ -3,7 +3,7 @@ family's legal-action listing (burials, follows, returns)."""
 
 from __future__ import annotations
 
-from itertools import combinations_with_replacement
+from itertools import combinations, combinations_with_replacement
 from typing import Iterator
 
 SINGLES = tuple((k,) for k in range(54))
@@ -24,6 +24,8 @@ def multiset_combinations(counts: dict[int, int], n: int) -> Iterator[tuple[int,
         return (c for c in combinations_with_replacement(kinds, 3)
                 if (c[0] != c[1] or counts[c[0]] >= (3 if c[1] == c[2] else 2))
                 and (c[1] != c[2] or counts[c[1]] >= 2))
+    if all(c == 1 for c in counts.values()):  # one of each (one deck): plain combinations
+        return combinations(kinds, n)
     return _combinations(kinds, counts, n)
 
 

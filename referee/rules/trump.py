@@ -21,7 +21,7 @@ TRUMP = 4
 class TrumpContext:
     """Tables for one (level rank, trump suit) pair; build with ``trump_context``."""
 
-    __slots__ = ("level", "suit", "cls", "pos", "key", "members", "order")
+    __slots__ = ("level", "suit", "cls", "pos", "key", "members", "kinds", "order")
 
     def __init__(self, level: int, suit: int | None, permanent_two: bool = False,
                  linked_levels: bool = True) -> None:
@@ -71,6 +71,8 @@ class TrumpContext:
             tuple(sorted((k for k in range(54) if cls[k] == c), key=self.key.__getitem__,
                          reverse=True))
             for c in range(5))
+        #: The kinds of each suit class in ascending kind order (the order of listings).
+        self.kinds = tuple(tuple(sorted(m)) for m in self.members)
 
     def is_trump(self, kind: int) -> bool:
         return self.cls[kind] == TRUMP

@@ -17,6 +17,7 @@ from referee.rules.state import State
 from referee.wire.protocol import CACHE_MAX, hint_entry
 
 HINT_LIMIT = 100  # most actions listed in a hint; beyond it the hint is a sample
+SAMPLE_SIZE = 8  # random actions drawn for a sample (the distinct ones are listed)
 
 HINT_NOTES = {
     DecisionKind.BURY: "bury any {n} cards of your hand that the variant allows (a sample is listed)",
@@ -64,8 +65,10 @@ def listed_actions(state: State, rng_seed: str) -> tuple[list, bool]:
     if not actions or kind == DecisionKind.BURY:
         rng = random.Random(rng_seed)
         seen = set(actions)
-        for _ in range(8):
-            a = random_action(state, rng)
+        burials = family_of(state.rules).random_burials if kind == DecisionKind.BURY else None
+        drawn = (burials(state, rng, SAMPLE_SIZE) if burials is not None
+                 else [random_action(state, rng) for _ in range(SAMPLE_SIZE)])
+        for a in drawn:
             if a not in seen:
                 seen.add(a)
                 actions.append(a)

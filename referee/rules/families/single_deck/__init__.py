@@ -18,6 +18,7 @@ SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
 FAMILY = Family(
     name="single_deck", decks=1, presets=(SINGLE_DECK,), action_rules=RULES, state_type=SingleDeckState,
     actions=legal.actions, plays=legal.plays, random_action=policy.random_action,
+    random_burials=policy.random_burials,
     judges="referee.conformance.single_deck",
     trick_winner=lambda plays, ctx: trick_winner(plays, ctx)[0],
     bury_limits=lambda rules: (rules.bury_no_void, rules.kitty_points_cap), throws=True, engine_goal=1000)

@@ -36,8 +36,9 @@ def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
         side = [k for k in range(54) if hand[k] and ctx.cls[k] != TRUMP]
         yield from (Return((k,)) for k in (side or [k for k in range(54) if hand[k]]))
     elif kind == DecisionKind.BURY:
+        judge = sd.burial_judge(s.rules, hand, ctx, s.side_suits_held)
         for cards in multiset_combinations(hand_counts(hand), s.rules.kitty_size):
-            if sd.bury_error(s.rules, hand, cards, ctx, s.side_suits_held) is None:
+            if judge(cards) is None:
                 yield Bury(cards)
     elif kind == DecisionKind.LEAD:
         yield from (Play((k,)) for k in range(54) if hand[k])
@@ -65,19 +66,23 @@ def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     lead_kind, c, lead = s.trick_fmt
     if lead_kind == sd.DUN:  # the candidates ``actions`` judges, by a test made for this hand
         return filtered_plays(hand, None, len(lead), sd.dun_follow_test(s.trick_req, hand, s.ctx))
-    return suit_follows(hand, s.ctx.members[c], len(lead))
+    return suit_follows(hand, s.ctx, c, len(lead))
 
 
-def suit_follows(hand, members, n: int) -> Iterator[tuple[int, ...]]:
-    """Every follow of ``n`` cards to the suit class of ``members`` (one deck: a card is held
-    once): ``n`` cards of the suit where it holds more, else all of the suit and any others, in
-    the order ``filtered_plays`` lists them."""
-    suit = list(compress(members, map(hand.__getitem__, members)))
+def suit_follows(hand, ctx, c: int, n: int) -> Iterator[tuple[int, ...]]:
+    """Every follow of ``n`` cards to suit class ``c`` (one deck: a card is held once): ``n``
+    cards of the suit where it holds more, else all of the suit and any others, in the order
+    ``filtered_plays`` lists them."""
+    kinds = ctx.kinds[c]
+    suit = list(compress(kinds, map(hand.__getitem__, kinds)))
     if len(suit) > n:
-        suit.sort()
         return map(SINGLES.__getitem__, suit) if n == 1 else combinations(suit, n)
-    base = tuple(suit)
-    need = n - len(suit)
+    if not suit:  # void in the suit: any n cards
+        held = compress(range(54), hand)
+        return map(SINGLES.__getitem__, held) if n == 1 else combinations(held, n)
+    members = ctx.members[c]
+    base = tuple(compress(members, map(hand.__getitem__, members)))  # strongest first
+    need = n - len(base)
     if need == 0:
         return iter((base,))
     rest = [k for k in compress(range(54), hand) if k not in base]

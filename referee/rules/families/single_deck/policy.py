@@ -20,6 +20,32 @@ _FOLLOW = DecisionKind.FOLLOW
 _LEAD = DecisionKind.LEAD
 
 
+def random_burials(s: State, rng: random.Random, n: int) -> list[Bury]:
+    """``n`` random burials, as ``n`` calls of ``random_action`` draw them (the same burials,
+    the same draws from ``rng``), with the hand's work done once."""
+    one = _burial_drawer(s)
+    return [one(rng) for _ in range(n)]
+
+
+def _burial_drawer(s: State):
+    """A function of a generator drawing one random legal burial of the seat to act: up to 30
+    random draws of the kitty's size, else the first legal burial."""
+    hand = s.hands[s.turn]
+    cards = expand(hand, range(54))
+    size = s.rules.kitty_size
+    judge = sd.burial_judge(s.rules, hand, s.ctx, s.side_suits_held)
+
+    def one(rng: random.Random) -> Bury:
+        for _ in range(30):
+            pick = draw(rng, cards, size)
+            if judge(pick) is None:
+                return Bury(pick)
+        for b in _lazy_legal(s):
+            return b
+        raise ValueError("no legal burial")  # a hand always has one: the points cap alone binds
+    return one
+
+
 def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
     kind, seat = s.decision, s.turn
     hand = s.hands[seat]
@@ -50,13 +76,7 @@ def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
             return RevealDun(tuple(su * 13 + r for su in range(4)))
         return Pass()
     if kind == DecisionKind.BURY:
-        cards = expand(hand, range(54))
-        for _ in range(30):
-            pick = draw(rng, cards, s.rules.kitty_size)
-            if sd.bury_error(s.rules, hand, pick, ctx, s.side_suits_held) is None:
-                return Bury(pick)
-        for b in _lazy_legal(s):
-            return b
+        return _burial_drawer(s)(rng)
     if kind == DecisionKind.LEAD:
         duns = sd.held_duns(hand)
         if duns and rng.random() < 0.5:

@@ -489,23 +489,40 @@ def _next_pre_kitty(s, ev: list) -> bool:
 def bury_error(rules, hand: list[int], cards, ctx: TrumpContext, side_suits_held) -> str | None:
     """3.6: six cards, at most 25 points, no side suit held left void — unless no burial can
     keep both, when only the points cap binds. ``cards`` are held (the caller checked)."""
-    if len(cards) != rules.kitty_size:
-        return f"must bury exactly {rules.kitty_size} cards, not {len(cards)}"
-    points = sum(map(POINTS.__getitem__, cards))
-    if points > rules.kitty_points_cap:
-        return f"a burial may hold at most {rules.kitty_points_cap} points, not {points} (000 3.6.2)"
-    if not rules.bury_no_void:
+    return burial_judge(rules, hand, ctx, side_suits_held)(cards)
+
+
+def burial_judge(rules, hand: list[int], ctx: TrumpContext, side_suits_held):
+    """``bury_error`` of one hand as a function of the cards buried, for judging many burials
+    of that hand: what depends on the hand alone is worked out once."""
+    size, cap, no_void = rules.kitty_size, rules.kitty_points_cap, rules.bury_no_void
+    cls = ctx.cls
+    held = {c: sum(map(hand.__getitem__, ctx.members[c])) for c in side_suits_held}
+    keeps: list[bool] = []  # whether some burial keeps every side suit, once asked
+
+    def judge(cards) -> str | None:
+        if len(cards) != size:
+            return f"must bury exactly {size} cards, not {len(cards)}"
+        points = sum(map(POINTS.__getitem__, cards))
+        if points > cap:
+            return f"a burial may hold at most {cap} points, not {points} (000 3.6.2)"
+        if not no_void:
+            return None
+        buried: dict[int, int] = {}  # suit class -> cards of it buried
+        for k in cards:
+            c = cls[k]
+            buried[c] = buried.get(c, 0) + 1
+        voided = [c for c, n in held.items() if buried.get(c) == n]
+        if not voided:
+            return None
+        if not keeps:
+            keeps.append(_some_burial_keeps_suits(rules, hand, ctx, side_suits_held))
+        if keeps[0]:
+            return (f"the burial leaves you void of {ctx.class_name(voided[0])}, a side suit "
+                    "you held (000 3.6.1)")
         return None
-    buried: dict[int, int] = {}  # suit class -> cards of it buried
-    for k in cards:
-        c = ctx.cls[k]
-        buried[c] = buried.get(c, 0) + 1
-    voided = [c for c in side_suits_held
-              if c in buried and buried[c] == sum(map(hand.__getitem__, ctx.members[c]))]
-    if voided and _some_burial_keeps_suits(rules, hand, ctx, side_suits_held):
-        return (f"the burial leaves you void of {ctx.class_name(voided[0])}, a side suit you "
-                "held (000 3.6.1)")
-    return None
+
+    return judge
 
 
 def _some_burial_keeps_suits(rules, hand, ctx, side_suits_held) -> bool:
