@@ -80,6 +80,7 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
     wraps = rules.after_ace == AfterAce.WRAP
     tc = spec.time_control
     per_ms, bank = tc.per_decision_ms, [float(tc.bank_ms)] * 4
+    bank_ms = [int(tc.bank_ms)] * 4  # as the policy is told it: whole ms
     strikes = [0, 0, 0, 0]
     faults: list[dict] = []
     hooks_start = [getattr(p, "deal_start", None) for p in policies]
@@ -113,6 +114,8 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                     seat = None
                     action = chance_action(state, seed)
                     state, events = apply(state, action, None)
+                    if keep_actions:
+                        game_actions.append((seat, action.text()))
                 else:
                     seat = state.turn
                     # the seed of the hint's sample, made only where a sample may be drawn
@@ -120,11 +123,11 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                     if listing is None:
                         listing = listed_actions(state, f"{seed}:{steps}")
                     if observes[seat]:
-                        view, legal = _inputs(state, listing, per_ms, int(bank[seat]))
+                        view, legal = _inputs(state, listing, per_ms, bank_ms[seat])
                     else:
                         view = None
                         legal = new_legal(state.decision, listing[0], listing[1], per_ms,
-                                          int(bank[seat]))
+                                          bank_ms[seat])
                     t = perf() if clock else 0.0
                     try:
                         action = acts[seat](view, legal)
@@ -135,6 +138,7 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                         used = (perf() - t) * 1000
                         if used > per_ms:
                             bank[seat] = max(0.0, bank[seat] - (used - per_ms))
+                            bank_ms[seat] = int(bank[seat])
                     decisions += 1
                     try:
                         if error is not None:
@@ -146,8 +150,8 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                                               index, steps, strikes, faults, tc.max_strikes)
                         action = state_events[2]
                     state, events = state_events[0], state_events[1]
-                if keep_actions:
-                    game_actions.append((seat, action.text()))
+                    if keep_actions:
+                        game_actions.append((seat, action.text()))
                 if _WATCHED.isdisjoint(map(type, events)):  # most actions' events
                     steps += 1
                     continue

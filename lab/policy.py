@@ -88,20 +88,21 @@ def play_listing(state: State) -> tuple[tuple[Play, ...], bool] | None:
     hint's own path, which needs no sample seed); None at any other decision, or where that
     listing is empty (the hint then samples)."""
     kind = state.decision
-    if kind is not DecisionKind.LEAD and kind is not DecisionKind.FOLLOW:
+    if kind is not _FOLLOW and kind is not _LEAD:
         return None
     quick = _QUICK.get(state.rules.family)
     if quick is None:
         family = family_of(state.rules)
-        quick = _QUICK[state.rules.family] = (family.plays, family.throws)
-    plays, throws = quick
+        quick = _QUICK[state.rules.family] = (family.plays, not family.throws)
+    plays, complete_leads = quick
     if plays is None:
         return None
-    entries = list(islice(plays(state, kind, state.turn), HINT_LIMIT + 1))
-    if not entries:
-        return None
-    complete = kind is not DecisionKind.LEAD or not throws
-    if len(entries) > HINT_LIMIT:
+    entries = list(islice(plays(state, kind, state.turn), _MORE))
+    if len(entries) < _MORE:
+        if not entries:
+            return None
+        complete = kind is _FOLLOW or complete_leads
+    else:
         del entries[HINT_LIMIT:]
         complete = False
     if len(_PLAYS) >= 50_000:
@@ -109,8 +110,11 @@ def play_listing(state: State) -> tuple[tuple[Play, ...], bool] | None:
     return tuple(map(_play_of, entries)), complete
 
 
+_FOLLOW, _LEAD = DecisionKind.FOLLOW, DecisionKind.LEAD
+_MORE = HINT_LIMIT + 1
 _QUICK: dict = {}
-"""A family's name -> its quick ``plays`` listing and whether it has throws."""
+"""A family's name -> its quick ``plays`` listing and whether its listing of leads is complete
+(no throws)."""
 
 
 def legal_of(state: State, sample_seed: str, time_left_ms: int, bank_left_ms: int) -> Legal:

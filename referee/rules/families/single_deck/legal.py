@@ -51,6 +51,9 @@ def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
         yield from (Play(p) for p in filtered_plays(hand, members, len(lead), ok))
 
 
+_LEAD = DecisionKind.LEAD
+
+
 def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     """The cards of every legal lead (no throws) or follow, in the order of ``actions``, built
     from what the rules require instead of checking each candidate: a follow of a single or a
@@ -58,7 +61,7 @@ def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     legal; a follow of a dun is each candidate ``actions`` judges, passed by a quick test of the
     requirement the dun kinds make (``dun_follow_test``)."""
     hand = s.hands[seat]
-    if kind == DecisionKind.LEAD:
+    if kind is _LEAD:
         units = list(compress(SINGLES, hand))
         for r in sd.held_duns(hand):
             units.append(tuple(su * 13 + r for su in range(4)))
