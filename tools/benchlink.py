@@ -5,7 +5,8 @@ Both sides of both measurements are separate Python processes on this machine: t
 is a process like a bot, and the referee is measured from its own clock (request sent to answer
 received) with four real bot processes answering from the referee's hint. A third figure, the
 relay, is the referee's message pattern without the referee: one bare grpcio server sending to
-four client processes in turn.
+four client processes in turn. The echo is played on grpc's sync server too (``sync echo``),
+to weigh the other server model by the same measure.
 
 The referee's match is played once for each way a bot may take its events, each against the
 same echo and relay: with notices (the protocol's default) and with its requests
@@ -145,6 +146,39 @@ async def echo_round_trips(size: int, count: int, cpu: list | None = None) -> li
     return [float(x) * 1000 for x in out.split()]
 
 
+def sync_echo_round_trips(size: int, count: int, cpu: list | None = None) -> list[float]:
+    """``echo_round_trips`` with grpc's sync server (a thread pool; the handler a generator
+    over the request stream) instead of its asyncio server, against the same client: the other
+    server model grpc offers, measured the same way."""
+    from concurrent import futures
+
+    marks: list[float] = []
+
+    def chat(request_iterator, context):
+        for msg in request_iterator:
+            if not marks:
+                marks.append(time.process_time())
+            yield msg
+        marks.append(time.process_time())
+
+    handler = grpc.method_handlers_generic_handler("arena.bench.Echo", {
+        "Chat": grpc.stream_stream_rpc_method_handler(chat)})
+    with tempfile.TemporaryDirectory(prefix="arena-echo-", dir="/tmp") as folder:
+        sock = Path(folder) / "echo.sock"
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        server.add_generic_rpc_handlers((handler,))
+        server.add_insecure_port(f"unix:{sock}")
+        server.start()
+        try:
+            out = subprocess.run([sys.executable, "-c", _ECHO_CLIENT, f"unix://{sock}",
+                                  str(size), str(count)], capture_output=True, check=True).stdout
+        finally:
+            server.stop(0).wait()
+    if cpu is not None and len(marks) == 2:
+        cpu.append(marks[1] - marks[0])
+    return [float(x) * 1000 for x in out.split()]
+
+
 class _InstantSeat:
     """A seat with no transport, for measuring the referee's game work alone. Every message
     the runner sends it is encoded and parsed as grpc would, and a request is answered at once
@@ -263,6 +297,8 @@ def bench_link(variant: str, deals: int, events: str = "both") -> int:
     echo_cpu: list[float] = []
     echo = asyncio.run(echo_round_trips(size, count, echo_cpu))
     relay = asyncio.run(relay_round_trips(size, count))
+    sync_cpu: list[float] = []
+    sync = sync_echo_round_trips(size, count, sync_cpu)
     echo_median, echo_mean = statistics.median(echo), statistics.mean(echo)
     relay_median, relay_mean = statistics.median(relay), statistics.mean(relay)
     echo_cpu_ms = echo_cpu[0] / max(1, len(echo) - 1) * 1000 if echo_cpu else float("nan")
@@ -273,6 +309,11 @@ def bench_link(variant: str, deals: int, events: str = "both") -> int:
     print(f"echo         bare grpcio bidirectional echo, {len(echo)} round trips: median "
           f"{echo_median:.3f} ms, mean {echo_mean:.3f} ms; server CPU {echo_cpu_ms:.3f} ms "
           f"per round trip")
+    sync_cpu_ms = sync_cpu[0] / max(1, len(sync) - 1) * 1000 if sync_cpu else float("nan")
+    print(f"sync echo    the same echo with grpc's sync server (threads): median "
+          f"{statistics.median(sync):.3f} ms, mean {statistics.mean(sync):.3f} ms; server CPU "
+          f"{sync_cpu_ms:.3f} ms per round trip = {sync_cpu_ms / echo_cpu_ms:.2f} x the asyncio "
+          f"server's (the other server model)")
     print(f"relay        bare grpcio, one server sending to four client processes in turn, each "
           f"sending it back: {len(relay)} round trips, median {relay_median:.3f} ms, mean "
           f"{relay_mean:.3f} ms = {relay_median / echo_median:.2f} x echo (the referee's message "
