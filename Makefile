@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme
+.PHONY: demo test install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -15,6 +15,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Every referee, bot and command is a fresh interpreter, and an environment may forbid writing
+# bytecode (PYTHONDONTWRITEBYTECODE): compile the project's modules ahead, so none of them
+# compiles its imports again (a tenth of a second for each referee). Up-to-date files are skipped.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q -j 0 cli lab referee scheduler web tools protos sample_bots/python tests
 
 # Redis for the tests that need it: start one on 127.0.0.1:6379 unless one answers already.
 redis:
@@ -46,7 +52,7 @@ sandbox:
 browser:
 	@tools/install-browser.sh
 
-demo: $(STAMP) sandbox
+demo: $(STAMP) bytecode sandbox
 	$(BIN)/arena demo
 
 # Generated code lives beside the .proto and is committed; never edit it by hand.
@@ -79,7 +85,7 @@ sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_are
 # (tests/conftest.py); a file whose module fixtures are costly is kept on one worker.
 TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases 13 to 15
 
-test: $(STAMP) sandbox browser redis postgres check-protos bots
+test: $(STAMP) bytecode sandbox browser redis postgres check-protos bots
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 bench: $(STAMP)

@@ -1,0 +1,33 @@
+"""The suite's own machinery: `make test` runs it on pytest-xdist workers with ``--dist
+loadgroup``, and the files marked ``xdist_group`` rely on all their tests running on one worker
+(a Redis database they flush, a costly module fixture). A pytest and pytest-xdist that do not
+agree on node ids drop the groups silently; this catches it."""
+
+import subprocess
+import sys
+
+GROUPED = '''
+import os
+import pytest
+
+pytestmark = pytest.mark.xdist_group("together")
+
+
+@pytest.mark.parametrize("n", range(4))
+def test_where(n, tmp_path_factory):
+    out = tmp_path_factory.getbasetemp().parent.parent / f"ran-{n}"
+    out.write_text(os.environ["PYTEST_XDIST_WORKER"])
+'''
+
+
+def test_an_xdist_group_runs_on_one_worker(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_grouped.py").write_text(GROUPED)
+    (tmp_path / "run").mkdir()
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-n", "2", "--dist", "loadgroup", "--basetemp",
+                          str(tmp_path / "run" / "base"), "test_grouped.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    workers = {(tmp_path / "run" / f"ran-{n}").read_text() for n in range(4)}
+    assert len(workers) == 1, f"the group's tests ran on {sorted(workers)}"
