@@ -51,3 +51,20 @@ def pg():
     except Exception as e:
         pytest.fail(f"PostgreSQL at {PG_URL} is needed for this test: {e}")
     return PG_URL
+
+
+DEMO_GROUP = "demo"
+"""The xdist group of the files that use ``demo_season``, so that one worker plays it once."""
+
+
+@pytest.fixture(scope="session")
+def demo_season(tmp_path_factory):
+    """``arena demo --out DIR --workers 2``, run once for the worker's session (its test checks
+    what it printed, the browser tests serve its store): (the finished process, DIR)."""
+    import subprocess
+
+    folder = tmp_path_factory.mktemp("demo")
+    done = subprocess.run([sys.executable, "-m", "cli", "demo", "--out", str(folder),
+                           "--workers", "2"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=240)
+    return done, folder

@@ -85,7 +85,9 @@ def test_a_hello_in_another_protocol_version_is_refused_at_once(tmp_path, sandbo
     the seat stops waiting (though the bot is still running)."""
     result, record, took = _play(tmp_path, [_probe("protocol"), RANDOM, RANDOM, RANDOM],
                                  sandbox)
-    assert took < 2.0 + 3.0, took  # (3 s: stopping a bot that does not exit by itself)
+    # at once: well under the 15 s connect timeout, with 3 s of it for stopping a bot that does
+    # not exit by itself (5.1 s was seen on a loaded machine)
+    assert took < 10.0, took
     fault = _fault(record, 0)
     assert fault["kind"] == "never_connected" and "exit_status" not in fault
     assert fault["reason"] == ("seat 0 was refused: its Hello speaks protocol "

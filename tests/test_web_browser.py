@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from league_helpers import BOTS, arena, env, season_file, unique, wait_for
 
-from conftest import ROOT
+from conftest import DEMO_GROUP, ROOT
 from referee.match.matchfile import MatchFile
 from scheduler.store import Store
 
@@ -51,7 +51,7 @@ def _playwright():
 
 
 # its module fixtures are built once: pytest-xdist (--dist loadgroup) keeps the file on one worker
-pytestmark = pytest.mark.xdist_group("test_web_browser")
+pytestmark = pytest.mark.xdist_group(DEMO_GROUP)  # with test_demo.py: the demo played once
 
 
 @contextlib.contextmanager
@@ -81,11 +81,11 @@ def _served(db: str):
 
 
 @pytest.fixture(scope="module")
-def league(tmp_path_factory):
+def league(demo_season):
     """The demo season (``arena demo``: the four sample bots, duplicate round robin), played
     to its end into a SQLite store, served by the real app."""
-    folder = tmp_path_factory.mktemp("browser")
-    arena("demo", "--out", str(folder), "--workers", "2", cwd=ROOT, check=True)
+    done, folder = demo_season
+    assert done.returncode == 0, f"arena demo: exit {done.returncode}\n{done.stderr[-3000:]}"
     db = f"sqlite:///{folder}/demo.db"
     assert {m["status"] for m in Store(db).matches("demo")} == {"done"}
     with _served(db) as base:
