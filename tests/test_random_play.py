@@ -74,13 +74,41 @@ def _text(cards, ctx):
     return format_cards(sorted(cards, key=ctx.key.__getitem__, reverse=True))
 
 
-def _located_cards(s):
-    """Every card the state knows the place of: how many of each kind, by kind."""
-    where = [sum(held) for held in zip(*s.hands)]
+class _Tricks:
+    """The finished tricks of a deal, each counted once: the cards of each kind in them and
+    how many cards each seat played into them. A state's tricks must begin with the very
+    tricks already counted (the same objects, in order); otherwise the count starts over."""
+
+    def __init__(self) -> None:
+        self.counted: tuple = ()
+        self.kinds = [0] * KINDS
+        self.played = [0, 0, 0, 0]
+
+    def update(self, tricks: tuple) -> None:
+        n = len(self.counted)
+        if tricks[:n] != self.counted:  # (a tuple compares its items by identity first)
+            n, self.kinds, self.played = 0, [0] * KINDS, [0, 0, 0, 0]
+        kinds, played = self.kinds, self.played
+        for trick, _ in tricks[n:]:
+            assert len({len(c) for _, c in trick}) == 1  # every seat plays as many cards
+            for p, cards in trick:
+                played[p] += len(cards)
+                for k in cards:
+                    kinds[k] += 1
+        self.counted = tricks
+
+
+def _held(s) -> list[int]:
+    """How many cards of each kind the four hands hold together."""
+    return [a + b + c + d for a, b, c, d in zip(*s.hands)]
+
+
+def _located_cards(s, tricks: _Tricks, held: list[int]):
+    """Every card the state knows the place of: how many of each kind, by kind (``held``: the
+    hands' share)."""
+    tricks.update(s.tricks)
+    where = [h + t for h, t in zip(held, tricks.kinds)]
     placed = [*s.kitty]
-    for trick, _ in s.tricks:
-        for _, cards in trick:
-            placed += cards
     for _, cards in s.trick:
         placed += cards
     if s.phase == P_DEALING:
@@ -103,6 +131,7 @@ class Checker:
         self.total_points = 100 * rules.decks
         # failed-throw penalties of the deal in play: (dealer team's throws, attackers' throws)
         self.penalties = [0, 0]
+        self.tricks = _Tricks()
 
     def __call__(self, before, seat, action, after, events):
         rules = self.rules
@@ -148,18 +177,15 @@ class Checker:
                 self._deal_end(before, ended[0], s, events)
             return
         # cards conserved
-        assert _located_cards(s) == self.full
+        held = _held(s)
+        assert _located_cards(s, self.tricks, held) == self.full
         # hand sizes
         sizes = [sum(h) for h in s.hands]
         if s.phase == P_DEALING:
             for i in range(4):
                 assert sizes[i] == len(range((i - s.first_receiver) % 4, s.next_card, 4))
         elif s.phase == P_PLAY:
-            played = [0, 0, 0, 0]
-            for trick, _ in s.tricks:
-                assert len({len(c) for _, c in trick}) == 1  # every seat plays as many cards
-                for p, cards in trick:
-                    played[p] += len(cards)
+            played = [*self.tricks.played]  # (the finished tricks, counted above)
             for p, cards in s.trick:
                 played[p] += len(cards)
             for i in range(4):
@@ -172,7 +198,7 @@ class Checker:
             assert sum(sizes) + len(s.kitty) == rules.hand_size * 4 + rules.kitty_size
         # points conserved: in hands + on the table + taken + kitty (+ undealt) = 200
         taken = sum(s.points_by_seat)
-        in_hands = sum(POINTS[k] * h[k] for h in s.hands for k in POINT_KINDS)
+        in_hands = sum(POINTS[k] * held[k] for k in POINT_KINDS)
         on_table = sum(POINTS[k] for _, cards in s.trick for k in cards)
         kitty = sum(POINTS[k] for k in s.kitty)
         undealt = sum(POINTS[k] for k in s.deck[s.next_card:rules.hand_size * 4]) \
