@@ -231,3 +231,17 @@ def test_a_stored_spec_with_an_unknown_field_fails_its_match_charging_no_bot(tmp
     assert [a["outcome"] for a in log] == ["retry", "failed"]
     assert all("unknown field(s) ['colour']" in a["reason"] for a in log)
     assert store.record(match_id) is None and store.result_count(SEASON) == 3
+
+
+def test_a_store_at_head_opens_without_loading_alembic(tmp_path):
+    """The quick check reads the same head as Alembic, and a process that opens a store already
+    at head never loads Alembic; an older store still goes through it (the tests above)."""
+    assert migrations.quick_head() == migrations.head()
+    url = f"sqlite:///{tmp_path / 'at-head.db'}"
+    Store(url)
+    code = ("import sys; from scheduler.store import Store; Store(sys.argv[1]); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))")
+    out = subprocess.run([sys.executable, "-c", code, url], cwd=ROOT, env=env(),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
