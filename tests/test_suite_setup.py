@@ -1,7 +1,8 @@
 """The suite's own machinery: `make test` runs it on pytest-xdist workers with ``--dist
 loadgroup``, and the files marked ``xdist_group`` rely on all their tests running on one worker
 (a Redis database they flush, a costly module fixture). A pytest and pytest-xdist that do not
-agree on node ids drop the groups silently; this catches it."""
+agree on node ids drop the groups silently; this catches it. And every referee, bot and command is
+a fresh interpreter: the project's install must not add an import finder to each one's start-up."""
 
 import subprocess
 import sys
@@ -31,3 +32,14 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     workers = {(tmp_path / "run" / f"ran-{n}").read_text() for n in range(4)}
     assert len(workers) == 1, f"the group's tests ran on {sorted(workers)}"
+
+
+def test_the_project_imports_from_plain_paths_with_no_finder_at_start_up(tmp_path):
+    """`make install` puts the project on ``sys.path`` as plain folders; setuptools' default
+    editable finder (about 30 ms an interpreter, paid by every referee and bot) stays out."""
+    probe = ("import sys; loaded = sorted(m for m in sys.modules if 'editable' in m); "
+             "import referee.rules, shengji_arena.v1.referee_pb2; print(loaded)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", f"loaded at start-up: {out.stdout.strip()}"
