@@ -157,7 +157,7 @@ def _in_play(store: Store, name: str) -> dict:
 
 # -- 1. a worker's pool process killed mid-match ---------------------------------------------
 def test_a_worker_process_killed_mid_match_is_played_again_on_the_same_cards(tmp_path, pg):
-    name, store = _pg_season(tmp_path, pg, "child", deals_per_set=30)
+    name, store = _pg_season(tmp_path, pg, "child", deals_per_set=16)
     worker = Worker(pg, tmp_path / "w.log", lease=3)
     try:
         worker.wait_ready()
@@ -191,7 +191,7 @@ def test_a_stopped_worker_finishes_its_match_or_it_is_played_again(tmp_path, pg,
     stop); ``group``: SIGTERM to every process of the worker. Either way a warm shutdown that
     hands the match in hand back at once (``ARENA_STOP_GRACE_S`` 0), uncharged: it is played
     again elsewhere (tests/test_soft_shutdown.py: with a grace, it finishes)."""
-    name, store = _pg_season(tmp_path, pg, f"term-{whom}", deals_per_set=30)
+    name, store = _pg_season(tmp_path, pg, f"term-{whom}", deals_per_set=16)
     first = Worker(pg, tmp_path / "first.log", lease=3)
     second = None
     try:
