@@ -2,13 +2,13 @@
 loadgroup``, and the files marked ``xdist_group`` rely on all their tests running on one worker
 (a Redis database they flush, a costly module fixture). A pytest and pytest-xdist that do not
 agree on node ids drop the groups silently; this catches it. And every referee, bot and command is
-a fresh interpreter: the project's install must not add an import finder to each one's start-up."""
+a fresh interpreter: the project's install must not add a costly import finder to each one's start-up."""
 
+import ast
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
 
 GROUPED = '''
 import os
@@ -50,4 +50,4 @@ def test_the_project_imports_with_no_costly_finder_at_start_up(tmp_path):
     assert out.returncode == 0, out.stderr
     loaded, _, path = out.stdout.partition(" ")
     assert loaded == "[]", f"loaded at start-up: {loaded}"
-    assert str(ROOT) not in eval(path)
+    assert str(ROOT) not in ast.literal_eval(path)
