@@ -487,7 +487,8 @@ def test_the_worker_side_never_loads_grpc():
 def test_a_match_longer_than_its_lease_keeps_it(tmp_path):
     from scheduler.execute import execute_match
     name = unique("lease")
-    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=100)
+    # 40 deals: several seconds of play, the first lease's renewal seen after about 1.25 s
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=40)
     db = f"sqlite:///{tmp_path}/s.db"
     store = Store(db)
     open_season(load_season(path), store, workdir=tmp_path, check=False)
