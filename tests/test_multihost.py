@@ -300,7 +300,8 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
         assert [a["outcome"] for a in stopped] == ["interrupted"], back
         assert stopped[0]["ended_at"] - told < 3, back  # handed back at once
         assert here.match(held["id"])["status"] == "done"
-        assert here.match(held["id"])["attempts"] == len(back) - 1  # the stop not charged
+        assert here.match(held["id"])["attempts"] == len(back) - 1, (  # the stop not charged
+            held["id"], victim["id"], back, lost)
         assert not seen["arena-w1"]["alive"] and seen["arena-w2"]["alive"], seen
         assert [m["match"] for m in seen["arena-w1"]["matches"]] == [victim["id"]], seen
         # the organiser's /metrics, scraped mid-season, agreed with the store then
