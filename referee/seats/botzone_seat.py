@@ -597,9 +597,11 @@ class BotzoneSeat(Seat):
         program, self.program = self.program, None
         if program is None:
             return ""
-        await program.stop()
-        note = program.process.exit_note() or {}
-        self._keep_log(program)
+        try:
+            await program.stop()
+            note = program.process.exit_note() or {}  # reads the turn's log: before it is kept
+        finally:  # also when the match's end cancels this: the turn's log is kept all the same
+            self._keep_log(program)
         if not note.get("said"):
             return ""
         tail = note.get("log_tail", "").strip().splitlines()[-1:]
