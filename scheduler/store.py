@@ -641,63 +641,77 @@ class Store:
 
     @staticmethod
     def _end_attempt(c, match_id: str, owner: str, outcome: str, reason: str | None,
-                     now: float) -> None:
-        """Close ``owner``'s latest attempt at ``match_id``."""
+                     now: float, *, if_open: bool = False) -> None:
+        """Close ``owner``'s latest attempt at ``match_id`` (with ``if_open``, only if nothing
+        closed it before: a taker's ``lost`` is never rewritten by the loser)."""
         latest = (select(func.max(attempts.c.id))
                   .where(attempts.c.match_id == match_id, attempts.c.worker == owner)
                   .scalar_subquery())
-        c.execute(update(attempts).where(attempts.c.id == latest)
-                  .values(outcome=outcome, ended_at=now, reason=reason))
+        q = update(attempts).where(attempts.c.id == latest)
+        if if_open:
+            q = q.where(attempts.c.outcome == "running")
+        c.execute(q.values(outcome=outcome, ended_at=now, reason=reason))
+
+    @staticmethod
+    def _held(match_id: str, owner: str):
+        """The condition of a write that only the lease's holder may make: checked by the
+        write itself, so a taker that claimed the match since it was read is never undone."""
+        return ((matches.c.id == match_id) & (matches.c.status == "running")
+                & (matches.c.lease_owner == owner))
 
     def give_back(self, match_id: str, owner: str, error: str,
                   max_attempts: int = MAX_ATTEMPTS) -> str:
         """A failed attempt (no record; charged to no bot): pending again, or ``failed`` (set
         aside) after ``max_attempts``, or ``cancelled`` in a cancelled season. Returns the
-        match's status."""
+        match's status. A match no longer ``owner``'s (its lease ran out and another took it,
+        or another attempt finished it) is left as it is."""
         now = time.time()
         with self.engine.begin() as c:
-            row = c.execute(select(matches.c.attempts, matches.c.status, matches.c.lease_owner,
-                                   matches.c.season)
+            row = c.execute(select(matches.c.attempts, matches.c.season)
                             .where(matches.c.id == match_id)).first()
             if row is None:
                 return "missing"
-            if row.status != "running" or row.lease_owner != owner:  # not ours any more
-                self._end_attempt(c, match_id, owner, "retry", error[-4000:], now)
-                return row.status
             if self._is_cancelled(c, row.season):
-                c.execute(update(matches).where(matches.c.id == match_id,
-                                                matches.c.lease_owner == owner)
-                          .values(status="cancelled", lease_owner=None, lease_until=None,
-                                  finished_at=now, error=f"{CANCELLED}; its last attempt: "
-                                                         f"{error[-4000:]}"))
-                self._end_attempt(c, match_id, owner, "cancelled", error[-4000:], now)
-                return "cancelled"
-            status = "failed" if row.attempts >= max_attempts else "pending"
-            c.execute(update(matches).where(matches.c.id == match_id,
-                                            matches.c.lease_owner == owner)
-                      .values(status=status, lease_owner=None, lease_until=None,
-                              error=(f"set aside after {row.attempts} attempts; the last: "
-                                     if status == "failed" else "") + error[-4000:]))
-            self._end_attempt(c, match_id, owner, "failed" if status == "failed" else "retry",
-                              error[-4000:], now)
+                status, error_text = "cancelled", f"{CANCELLED}; its last attempt: "
+                values = dict(finished_at=now)
+            else:
+                status = "failed" if row.attempts >= max_attempts else "pending"
+                error_text = (f"set aside after {row.attempts} attempts; the last: "
+                              if status == "failed" else "")
+                values = {}
+            got = c.execute(update(matches).where(self._held(match_id, owner))
+                            .values(status=status, lease_owner=None, lease_until=None,
+                                    error=error_text + error[-4000:], **values)).rowcount
+            if got != 1:  # not ours any more
+                self._end_attempt(c, match_id, owner, "retry", error[-4000:], now,
+                                  if_open=True)
+                return c.execute(select(matches.c.status)
+                                 .where(matches.c.id == match_id)).scalar()
+            outcome = {"failed": "failed", "cancelled": "cancelled"}.get(status, "retry")
+            self._end_attempt(c, match_id, owner, outcome, error[-4000:], now)
         return status
 
     def hand_back(self, match_id: str, owner: str, reason: str) -> str:
         """``owner``'s running match back to pending, uncharged (its attempt ``interrupted``,
         not counted), marked enqueued now (its message goes back to the queue with it); or
-        ``cancelled`` in a cancelled season. Returns the match's status."""
+        ``cancelled`` in a cancelled season. Returns the match's status. A match no longer
+        ``owner``'s (its lease ran out and another took it: that attempt stays ``lost`` and
+        charged) is left as it is."""
         now = time.time()
         with self.engine.begin() as c:
-            row = c.execute(select(matches.c.status, matches.c.lease_owner, matches.c.season)
-                            .where(matches.c.id == match_id)).first()
-            if row is None or row.status != "running" or row.lease_owner != owner:
-                return row.status if row is not None else "missing"
-            status = "cancelled" if self._is_cancelled(c, row.season) else "pending"
-            c.execute(update(matches).where(matches.c.id == match_id,
-                                            matches.c.lease_owner == owner)
-                      .values(status=status, lease_owner=None, lease_until=None,
-                              attempts=matches.c.attempts - 1, enqueued_at=now,
-                              finished_at=now if status == "cancelled" else None))
+            season = c.execute(select(matches.c.season)
+                               .where(matches.c.id == match_id)).scalar()
+            if season is None:
+                return "missing"
+            status = "cancelled" if self._is_cancelled(c, season) else "pending"
+            got = c.execute(update(matches).where(self._held(match_id, owner))
+                            .values(status=status, lease_owner=None, lease_until=None,
+                                    attempts=matches.c.attempts - 1, enqueued_at=now,
+                                    finished_at=now if status == "cancelled" else None)
+                            ).rowcount
+            if got != 1:
+                return c.execute(select(matches.c.status)
+                                 .where(matches.c.id == match_id)).scalar()
             self._end_attempt(c, match_id, owner, "interrupted",
                               f"{reason}; not counted as an attempt", now)
         return status
@@ -715,10 +729,12 @@ class Store:
             for mid, owner in rows:
                 h, _, pid = (owner or "").rpartition(":")
                 if h == host and pid.isdigit() and not alive(int(pid)):
-                    c.execute(update(matches).where(matches.c.id == mid,
-                                                    matches.c.lease_owner == owner)
-                              .values(status=status, lease_owner=None, lease_until=None,
-                                      attempts=matches.c.attempts - 1))
+                    got = c.execute(update(matches).where(self._held(mid, owner))
+                                    .values(status=status, lease_owner=None,
+                                            lease_until=None,
+                                            attempts=matches.c.attempts - 1)).rowcount
+                    if got != 1:  # taken meanwhile: that attempt stays the taker's ``lost``
+                        continue
                     self._end_attempt(c, mid, owner, "interrupted", "its local run was "
                                       "stopped; not counted as an attempt", time.time())
                     freed += 1

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from alembic import command
 from league_helpers import BOTS, arena, env, season_file, unique, wait_for
 from sqlalchemy import create_engine, inspect
@@ -310,3 +311,43 @@ def test_logs_are_sealed_as_the_record_is(tmp_path):
     arena("replay", mid, "--db", db, "--verify", check=True)
     p = arena("logs", mirror, "--seat", "0", "--db", db)
     assert p.returncode == 2 and "no record yet: the match is cancelled" in p.stderr, p.stderr
+
+
+# -- a lease taken over while its holder gives the match back ---------------------------------
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("how", ["hand_back", "give_back"])
+def test_a_match_taken_over_while_its_holder_gives_it_back_stays_the_takers(
+        tmp_path, request, monkeypatch, backend, how):
+    """A worker's lease runs out (a loaded machine stalls its renewals) and, between the moment
+    its hand-back (a stop) or give-back (a failed referee) reads the match and the moment it
+    writes, another worker takes the match over. The taker's claim stands: its attempt runs,
+    the loser's attempt stays ``lost`` and charged, and the match's attempt count agrees with
+    its attempt rows (a stop once rewrote ``lost`` as ``interrupted`` and left the charge:
+    ``attempts == len(rows) - 1`` failed as ``2 == 2 - 1`` in a season across hosts)."""
+    db = f"sqlite:///{tmp_path}/s.db" if backend == "sqlite" else request.getfixturevalue("pg")
+    store = Store(db)
+    name = unique("taken")
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=1)
+    open_season(load_season(path), store, workdir=tmp_path, check=False)
+    mid = f"{name}-00000"
+    assert store.claim(mid, "slow:1", lease_s=-1) is not None  # its lease has run out
+    taken = []
+    real = Store._is_cancelled
+
+    def taker_claims_first(c, season):  # the last read before the giver's write
+        if not taken:
+            taken.append(Store(db).claim(mid, "taker:2", lease_s=600))
+        return real(c, season)
+
+    monkeypatch.setattr(Store, "_is_cancelled", staticmethod(taker_claims_first))
+    if how == "hand_back":
+        status = store.hand_back(mid, "slow:1", "its worker was told to stop")
+    else:
+        status = store.give_back(mid, "slow:1", "RuntimeError: referee crashed")
+    assert taken and taken[0] is not None, "the taker could not claim the lapsed match"
+    row = store.match(mid)
+    rows = store.attempt_log(name, mid)
+    assert (status, row["status"], row["lease_owner"]) == ("running", "running", "taker:2")
+    assert [(a["worker"], a["outcome"]) for a in rows] == [("slow:1", "lost"),
+                                                           ("taker:2", "running")], rows
+    assert row["attempts"] == len([a for a in rows if a["outcome"] != "interrupted"]) == 2
