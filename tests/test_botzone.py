@@ -2,6 +2,7 @@
 Botzone-style program in its sandbox, per turn or kept running), its faults, the log export and
 what its requests may show."""
 
+import asyncio
 import dataclasses
 import json
 import shutil
@@ -534,3 +535,51 @@ def test_a_botzone_bot_has_user_and_its_data_folder_read_only(tmp_path):
                          "data": "Read-only file system", "own": "Read-only file system",
                          "listed": ["book.txt"]} for facts in lines), lines[0]
     assert sorted(p.name for p in bz.data_folder.iterdir()) == ["book.txt"]
+
+
+TURN_MARK = r"""
+import sys
+import bot
+print("TURN", file=sys.stderr, flush=True)
+bot.main()
+"""
+
+
+def test_the_last_turns_log_is_kept_when_the_matchs_end_lands_while_its_program_is_ended(
+        tmp_path, monkeypatch):
+    """Forced: every per-turn program's ending is held, after its process has stopped and
+    before its log is kept, until the seat's next request or the match's end, so the match's
+    end always cancels the last turn's ending right there. Every turn's log is in the seat's
+    log all the same (once, a clean-clone run found 32 turns' lines for 33 turns)."""
+    from referee.seats import botzone_seat
+    program_cls, seat_cls = botzone_seat._Program, botzone_seat.BotzoneSeat
+    real_stop, real_request, real_close = program_cls.stop, seat_cls.request, seat_cls.close
+    moved: dict[int, asyncio.Event] = {}  # a seat's next request came, or the match ended
+
+    def event(seat):
+        return moved.setdefault(seat, asyncio.Event())
+
+    async def held_stop(self):
+        await real_stop(self)
+        seat = self.turn_log.name.split(".")[0]  # seat0.turn7.log
+        await event(seat).wait()
+        event(seat).clear()
+
+    def request(self, message, deadline, watch=botzone_seat.UNWATCHED):
+        event(f"seat{self.seat}").set()
+        return real_request(self, message, deadline, watch)
+
+    def close(self):
+        event(f"seat{self.seat}").set()  # (the cancel below lands before the ending wakes)
+        return real_close(self)
+
+    monkeypatch.setattr(program_cls, "stop", held_stop)
+    monkeypatch.setattr(seat_cls, "request", request)
+    monkeypatch.setattr(seat_cls, "close", close)
+    bz = _botzone_bot(tmp_path, wrapper=TURN_MARK)
+    result, record, runner = _play(tmp_path, "botzone-tractor", [bz, GREEDY, RANDOM, RANDOM],
+                                   "held")
+    assert result["forfeit"] is None and record["faults"] == [], record["faults"]
+    log = (tmp_path / "match-held" / "seat0.log").read_text()
+    assert log.count("TURN\n") == runner.seats[0].turns > 10
+    assert not list((tmp_path / "match-held").glob("seat0.turn*.log"))
