@@ -220,6 +220,37 @@ def test_a_stopped_worker_finishes_its_match_or_it_is_played_again(tmp_path, pg,
 
 
 # -- 3. a referee process that crashes ---------------------------------------------------------
+FORKING_REFEREE = """import os, subprocess, sys, time
+if os.fork() == 0:  # a fork that has not exec'd yet: the referee's command line, a child
+    subprocess.Popen(["sleep", "60"])
+    print(os.getpid(), flush=True)
+    time.sleep(60)
+time.sleep(60)
+"""
+
+
+def test_the_referee_finder_takes_a_referees_fork_for_no_referee(tmp_path):
+    """Forced: a process with a referee's command line forks, and the fork (still showing that
+    command line, as it does between fork and exec) starts a child of its own, the sandbox
+    it is about to become. The finder names the referee alone and sees it has started its
+    bots; the fork is never taken for a second referee (the killer once killed both:
+    ``[2, 3] == [1, 3]``)."""
+    import subprocess
+    import sys
+    match_id = unique("finder")
+    spec = tmp_path / f"arena-{match_id}-x" / "spec.json"
+    proc = subprocess.Popen([sys.executable, "-c", FORKING_REFEREE, "referee.serve", str(spec)],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        fork = int(proc.stdout.readline())  # once the fork's child is started
+        assert _is_referee(fork, match_id) and _has_children(fork)
+        assert _referees(match_id) == [proc.pid]
+        assert _started_its_bots(proc.pid, match_id)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_a_crashed_referee_is_retried_then_set_aside_and_the_standings_say_so(tmp_path):
     name = unique("crash")
     path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=2, deals_per_set=4)
