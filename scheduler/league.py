@@ -14,10 +14,13 @@ season (``arena season cancel``) is not: a run in progress stops once the matche
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from itertools import islice
@@ -239,6 +242,30 @@ def run_local(store: Store, season_name: str, *, workers: int = 2,
     return counts
 
 
+@contextlib.contextmanager
+def ctrl_c_between_steps():
+    """A Ctrl-C (SIGINT) while this holds sets the returned event instead of raising at once:
+    the caller raises ``KeyboardInterrupt`` between its steps, never inside a store write or a
+    broker publish. A second Ctrl-C raises at once (a step that hangs can still be left). Off
+    the main thread, or where SIGINT is not the default handler, nothing changes."""
+    asked = threading.Event()
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield asked
+        return
+
+    def ask(signum, frame):
+        if asked.is_set():
+            raise KeyboardInterrupt
+        asked.set()
+
+    before = signal.signal(signal.SIGINT, ask)
+    try:
+        yield asked
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def run_distributed(store: Store, season_name: str, broker: str, *, window: int = 64,
                     requeue_after_s: float = DEFAULT_LEASE_S, poll_s: float = 1.0,
                     progress: bool = True, timeout_s: float | None = None) -> dict[str, int]:
@@ -256,44 +283,47 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
     bar = _progress(total, shown, f"{season_name} (distributed)", progress)
     started = time.monotonic()
     shown_at_start, hinted = shown, False
-    try:
-        while True:
-            store.settle_cancelled(season_name)
-            counts = store.counts(season_name)
-            finished = counts["done"] + counts["failed"] + counts["cancelled"]
-            if finished > shown:
-                bar.update(finished - shown)
-                shown = finished
-            if counts["pending"] + counts["running"] == 0:
-                break
-            room = max(0, window - counts["running"]
-                       - store.queued(season_name, requeue_after_s))
-            due = store.due(season_name, requeue_after_s, limit=room)
-            for i, mid in enumerate(due):
-                try:
-                    app.send_task("arena.play_match", args=[mid], queue="arena",
-                                  retry=False)
-                except OSError_ as e:  # the broker is down or restarting: try again later
-                    store.unmark(due[i:])
-                    if not broker_down:
-                        bar.write(f"broker {broker} unreachable ({e}); retrying")
-                    broker_down = True
+    with ctrl_c_between_steps() as interrupted:
+        try:
+            while True:
+                if interrupted.is_set():
+                    raise KeyboardInterrupt
+                store.settle_cancelled(season_name)
+                counts = store.counts(season_name)
+                finished = counts["done"] + counts["failed"] + counts["cancelled"]
+                if finished > shown:
+                    bar.update(finished - shown)
+                    shown = finished
+                if counts["pending"] + counts["running"] == 0:
                     break
-            else:
-                if broker_down and due:
-                    bar.write(f"broker {broker} reachable again")
-                    broker_down = False
-            if not hinted and time.monotonic() - started > 30 and counts["running"] == 0 \
-                    and finished == shown_at_start:
-                bar.write(f"no match has started in 30 s: is an `arena worker` running with "
-                          f"--broker {broker} and --db {store.url}?")
-                hinted = True
-            if timeout_s is not None and time.monotonic() - started > timeout_s:
-                raise TimeoutError(f"season {season_name!r} not finished after {timeout_s} s: "
-                                   f"{counts}")
-            time.sleep(poll_s)
-    finally:
-        bar.close()
+                room = max(0, window - counts["running"]
+                           - store.queued(season_name, requeue_after_s))
+                due = store.due(season_name, requeue_after_s, limit=room)
+                for i, mid in enumerate(due):
+                    try:
+                        app.send_task("arena.play_match", args=[mid], queue="arena",
+                                      retry=False)
+                    except OSError_ as e:  # the broker is down or restarting: try again later
+                        store.unmark(due[i:])
+                        if not broker_down:
+                            bar.write(f"broker {broker} unreachable ({e}); retrying")
+                        broker_down = True
+                        break
+                else:
+                    if broker_down and due:
+                        bar.write(f"broker {broker} reachable again")
+                        broker_down = False
+                if not hinted and time.monotonic() - started > 30 and counts["running"] == 0 \
+                        and finished == shown_at_start:
+                    bar.write(f"no match has started in 30 s: is an `arena worker` running with "
+                              f"--broker {broker} and --db {store.url}?")
+                    hinted = True
+                if timeout_s is not None and time.monotonic() - started > timeout_s:
+                    raise TimeoutError(f"season {season_name!r} not finished after {timeout_s} s: "
+                                       f"{counts}")
+                interrupted.wait(poll_s)
+        finally:
+            bar.close()
     _said_cancelled(store, season_name, counts)
     return counts
 

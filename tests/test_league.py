@@ -652,3 +652,20 @@ def test_ctrl_c_on_a_distributed_run_says_the_workers_keep_playing(tmp_path):
     assert proc.returncode == 130, err
     assert "the 2 queued and running matches keep being played by the workers" in err, err
     assert f"`arena season cancel {name}` stops them" in err
+
+
+def test_a_ctrl_c_lands_between_the_reconcilers_steps_and_a_second_one_at_once():
+    """The distributed reconciler takes a Ctrl-C at its next step, never inside a store write
+    or a broker publish; a second Ctrl-C is not held back."""
+    from scheduler.league import ctrl_c_between_steps
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with ctrl_c_between_steps() as interrupted:
+            os.kill(os.getpid(), signal.SIGINT)  # handled before the next line runs
+            assert interrupted.is_set()
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGINT)
+                interrupted.wait(5)  # (the signal is handled before this wait returns)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
