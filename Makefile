@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme
+.PHONY: demo test test-loaded install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -91,6 +91,14 @@ TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases
 
 test: $(STAMP) bytecode sandbox browser redis postgres check-protos bots
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
+
+# The suite with two busy processes beside it (tools/busy.py): how a timing-sensitive test is
+# checked before it is called fixed. The busy processes end with this command.
+LOAD ?= 2
+
+test-loaded: $(STAMP)
+	@$(BIN)/python -m tools.busy $(LOAD) & busy=$$!; \
+	  $(MAKE) test; status=$$?; kill $$busy 2>/dev/null; wait $$busy; exit $$status
 
 bench: $(STAMP)
 	$(BIN)/arena bench engine

@@ -204,7 +204,9 @@ int main() {
   bool match_ended = false;
   int requests = 0;
   v1::RefereeMessage msg;
-  while (writable && stream->Read(&msg)) {
+  // Read to the end even once a write failed (the referee ended the stream as a late answer
+  // went out): the match end may be waiting unread, and Finish() with a message unread blocks.
+  while (stream->Read(&msg)) {
     switch (msg.body_case()) {
       case v1::RefereeMessage::kWelcome: {
         const auto& w = msg.welcome();
@@ -221,7 +223,7 @@ int main() {
         answer.mutable_answer()->set_request_id(req.request_id());
         *answer.mutable_answer()->mutable_action() = ChooseAction(req);
         ++requests;
-        if (!stream->Write(answer)) writable = false;
+        if (writable && !stream->Write(answer)) writable = false;
         break;
       }
       case v1::RefereeMessage::kNotice:
@@ -269,8 +271,8 @@ int main() {
     return 0;
   }
 
-  stream->WritesDone();
-  grpc::Status status = stream->Finish();
+  if (writable) stream->WritesDone();
+  grpc::Status status = stream->Finish();  // (every message is read: it cannot block)
   if (status.ok()) {
     Log("stream closed by the referee after " + std::to_string(requests) + " decisions");
     return 0;
