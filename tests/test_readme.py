@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import DEMO_GROUP
 
 from tools.readme_blocks import check, extract, make_copy, run_blocks, strip_comment
 
@@ -136,10 +137,15 @@ def test_the_copy_holds_the_repository_files_and_links_the_venv(tmp_path):
     assert (dest / ".venv").is_symlink() and (dest / ".venv").resolve() == src / ".venv"
 
 
-def test_every_readme_block_exits_0():
-    """The real README, set-up taken as done (about 35 s: the demo season's block)."""
+@pytest.mark.xdist_group(DEMO_GROUP)
+def test_every_readme_block_exits_0(demo_season):
+    """The real README, set-up taken as done, the default store starting as the demo's (its
+    season, which the suite plays once, is resumed by the block that runs it, not played
+    again: test_demo.py checks that playing)."""
+    done, folder = demo_season
+    assert done.returncode == 0, done.stderr[-3000:]
     before = {p for p in ("arena.db", "records") if (ROOT / p).exists()}
     out = io.StringIO()
-    results = check(ROOT / "README.md", src=ROOT, out=out)
+    results = check(ROOT / "README.md", src=ROOT, store=folder / "demo.db", out=out)
     assert results and all(r.status == 0 for r in results), out.getvalue()
     assert {p for p in ("arena.db", "records") if (ROOT / p).exists()} == before

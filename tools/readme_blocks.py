@@ -277,14 +277,21 @@ def demo_store(root: Path, timeout: float = 600, out=sys.stdout) -> Result:
 
 
 def check(readme: Path = ROOT / "README.md", *, src: Path = ROOT, setup: bool = False,
-          keep: bool = False, timeout: float = 600, out=sys.stdout) -> list[Result]:
+          keep: bool = False, timeout: float = 600, store: Path | None = None,
+          out=sys.stdout) -> list[Result]:
     """Copy ``src``, run ``readme``'s blocks in the copy; the results (the demo's season
-    first, when it was played)."""
+    first, when it was played). ``store``: a SQLite store the copy starts with as its default
+    store (``arena.db``), e.g. one where the demo's season was played already: a block that
+    runs that season then resumes it, finds nothing left to play and prints its standings."""
     blocks = extract(readme.read_text())
     copy = Path(tempfile.mkdtemp(prefix="readme-copy-"))
     print(f"copy of {src} at {copy}", file=out)
     try:
         make_copy(src, copy, built=not setup)
+        if store is not None:  # (with the write-ahead log of a store not checkpointed yet)
+            for part in store.parent.glob(store.name + "*"):
+                shutil.copy2(part, copy / ("arena.db" + part.name[len(store.name):]))
+            print(f"  the default store starts as {store}", file=out)
         results: list[Result] = []
         if not setup and not (copy / ".venv" / "bin" / "activate").exists():
             raise SystemExit(f"{src}: no .venv: run `make demo` first, or check with --setup")
