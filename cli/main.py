@@ -382,6 +382,9 @@ def cmd_season_run(args) -> int:
         given = os.environ.get(metrics.DIR_ENV)
         folder = metrics.prepare(port)
         made = None if given else folder
+        if made is not None:  # held while this run lives (``arena sweep`` takes it after)
+            from scheduler.sweep import hold_metrics_folder
+            hold_metrics_folder(made)
         try:
             served = metrics.serve(port, broker=broker, store_url=store.url,
                                    season=season.name)
@@ -455,7 +458,10 @@ def cmd_worker(args) -> int:
         print(f"arena worker: {e}", file=sys.stderr)
         return 2
     if port:  # before any process imports prometheus_client: the multiprocess folder
-        metrics.prepare(port)
+        folder = metrics.prepare(port)
+        if os.environ.get(metrics.MADE_ENV):  # ours: held by the worker it execs into
+            from scheduler.sweep import hold_metrics_folder
+            hold_metrics_folder(folder)
     env = dict(os.environ, ARENA_DB=db, ARENA_LEASE_S=str(args.lease),
                ARENA_STOP_GRACE_S=str(grace))
     env[metrics.PORT_ENV] = str(port or 0)  # served by the Celery main process (0: off)
@@ -474,6 +480,18 @@ def cmd_worker(args) -> int:
     if args.hostname:
         cmd += ["--hostname", args.hostname]
     os.execvpe(cmd[0], cmd, env)
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from scheduler.sweep import KINDS, sweep
+    counts = sweep()
+    print("removed what dead workers and referees left on this machine:")
+    for kind, n in counts.items():
+        print(f"  {KINDS[kind][1]}: {n}")
+    if os.geteuid() != 0:
+        print("arena sweep: note: not root: seat cgroups and seat-uid processes (a root "
+              "worker's) were not looked at", file=sys.stderr)
     return 0
 
 
@@ -1107,6 +1125,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "heartbeats, for Flower (default $ARENA_WORKER_EVENTS=1, else off)")
     unsandboxed_option(worker)
     worker.set_defaults(func=cmd_worker)
+
+    sw = sub.add_parser("sweep", help="remove what killed workers and referees left on this "
+                        "machine (seat cgroups and processes, working, socket and metrics "
+                        "folders, stop files); never a live one's")
+    sw.set_defaults(func=cmd_sweep)
 
     stand = sub.add_parser("standings", help="a season's standings")
     stand.add_argument("season")

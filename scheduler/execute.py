@@ -4,25 +4,35 @@
 never imports gRPC: the referee runs as its own process (``python -m referee.serve``), which
 dies with its parent. While the match plays, a thread renews the lease; the result is written
 once (first commit wins), so a retried or redelivered match is never counted twice.
+
+The match's working folder (``/tmp/arena-MATCHID-*``) is held, while the match plays, by an
+flock on a file in it (``hold_folder``): the kernel drops the lock with the process that held
+it, so a folder whose lock can be taken is a killed worker's leftover (``sweep_held_folders``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
+import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from referee.match.matchfile import MatchFile
+from referee.match.socket_folders import pid_gone
 from referee.match.spec import MatchSpec
 
 from scheduler import metrics
@@ -45,12 +55,125 @@ class HandedBack(RuntimeError):
 
 #: a file whose existence tells this process to stop (``arena worker`` creates it on SIGTERM)
 STOP_FILE_ENV = "ARENA_STOP_FILE"
+STOP_FILE_PREFIX = "arena-worker-"
 #: seconds a match in play may still take once its worker is told to stop; then it is handed
 #: back (0, the default: at once)
 STOP_GRACE_ENV = "ARENA_STOP_GRACE_S"
 #: how often a playing process looks whether it was told to stop
 STOP_POLL_S = 0.25
 _stop_seen_at: float | None = None
+
+
+def stop_file_of(pid: int) -> Path:
+    """The stop file of the worker whose main process is ``pid`` (made only when it is told to
+    stop; a worker killed after that leaves it: ``sweep_stop_files``)."""
+    return Path(tempfile.gettempdir()) / f"{STOP_FILE_PREFIX}{pid}.stop"
+
+
+def tmp_roots() -> list[Path]:
+    """Where the leftovers of workers and referees lie: this process's temporary folder and
+    ``/tmp`` (the same, unless ``TMPDIR`` says otherwise)."""
+    roots = [Path(tempfile.gettempdir()), Path("/tmp")]
+    return [r for i, r in enumerate(roots) if r not in roots[:i]]
+
+
+def sweep_stop_files(roots: list[Path] | None = None) -> int:
+    """Remove the stop files (this user's) of workers whose main process is gone; how many. A
+    live pid keeps its file, even a reused one (a leftover may stay; a live worker's stop
+    request is never lost)."""
+    swept = 0
+    for root in roots or tmp_roots():
+        for path in root.glob(f"{STOP_FILE_PREFIX}*.stop"):
+            pid = path.name[len(STOP_FILE_PREFIX):-len(".stop")]
+            if not pid.isdigit() or int(pid) == os.getpid() or not pid_gone(int(pid)):
+                continue
+            try:
+                if path.lstat().st_uid != os.geteuid():
+                    continue
+                path.unlink()
+                swept += 1
+            except FileNotFoundError:  # (another sweep's)
+                pass
+    return swept
+
+
+# -- folders held while in use -----------------------------------------------------------------
+MATCH_LOCK = ".arena-match.lock"
+"""The lock file of a match's working folder (``working_folder``)."""
+
+
+def hold_folder(folder: Path, lock_name: str) -> int:
+    """Mark ``folder`` (just made, this process's) in use: an exclusive flock on the file
+    ``folder/lock_name``, which gets that name only once locked (no sweep ever finds it free
+    while its owner lives). Returns the file descriptor holding the lock: close it once the
+    folder is removed. The kernel drops the lock when every process sharing the descriptor is
+    gone (killed ones too): then ``sweep_held_folders`` may remove the folder."""
+    staged = folder / f"{lock_name}.{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    fd = os.open(staged, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
+                 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(staged, folder / lock_name)
+    except OSError:
+        os.close(fd)
+        staged.unlink(missing_ok=True)
+        raise
+    return fd
+
+
+def sweep_held_folders(lock_name: str, roots: list[Path] | None = None,
+                       prefix: str = "arena-") -> int:
+    """Remove the folders ``ROOT/PREFIX*`` (this user's) that hold a ``lock_name`` file nobody
+    has locked: their owner died (``hold_folder``). A folder without that file is not judged
+    (another kind, or one whose owner died in the instant between making it and locking it:
+    an empty folder). Each is removed with its lock held, so two sweeps never race. Returns
+    how many were removed."""
+    swept = 0
+    for root in roots or tmp_roots():
+        try:
+            entries = [e for e in os.scandir(root) if e.name.startswith(prefix)]
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if not entry.is_dir(follow_symlinks=False) or \
+                        entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+                    continue
+                fd = os.open(os.path.join(entry.path, lock_name),
+                             os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            except OSError:  # no lock file: not a held folder (or swept meanwhile)
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # its owner lives
+                os.close(fd)
+                continue
+            try:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                swept += not os.path.lexists(entry.path)
+            finally:
+                os.close(fd)
+    return swept
+
+
+def sweep_working_folders(roots: list[Path] | None = None) -> int:
+    """Remove the working folders of matches whose worker died playing them; how many."""
+    return sweep_held_folders(MATCH_LOCK, roots)
+
+
+@contextlib.contextmanager
+def working_folder(match_id: str) -> Iterator[Path]:
+    """A fresh working folder for one attempt of ``match_id`` (``/tmp/arena-MATCHID-*``), held
+    (``hold_folder``) while the block runs and removed after it."""
+    folder = Path(tempfile.mkdtemp(prefix=f"arena-{match_id}-"))
+    fd = None
+    try:
+        fd = hold_folder(folder, MATCH_LOCK)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # (the lock last: no sweep races this)
+        if fd is not None:
+            os.close(fd)
 
 
 def request_stop() -> None:
@@ -290,8 +413,8 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
         if spec.bots:  # pinned versions fetched (and built) on this machine
             from scheduler.versions import materialise
             spec = dataclasses.replace(spec, bots=[materialise(store, b) for b in spec.bots])
-        with tempfile.TemporaryDirectory(prefix=f"arena-{match_id}-") as tmp:
-            match = play(spec, Path(tmp), heartbeat=renew, every_s=lease_s / 4,
+        with working_folder(match_id) as tmp:
+            match = play(spec, tmp, heartbeat=renew, every_s=lease_s / 4,
                          should_stop=must_hand_back)
         match.extra["attempt"] = row["attempts"]
         duration = time.monotonic() - started

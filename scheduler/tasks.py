@@ -16,7 +16,8 @@ SIGTERM of its own) hands the match in play back to the store uncharged after
 ``ARENA_STOP_GRACE_S`` seconds (0: at once; a match that ends sooner is stored as usual) and
 its message back to the queue, where another worker takes it. The main process also keeps the
 worker's heartbeat in the broker (``scheduler.workers``) and, with ``ARENA_METRICS_PORT``,
-serves ``/metrics`` (``scheduler.metrics``).
+serves ``/metrics`` (``scheduler.metrics``). When it starts, before its pool, it removes what
+killed workers and referees left on the machine (``scheduler.sweep``).
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import tempfile
-from pathlib import Path
 
 from celery import Celery
 from celery.exceptions import Reject
@@ -67,13 +66,23 @@ _main: dict = {}  # the main process's heartbeat, stop file and metrics server
 
 @worker_init.connect
 def _main_starts(sender=None, **_kw) -> None:
-    """In the main process, before the pool starts: the stop file's place (the pool processes
-    inherit it), the heartbeat, and ``/metrics`` when a port is set."""
+    """In the main process, before the pool starts: the sweep of what killed workers and
+    referees left on this machine (``scheduler.sweep``: one line says what, when anything),
+    the stop file's place (the pool processes inherit it), the heartbeat, and ``/metrics``
+    when a port is set."""
     from scheduler import metrics
-    from scheduler.execute import STOP_FILE_ENV
+    from scheduler.execute import STOP_FILE_ENV, stop_file_of
+    from scheduler.sweep import summary, sweep
     from scheduler.workers import Heartbeat
-    # made only when told to stop (nothing is left behind by a worker killed outright)
-    stop = Path(tempfile.gettempdir()) / f"arena-worker-{os.getpid()}.stop"
+    try:
+        swept = sweep()
+        if any(swept.values()):
+            print(f"arena worker: swept what dead workers and referees left: "
+                  f"{summary(swept)}", flush=True)
+    except Exception as e:  # the worker still plays; the operator reads why
+        print(f"arena worker: the sweep of dead workers' leftovers failed: {e}", flush=True)
+    # made only when told to stop (a worker killed after that leaves it: the sweep's)
+    stop = stop_file_of(os.getpid())
     stop.unlink(missing_ok=True)  # an earlier process's of the same pid
     os.environ[STOP_FILE_ENV] = str(stop)
     _main["stop"] = stop

@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from referee.match.runner import MatchRunner
+from referee.match.socket_folders import SOCKETS_PREFIX, SOCKETS_ROOT, sweep_socket_folders
 from referee.match.spec import MatchSpec
 from referee.seats.botzone_seat import (BotzoneSeat, memory_limit_of, time_limit_of,
                                         time_limit_text)
@@ -47,7 +48,7 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
         require_sandbox()
     workdir.mkdir(parents=True, exist_ok=True)
     sweep_socket_folders()
-    sock_dir = Path(tempfile.mkdtemp(prefix=f"{SOCKETS_PREFIX}{os.getpid()}-", dir="/tmp"))
+    sock_dir = Path(tempfile.mkdtemp(prefix=f"{SOCKETS_PREFIX}{os.getpid()}-", dir=SOCKETS_ROOT))
     hub = SeatHub(tokens)
     seats: list[Seat] = list(hub)
     servers = []
@@ -128,30 +129,6 @@ def _start_botzone(bot: Manifest, seat: int, match_id: str, policy, log_path: Pa
         policy = dataclasses.replace(policy, memory_mb=min(policy.memory_mb,
                                                            memory_limit_of(bot)))
     return launch(bot, seat=seat, match_id=match_id, log_path=log_path, sandbox=policy)
-
-
-SOCKETS_PREFIX = "arena-sockets-"
-"""The seats' socket folders of a referee process: /tmp/arena-sockets-PID-*."""
-
-
-def sweep_socket_folders() -> int:
-    """Remove the socket folders left by referee processes that are gone (killed before they
-    could clean up); returns how many."""
-    swept = 0
-    for folder in Path("/tmp").glob(f"{SOCKETS_PREFIX}*-*"):
-        pid = folder.name[len(SOCKETS_PREFIX):].partition("-")[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # its referee is still there
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue  # another user's process
-        shutil.rmtree(folder, ignore_errors=True)
-        swept += 1
-    return swept
 
 
 def run_match(spec: MatchSpec, bots: list[Manifest | None], workdir: Path, **kw):

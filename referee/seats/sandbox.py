@@ -19,14 +19,18 @@ root launcher where the kernel offers it, a cgroup per seat bounds the tree's me
 
 The uid: a launcher that is not root runs the sandbox as itself (bwrap maps it into the user
 namespace). A root launcher gives each running seat its own unprivileged uid and gid,
-``UID_BASE + n``, claimed with an exclusive ``flock`` on ``/tmp/arena-uid-<uid>.lock`` (held by
-the referee while the seat runs, dropped by the kernel if the referee dies) and never while a
-process of that uid is alive; so seats of concurrent matches on one machine (any number of
+``UID_BASE + n``, claimed with an exclusive ``flock`` on ``LOCK_DIR/arena-uid-<uid>.lock``
+(held by the referee while the seat runs, dropped by the kernel if the referee dies) and never
+while a process of that uid is alive; so seats of concurrent matches on one machine (any number of
 referee processes) never share a uid, and ``RLIMIT_NPROC``, which counts per uid, is per seat.
 As root, bwrap could not reach the runtimes under ``/root`` as that uid, so the outer bwrap
 (root, every namespace but the user one, only CAP_SETUID/SETGID/SETPCAP kept) builds the
 filesystem, ``setpriv`` drops to the seat's uid with every capability and the bounding set
 cleared, and an inner bwrap adds the user namespace (and forbids any further one).
+
+What a killed referee leaves (its seats' cgroups; any process of a seat uid that outlived it)
+is found by the uid's lock, which the kernel dropped with it: ``sweep_seats`` removes the
+leftovers of every uid nobody holds, and touches nothing of a held one.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import os
+import re
 import shutil
 import signal
 import struct
@@ -53,7 +58,9 @@ SEAT_ADDRESS = f"unix://{SEAT_SOCKET}"
 UID_BASE = 64000
 UID_SLOTS = 2000
 """Seat uids are ``UID_BASE .. UID_BASE + UID_SLOTS - 1`` (a root launcher only)."""
-LOCK_DIR = Path("/tmp")
+LOCK_DIR = Path("/run/arena-seats")
+"""Where a root launcher's seat uid locks are: machine-wide, as the uids and cgroups they guard
+are (a worker with a private ``/tmp`` still sees every other referee's locks), root's only."""
 PATH = "/usr/local/bin:/usr/bin:/bin"
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
        "localtime", "nsswitch.conf")
@@ -288,23 +295,40 @@ def claim_uid() -> SeatUid | None:
     if os.geteuid() != 0:
         return None
     for uid in range(UID_BASE, UID_BASE + UID_SLOTS):
-        path = LOCK_DIR / f"arena-uid-{uid}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        held = try_uid(uid)
+        if held is None:
             continue
         if uid_processes(uid):  # a leftover of a referee that died: not this one
-            os.close(fd)
+            held.release()
             continue
-        return SeatUid(uid, fd)
+        return held
     raise SandboxUnavailable(f"all {UID_SLOTS} seat uids from {UID_BASE} are in use")
+
+
+def try_uid(uid: int) -> SeatUid | None:
+    """The seat uid ``uid``'s lock taken without waiting, or None while another process (a
+    live seat's referee, a build) holds it."""
+    LOCK_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = LOCK_DIR / f"arena-uid-{uid}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return SeatUid(uid, fd)
 
 
 def uid_processes(uid: int) -> list[int]:
     """The host's processes whose real uid is ``uid`` (read from /proc)."""
-    out = []
+    return processes_by_uid(uid, uid + 1).get(uid, [])
+
+
+def processes_by_uid(low: int = UID_BASE,
+                     high: int = UID_BASE + UID_SLOTS) -> dict[int, list[int]]:
+    """The host's processes whose real uid is in ``low .. high - 1``, by uid (one pass over
+    /proc)."""
+    out: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -312,12 +336,123 @@ def uid_processes(uid: int) -> list[int]:
             with open(f"/proc/{entry.name}/status", "rb") as f:
                 for line in f:
                     if line.startswith(b"Uid:"):
-                        if int(line.split()[1]) == uid:
-                            out.append(int(entry.name))
+                        uid = int(line.split()[1])
+                        if low <= uid < high:
+                            out.setdefault(uid, []).append(int(entry.name))
                         break
         except (OSError, ValueError, IndexError):
             continue
     return out
+
+
+# -- what a killed referee leaves: its seats' cgroups and processes -----------------------------
+SEAT_CGROUP = re.compile(r"arena-(?:seat|build)-(\d+)")
+"""The names of the cgroups of seats (``launch``) and of builds (``build``): the uid's own."""
+
+
+def seat_cgroups() -> dict[str, list[Path]]:
+    """The seat and build cgroups there are, by name (a v1 one has a folder in the memory and
+    in the pids hierarchy, a v2 one a single folder)."""
+    out: dict[str, list[Path]] = {}
+    for root in (CGROUP_FS / "memory", CGROUP_FS / "pids", CGROUP_FS):
+        try:
+            entries = list(os.scandir(root))
+        except OSError:
+            continue
+        for entry in entries:
+            m = SEAT_CGROUP.fullmatch(entry.name)
+            if m and UID_BASE <= int(m.group(1)) < UID_BASE + UID_SLOTS \
+                    and entry.is_dir(follow_symlinks=False):
+                out.setdefault(entry.name, []).append(Path(entry.path))
+    return out
+
+
+def sweep_seats(wait_s: float = 5.0) -> dict[str, int]:
+    """Remove what seats of dead referees (and builds of dead workers) left: a seat uid whose
+    lock nobody holds (the kernel dropped it with the process that held it) belongs to no live
+    seat, so any process of that uid or in its cgroups is killed and its cgroups are removed,
+    with the lock held meanwhile (no seat claims the uid until the sweep is done). A uid whose
+    lock is held is a live seat's: nothing of it is touched. Returns ``{"cgroups": removed,
+    "processes": killed}``; a launcher that is not root has no seat uids (nothing to do)."""
+    done = {"cgroups": 0, "processes": 0}
+    if os.geteuid() != 0:
+        return done
+    groups = seat_cgroups()
+    by_uid: dict[int, list[str]] = {}
+    for name in groups:
+        by_uid.setdefault(int(SEAT_CGROUP.fullmatch(name).group(1)), []).append(name)
+    for uid in sorted(set(by_uid) | set(processes_by_uid())):
+        held = try_uid(uid)
+        if held is None:  # a live seat's
+            continue
+        older = _older_lock(uid)
+        if older is None:  # a live seat of an earlier release's referee
+            held.release()
+            continue
+        try:
+            dirs = [d for name in by_uid.get(uid, []) for d in groups[name]]
+            done["processes"] += _kill_seat(uid, dirs, wait_s)
+            for name in by_uid.get(uid, []):
+                for d in groups[name]:
+                    try:
+                        d.rmdir()
+                    except FileNotFoundError:
+                        pass
+                    except OSError:  # a process stuck in the kernel: the next sweep
+                        break
+                else:
+                    done["cgroups"] += 1
+        finally:
+            held.release()
+            if older >= 0:
+                os.close(older)
+    return done
+
+
+OLDER_LOCK_DIR = Path("/tmp")
+"""Where earlier releases kept the seat uid locks: a referee of one still running on this
+machine (a rolling upgrade, another checkout's run) holds its seats' uids there."""
+
+
+def _older_lock(uid: int) -> int | None:
+    """The uid's lock in ``OLDER_LOCK_DIR`` taken without waiting (its descriptor; -1 when
+    there is no such file, or it is ``LOCK_DIR`` itself), or None while it is held."""
+    if OLDER_LOCK_DIR == LOCK_DIR:
+        return -1
+    try:
+        fd = os.open(OLDER_LOCK_DIR / f"arena-uid-{uid}.lock",
+                     os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _kill_seat(uid: int, cgroups: list[Path], wait_s: float) -> int:
+    """SIGKILL every process of ``uid`` and in ``cgroups`` (the uid's lock held) until none is
+    left or ``wait_s`` has passed; how many were killed."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + wait_s
+    while True:
+        pids = set(uid_processes(uid))
+        for d in cgroups:
+            try:
+                pids.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+            except (OSError, ValueError):
+                pass
+        if not pids or time.monotonic() > deadline:
+            return len(killed)
+        for pid in pids - killed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.01)  # until the killed have left, and their parents reaped them
 
 
 # -- the command line -------------------------------------------------------------------------
