@@ -85,7 +85,7 @@ class Worker:
                 return
             if self.proc.poll() is not None:
                 raise AssertionError(f"the worker exited: {text[-3000:]}")
-            time.sleep(0.2)
+            time.sleep(0.2)  # (the poll of a wait on the log's ready line)
         raise AssertionError(f"the worker did not become ready: {self.log_path.read_text()}")
 
     def kill9(self) -> None:
@@ -117,5 +117,5 @@ def wait_for(predicate, timeout: float, what: str, poll: float = 0.2):
         got = predicate()
         if got:
             return got
-        time.sleep(poll)
+        time.sleep(poll)  # (the poll of wait_for)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -78,7 +78,7 @@ def wait_until(condition, timeout: float, step: float = 0.05):
         value = condition()
         if value or time.monotonic() >= end:
             return value
-        time.sleep(step)
+        time.sleep(step)  # (the poll of wait_until)
 
 
 def processes_of(marker: str) -> dict[int, str]:

@@ -178,7 +178,7 @@ def wrong(request, hand):
     if kind == "other":
         missing = min(set(range(108)) - set(hand))
         return json.dumps({"response": [missing]})
-    time.sleep(30)
+    time.sleep(30)  # (a bot that never answers: the behaviour under test)
 
 b = bot.Bot(False)
 first = json.loads(sys.stdin.readline())

@@ -164,6 +164,7 @@ def test_socket_folders_of_a_killed_referee_are_swept_and_a_live_ones_kept(tmp_p
     from referee.match.local import SOCKETS_PREFIX, sweep_socket_folders
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
+    # (a live process: its pid is the point)
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         stale = Path(f"/tmp/{SOCKETS_PREFIX}{gone.pid}-test")

@@ -103,7 +103,7 @@ class RefereeKiller(threading.Thread):
                 if pid not in self.killed and _started_its_bots(pid, self.match_id):
                     os.kill(pid, signal.SIGKILL)
                     self.killed.append(pid)
-            time.sleep(0.02)
+            time.sleep(0.02)  # (how often the killer looks for a referee)
 
 
 # -- what every test asks of the store --------------------------------------------------------
@@ -224,8 +224,8 @@ FORKING_REFEREE = """import os, subprocess, sys, time
 if os.fork() == 0:  # a fork that has not exec'd yet: the referee's command line, a child
     subprocess.Popen(["sleep", "60"])
     print(os.getpid(), flush=True)
-    time.sleep(60)
-time.sleep(60)
+    time.sleep(60)  # (a stand-in's life: the test ends it)
+time.sleep(60)  # (a stand-in's life: the test ends it)
 """
 
 

@@ -162,6 +162,7 @@ def test_a_restarted_redis_mid_season_loses_nothing(tmp_path, pg):
         wait_for(lambda: store.counts(name)["done"] >= 1, 120, "the first match")
         redis_proc.terminate()  # Redis goes away with every queued message
         redis_proc.wait(10)
+        # Redis stays down 2 s: the outage itself, not a wait (the test asserts what follows it)
         time.sleep(2)
         redis_proc = start()
         runner.join(240)

@@ -230,7 +230,7 @@ def test_mailbox_order_wakeup_and_timeout():
         loop.call_later(0.01, box.put_nowait, None)
         assert await box.get(5) is None  # a put wakes the waiting reader
         task = asyncio.ensure_future(box.get())
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # (a yield to the loop, not a wait)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -240,11 +240,11 @@ def test_mailbox_order_wakeup_and_timeout():
             box.put_nowait(item)
         for take in (box.get_nowait, box.get):  # either way of taking wakes a waiting writer
             writer = asyncio.ensure_future(box.wait_taken())
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # (a yield to the loop, not a wait)
             assert not writer.done()
             got = take()
             got = await got if asyncio.iscoroutine(got) else got
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # (a yield to the loop, not a wait)
             assert writer.done() and got in (4, 5)
         assert box.empty()
     asyncio.run(go())

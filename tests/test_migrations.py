@@ -10,7 +10,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
@@ -201,11 +200,16 @@ def test_a_store_newer_than_this_code_is_refused_clearly(tmp_path):
 
 # -- workers opening a fresh store at once ----------------------------------------------------
 def test_workers_opening_a_fresh_store_at_once_all_get_it(fresh_url):
-    start = time.time() + 2.0  # all of them past their imports, then at the same moment
-    code = ("import sys, time; from scheduler.store import Store; "
-            "time.sleep(max(0, float(sys.argv[2]) - time.time())); Store(sys.argv[1])")
-    procs = [subprocess.Popen([sys.executable, "-c", code, fresh_url, str(start)], cwd=ROOT,
-                              env=env(), stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    # each past its imports says so and waits for a line: then all of them are let go at once
+    code = ("import sys; from scheduler.store import Store; print('ready', flush=True); "
+            "sys.stdin.readline(); Store(sys.argv[1])")
+    procs = [subprocess.Popen([sys.executable, "-c", code, fresh_url], cwd=ROOT, env=env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    assert [p.stdout.readline() for p in procs] == ["ready\n"] * 6
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, errors
     assert _revision(fresh_url) == migrations.head()

@@ -371,7 +371,7 @@ def test_a_deluge_is_held_back_at_the_inbox_limit_and_struck(tmp_path, monkeypat
             while True:
                 if hubs:
                     most = max(most, hubs[0].links[3].inbox.qsize())
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(0.005)  # (how often the watcher samples)
         watcher = asyncio.ensure_future(watch())
         spec = MatchSpec(match_id="deluge", variant="two-deck-fry", seed="f", max_deals=1,
                          time_control=QUICK)
@@ -444,8 +444,15 @@ def test_refused_streams_past_the_first_twenty_are_only_counted():
 
 
 @pytest.fixture
-def standalone_referee():
-    """A referee server in its own process (seat tokens "aaaaaaaa" ... "dddddddd"), on TCP."""
+def standalone_referee(standalone):
+    """The address of ``standalone``'s referee."""
+    return standalone[0]
+
+
+@pytest.fixture
+def standalone():
+    """A referee server in its own process (seat tokens "aaaaaaaa" ... "dddddddd"), on TCP: its
+    address, and the process (its output says "attached N" when a stream takes seat N)."""
     import os
     import socket
     import subprocess
@@ -457,18 +464,18 @@ def standalone_referee():
                              str(port)], stdout=subprocess.PIPE, env=env)
     try:
         assert proc.stdout.readline().strip() == b"ready"
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", proc
     finally:
         proc.kill()
         proc.wait()
 
 
-def test_wrong_and_reused_tokens_over_tcp(standalone_referee):
+def test_wrong_and_reused_tokens_over_tcp(standalone):
     """Over TCP: a wrong token is refused, and so is the token of a seat already connected."""
     import threading
     from shengji_arena.v1 import referee_pb2 as pb
     from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
-    address = standalone_referee
+    address, referee = standalone
     results = {}
 
     def attempt(name, token, hold=None, opened=None):
@@ -492,8 +499,7 @@ def test_wrong_and_reused_tokens_over_tcp(standalone_referee):
     seat0 = threading.Thread(target=attempt, args=("seat0", "a" * 8, hold, opened))
     seat0.start()
     assert opened.wait(10)
-    import time
-    time.sleep(0.5)  # the Hello has reached the referee
+    assert referee.stdout.readline().strip() == b"attached 0"  # seat 0 is taken
     attempt("wrong", "nope")
     attempt("reused", "a" * 8)
     hold.set()

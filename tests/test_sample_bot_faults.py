@@ -320,7 +320,7 @@ class Overdue(Table):
 
     async def _overdue(self, seat, inner, message, deadline, watch):
         while (left := deadline - time.monotonic()) >= 0:
-            await asyncio.sleep(left + 0.001)
+            await asyncio.sleep(left + 0.001)  # (until the deadline: what is tested)
         got = await self.reply(seat, message, inner.request(message, deadline, watch))
         rid = message.request.request_id
         if self.late == self.overdue[:-1] and \

@@ -255,7 +255,7 @@ def _wait_listed(d: Path, pid: int, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while str(pid) not in (d / "cgroup.procs").read_text().split():
         assert time.monotonic() < deadline, f"{pid} never entered {d}"
-        time.sleep(0.01)
+        time.sleep(0.01)  # (the poll of a wait on cgroup.procs)
 
 
 def test_a_file_flood_meets_the_file_size_and_tmpfs_limits(tmp_path):

@@ -71,7 +71,7 @@ def _served(db: str):
     deadline = time.monotonic() + 20
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
-        time.sleep(0.05)
+        time.sleep(0.05)  # (the poll of a wait on server.started)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -15,7 +15,7 @@ from shengji_arena.v1 import referee_pb2 as pb  # noqa: E402
 
 class Silent(Bot):
     def choose(self, request):
-        time.sleep(3600)
+        time.sleep(3600)  # (a bot that hangs: the behaviour under test)
 
 
 class Illegal(Bot):
@@ -89,7 +89,7 @@ class Slow(Bot):
         self.delay = delay
 
     def choose(self, request):
-        time.sleep(self.delay)
+        time.sleep(self.delay)  # (a slow bot: its thinking time is the behaviour under test)
         return request.hint.actions[0]
 
 
@@ -157,6 +157,7 @@ def rejoining(drop_holding: set, drop_after: set) -> int:
                 except grpc.aio.AioRpcError as e:
                     if e.code() != grpc.StatusCode.ALREADY_EXISTS:
                         return 1
+                    # (a retry's pause: it connects again until its seat is free)
                     await asyncio.sleep(0.02)
     return asyncio.run(main())
 

@@ -32,6 +32,7 @@ def main(mode: str) -> int:
     print(f"hello-probe: refused: {refused and refused.details()}", file=sys.stderr, flush=True)
     if mode == "token-exit":
         return 4
+    # (it only connects and waits to be ended: the behaviour under test)
     asyncio.run(asyncio.sleep(3600))
     return 0
 

@@ -78,12 +78,12 @@ def forkbomb() -> None:
             try:
                 os.fork()
             except OSError:
-                time.sleep(0.05)
+                time.sleep(0.05)  # (the bomb's pause between forks: its behaviour)
         os._exit(0)
     refused = None
     deadline = time.monotonic() + 60
     while refused is None and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.2)  # (the probe's pause between fork attempts)
         try:
             pid = os.fork()
         except OSError as e:
@@ -95,7 +95,7 @@ def forkbomb() -> None:
     say(f"fork refused: {refused}; {_processes()} processes")
     open("/tmp/stop", "w").close()
     while _processes() > 4:  # the bomb ends; then there is room for the bot's threads
-        time.sleep(0.05)
+        time.sleep(0.05)  # (the poll of a wait for the bomb's end)
         try:
             os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
@@ -146,7 +146,7 @@ def treebomb() -> None:
         pid = os.fork()
         if pid == 0:
             hold = b"x" * (400 * 1024 * 1024)
-            time.sleep(30)
+            time.sleep(30)  # (a child holding its memory: the behaviour under test)
             os._exit(len(hold) and 0)
         pids.append(pid)
     killed = 0
@@ -159,7 +159,7 @@ def treebomb() -> None:
                 killed += os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         if killed:
             break
-        time.sleep(0.05)
+        time.sleep(0.05)  # (the poll of a wait on the children)
     say(f"tree memory: {killed} children killed")
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
@@ -184,7 +184,7 @@ def sigterm() -> None:
                     os._exit(0)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             while True:
-                time.sleep(1)
+                time.sleep(1)  # (children that linger: the behaviour under test)
     say("children ignoring SIGTERM started")
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
@@ -209,6 +209,7 @@ def _crashing_bot():
             if self.decisions == 5:
                 if os.fork() == 0:  # a child that would outlive its parent
                     while True:
+                        # (a child that would outlive its parent: the behaviour under test)
                         time.sleep(1)
                 say("segfault now")
                 import ctypes

@@ -1,4 +1,6 @@
-"""A referee server with no match, for protocol-level tests: python3 standalone_referee.py PORT."""
+"""A referee server with no match, for protocol-level tests: python3 standalone_referee.py PORT.
+
+It prints "ready" once it serves, and "attached N" each time a stream takes seat N."""
 
 import asyncio
 import sys
@@ -8,7 +10,10 @@ from referee.server.servicer import create_server, mark_serving
 
 
 async def main(port: int) -> None:
-    server = create_server(SeatHub(["a" * 8, "b" * 8, "c" * 8, "d" * 8]), [f"127.0.0.1:{port}"])
+    hub = SeatHub(["a" * 8, "b" * 8, "c" * 8, "d" * 8])
+    for link in hub.links:  # a test waits for this line, not for a time
+        link.on_attach = lambda seat=link.seat: print(f"attached {seat}", flush=True)
+    server = create_server(hub, [f"127.0.0.1:{port}"])
     await server.start()
     await mark_serving(server)
     print("ready", flush=True)

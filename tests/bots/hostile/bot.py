@@ -200,7 +200,7 @@ class Steal(threading.Thread):
             seen.update(other_seats())
             if opponents <= set(seen):
                 break
-            time.sleep(0.01)
+            time.sleep(0.01)  # (the poll of the search for other seats' processes)
         tokens = {s: env["ARENA_TOKEN"] for s, (_, env) in seen.items() if "ARENA_TOKEN" in env}
         probe("environ_token", bool(tokens),
               {"seats_seen": sorted(seen), "tokens_read": sorted(tokens),
@@ -466,7 +466,7 @@ class Collusion:
                 os.close(fd)
             except OSError:
                 return
-            time.sleep(0.02)
+            time.sleep(0.02)  # (the covert channel's beat: the attack itself)
 
     def update(self, hand: list[str]) -> None:
         """The hand as dealt so far, republished where it can be rewritten."""
@@ -554,7 +554,7 @@ class Collusion:
                         except OSError:
                             pass
                         return
-            time.sleep(0.01)
+            time.sleep(0.01)  # (the poll of the search for a partner to signal)
 
     # the receiver
     def listen_for_signal(self) -> None:
@@ -979,7 +979,7 @@ def _exec_sleep(argv0: str) -> None:
         if SLEEP:
             os.execv(SLEEP, [argv0, "600"])
     finally:
-        time.sleep(600)
+        time.sleep(600)  # (a lingering process: the attack itself)
         os._exit(0)
 
 
