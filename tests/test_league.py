@@ -564,7 +564,10 @@ def test_a_cancelled_distributed_season_finishes_what_is_running_and_plays_nothi
     flush_redis()
     name = unique("cancel")
     noisy = noisy_bot(tmp_path / "noisy")
-    path = season_file(tmp_path, name, [str(noisy), GREEDY], deal_sets=6, deals_per_set=2)
+    # 60 matches: far more than two workers play while `arena season cancel` starts (12 were
+    # all played by then once, on a loaded machine); the cancel leaves the rest unplayed, so
+    # more matches cost no time
+    path = season_file(tmp_path, name, [str(noisy), GREEDY], deal_sets=30, deals_per_set=2)
     store = Store(pg)
     open_season(load_season(path), store, workdir=tmp_path / "checks", check=False)
     workers = [Worker(pg, tmp_path / f"w{i}.log", lease=3) for i in range(2)]

@@ -202,7 +202,9 @@ def test_a_store_made_before_cancels_gains_them(tmp_path):
 # -- arena season cancel on a local run -------------------------------------------------------
 def test_a_local_run_stops_once_its_season_is_cancelled(tmp_path):
     name = unique("stop")
-    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=4, deals_per_set=2)
+    # 40 matches: far more than one worker plays while `arena season cancel` starts (a loaded
+    # machine once played all of a 12-match season meanwhile); the rest are never played
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=20, deals_per_set=2)
     db = f"sqlite:///{tmp_path}/s.db"
     proc = subprocess.Popen([sys.executable, "-m", "cli", "season", "run", str(path), "--db", db,
                              "--workers", "1", "--no-check", "--no-progress"], cwd=tmp_path,
@@ -245,7 +247,7 @@ def test_a_local_run_stops_once_its_season_is_cancelled(tmp_path):
     assert unknown.returncode == 2 and "no season 'nosuch'" in unknown.stderr
     assert name in unknown.stderr  # the seasons there
     st = json.loads(arena("standings", name, "--db", db, "--json", check=True).stdout)
-    assert (st["matches_done"], st["matches_total"]) == (counts["done"], 8)
+    assert (st["matches_done"], st["matches_total"]) == (counts["done"], 40)
     assert _line(arena("seasons", "--db", db, check=True).stdout, name).endswith("cancelled")
 
 
