@@ -221,6 +221,7 @@ MAX_ATTEMPTS = 3
 LOST = ("lost: its worker stopped renewing the lease (killed, stopped or cut off from the "
         "store)")
 CANCELLED = "its season was cancelled"
+COUNTED_FIRST = "another attempt's result was written first"
 #: a match's statuses: ``cancelled`` ones (of a cancelled season) are never played
 STATUSES = ("pending", "running", "done", "failed", "cancelled")
 
@@ -566,14 +567,20 @@ class Store:
                           .values(status="done", finished_at=now, lease_owner=None,
                                   lease_until=None, error=None))
                 self._end_attempt(c, match_id, owner, "done", note, now)
+                # a lapsed holder's result can land while a taker still plays: the taker's
+                # attempt is over too (its own hand-back or give-back finds the match done and
+                # is no longer its to close; it stayed ``running`` for ever)
+                c.execute(update(attempts)
+                          .where(attempts.c.match_id == match_id, attempts.c.worker != owner,
+                                 attempts.c.outcome == "running")
+                          .values(outcome="counted", ended_at=now, reason=COUNTED_FIRST))
         except IntegrityError:
             with self.engine.begin() as c:
                 writer = c.execute(select(results.c.worker)
                                    .where(results.c.match_id == match_id)).scalar()
                 if writer == owner:  # our own earlier commit
                     return True
-                self._end_attempt(c, match_id, owner, "counted",
-                                  "another attempt's result was written first", now)
+                self._end_attempt(c, match_id, owner, "counted", COUNTED_FIRST, now)
             return False
         try:  # after the commit: the pair's other match may have committed at the same time
             self.score_pair(match_id)

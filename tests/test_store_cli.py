@@ -315,6 +315,16 @@ def test_logs_are_sealed_as_the_record_is(tmp_path):
     assert p.returncode == 2 and "no record yet: the match is cancelled" in p.stderr, p.stderr
 
 
+def _one_pair(tmp_path, request, backend: str, prefix: str):
+    """A season of one duplicate pair on SQLite or PostgreSQL: (url, store, name, first id)."""
+    db = f"sqlite:///{tmp_path}/s.db" if backend == "sqlite" else request.getfixturevalue("pg")
+    store = Store(db)
+    name = unique(prefix)
+    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=1)
+    open_season(load_season(path), store, workdir=tmp_path, check=False)
+    return db, store, name, f"{name}-00000"
+
+
 # -- a lease taken over while its holder gives the match back ---------------------------------
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("how", ["hand_back", "give_back"])
@@ -326,12 +336,7 @@ def test_a_match_taken_over_while_its_holder_gives_it_back_stays_the_takers(
     the loser's attempt stays ``lost`` and charged, and the match's attempt count agrees with
     its attempt rows (a stop once rewrote ``lost`` as ``interrupted`` and left the charge:
     ``attempts == len(rows) - 1`` failed as ``2 == 2 - 1`` in a season across hosts)."""
-    db = f"sqlite:///{tmp_path}/s.db" if backend == "sqlite" else request.getfixturevalue("pg")
-    store = Store(db)
-    name = unique("taken")
-    path = season_file(tmp_path, name, [GREEDY, RANDOM], deal_sets=1, deals_per_set=1)
-    open_season(load_season(path), store, workdir=tmp_path, check=False)
-    mid = f"{name}-00000"
+    db, store, name, mid = _one_pair(tmp_path, request, backend, "taken")
     assert store.claim(mid, "slow:1", lease_s=-1) is not None  # its lease has run out
     taken = []
     real = Store._is_cancelled
@@ -353,3 +358,32 @@ def test_a_match_taken_over_while_its_holder_gives_it_back_stays_the_takers(
     assert [(a["worker"], a["outcome"]) for a in rows] == [("slow:1", "lost"),
                                                            ("taker:2", "running")], rows
     assert row["attempts"] == len([a for a in rows if a["outcome"] != "interrupted"]) == 2
+
+
+# -- a lapsed holder's result lands while the taker still plays -------------------------------
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("how", ["hand_back", "give_back", "finish"])
+def test_a_lapsed_holders_result_ends_the_takers_attempt_too(tmp_path, request, backend, how):
+    """A worker cut off from the store plays its match to the end; its lease runs out and
+    another worker takes the match over. The link comes back and the first worker's result is
+    written (the same cards: it counts). Whatever the taker then does (a stop hands it back, a
+    crash gives it back, or it finishes), no attempt is left ``running``: the taker's is
+    ``counted`` (a stopped taker's attempt stayed ``running`` for ever)."""
+    store, name, mid = _one_pair(tmp_path, request, backend, "straggler")[1:]
+    assert store.claim(mid, "cut:1", lease_s=-1) is not None    # its lease has run out
+    assert store.claim(mid, "taker:2", lease_s=600) is not None
+    summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
+    assert store.finish(mid, name, {"r": 1}, summary, {"x": 1}, 1.0, "cut:1") is True
+    if how == "hand_back":
+        status = store.hand_back(mid, "taker:2", "its worker was told to stop")
+    elif how == "give_back":
+        status = store.give_back(mid, "taker:2", "RuntimeError: referee crashed")
+    else:
+        status = "done" if store.finish(mid, name, {"r": 2}, summary, {"x": 2}, 1.0,
+                                        "taker:2") is False else "written twice"
+    rows = store.attempt_log(name, mid)
+    assert status == store.match(mid)["status"] == "done"
+    assert [(a["worker"], a["outcome"]) for a in rows] == [("cut:1", "done"),
+                                                           ("taker:2", "counted")], rows
+    assert all(a["ended_at"] is not None for a in rows), rows
+    assert store.record(mid) == {"x": 1} and store.result_count(name) == 1
