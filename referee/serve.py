@@ -11,6 +11,10 @@ record was written, whatever the bots did.
 The bots run in their seats' sandboxes under the spec's limits; with ``ARENA_UNSANDBOXED=1`` in
 the environment (what ``--unsandboxed`` sets for a season's workers) they run unsandboxed. A
 machine where bwrap cannot run refuses the match otherwise (exit status 3).
+
+The referee's own memory is bounded (``ARENA_REFEREE_MEMORY_MB``, by default
+``REFEREE_MEMORY_MB``): past it, the process ends at once with status 4 and writes no record. That
+is the infrastructure's failure, charged to no seat: the worker plays the match again.
 """
 
 from __future__ import annotations
@@ -19,11 +23,54 @@ import argparse
 import json
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 from referee.match.local import run_match
 from referee.match.spec import MatchSpec
 from referee.seats.sandbox import UNSANDBOXED_ENV, SandboxUnavailable
+
+
+REFEREE_MEMORY_MB = 2048
+MEMORY_ENV = "ARENA_REFEREE_MEMORY_MB"
+OUT_OF_MEMORY = 4
+"""The exit status of a referee past its memory bound (no record written)."""
+
+
+def _resident_kib() -> int:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def guard_memory(limit_mb: int, every_s: float = 0.05) -> threading.Thread:
+    """Watch this process's resident memory from a thread of its own (it runs while the event
+    loop is stalled); past ``limit_mb`` MiB, end the process with ``OUT_OF_MEMORY``."""
+    def watch() -> None:
+        while True:
+            used = _resident_kib()
+            if used > limit_mb * 1024:
+                os.write(2, (f"referee: {used // 1024} MiB resident, past its bound of "
+                             f"{limit_mb} MiB ({MEMORY_ENV}): the match is given back\n"
+                             ).encode())
+                os._exit(OUT_OF_MEMORY)
+            time.sleep(every_s)
+    thread = threading.Thread(target=watch, name="memory-guard", daemon=True)
+    thread.start()
+    return thread
+
+
+def _memory_limit_mb() -> int:
+    text = os.environ.get(MEMORY_ENV, "")
+    if not text:
+        return REFEREE_MEMORY_MB
+    if not text.isdigit() or int(text) < 64:
+        raise ValueError(f"{MEMORY_ENV}={text[:40]!r}: expected a whole number of MiB, at "
+                         "least 64")
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     if spec.bots is None:
         print(f"referee: {args.spec}: field 'bots': expected four bots, seats 0-3",
               file=sys.stderr)
+        return 2
+    try:
+        guard_memory(_memory_limit_mb())
+    except ValueError as e:
+        print(f"referee: {e}", file=sys.stderr)
         return 2
     bots = [b.manifest for b in spec.bots]
     unsandboxed = os.environ.get(UNSANDBOXED_ENV) == "1"

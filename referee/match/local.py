@@ -101,7 +101,13 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
             by_seat[seat] = proc
         runner = MatchRunner(spec, seats, by_seat)
         runner.keep_sent = keep_sent
-        result = await runner.run()
+        try:
+            result = await runner.run()
+        except Exception as e:
+            if runner.handling is not None:  # a crash names the seat whose answer it was judging
+                e.add_note(f"the referee failed while judging seat {runner.handling['seat']}'s "
+                           f"answer to request {runner.handling['request_id']}")
+            raise
         result["sandbox"] = "none" if policy is None else "bubblewrap"
         record = runner.record(result, hub.refused, hub.refused_more)
         record["bots"] = [None if b is None else b.label for b in bots]

@@ -31,12 +31,15 @@ from referee.rules.record import MatchRecord
 from referee.rules.engine import new_game
 from referee.rules.state import CHANCE
 from referee.rules.engine import apply, check
+from referee.seats.mailbox import loop_lag, waited_through
 from referee.seats.seat import (TIMED_OUT, Closed, NotConnected, OverTime, RequestWatch, Seat,
                                 Unreadable)
 from referee.match.matchfile import MATCH_FORMAT
 from referee.match.spec import MatchSpec
 
 FLOOD_BATCH = 20  # unsolicited messages that make one strike
+REASON_MOST = 400
+"""The longest reason a fault gives for an answer, in characters (longer: cut, with its length)."""
 EXIT_GRACE_S = 1.0
 """How long a seat's process that is gone from its connection is given to exit, so that its
 fault can say how it ended."""
@@ -88,6 +91,10 @@ class MatchRunner:
         self.messages_sent = 0  # to every seat, requests included (for the link benchmark)
         self.events_applied = 0  # in the current game: what a message sent now may reflect
         self.open: list[dict | None] = [None] * 4  # each seat's open request ("where")
+        self.excused_s = 0.0  # the loop's stalls not charged to the seats they were timing
+        self.handling: dict | None = None
+        """The seat (and request id) whose reply is being judged, while one is: a crash of
+        the referee then names it."""
         self.watches = [RequestWatch(self.tc.reconnect_window_ms,
                                      partial(self._stray, seat), partial(self._rejoined, seat))
                         for seat in range(4)]
@@ -323,14 +330,33 @@ class MatchRunner:
                       where: dict):
         """Wait for ``seat``'s ``reply`` (the awaitable of a request sent at ``started``) and
         judge it: the action to play and, for an accepted answer, what applying it gave."""
-        rid = where["request_id"]
-        allowance = self.tc.per_decision_ms
         try:
             self._note_reconnects(seat, where)  # any between its turns
         except Forfeit:
             reply.close()  # not waited for
             raise
-        got = await reply
+        self.handling = {"seat": seat, "request_id": where["request_id"]}
+        try:
+            try:
+                got = await reply
+                judged = await self._judge(state, seat, got, started, default_seed, where)
+            except Forfeit:
+                raise
+            except Exception as e:  # whatever the bot sent fails its own seat, not the match
+                reason = (f"the referee could not judge its answer: {type(e).__name__}: "
+                          f"{_cut(str(e))}")
+                judged = self._default(state, seat, default_seed, "garbage", reason, where), None
+        except Forfeit:
+            self.handling = None
+            raise
+        self.handling = None  # (left set when the referee fails all the same: it names the seat)
+        return judged
+
+    async def _judge(self, state, seat: int, got, started: float, default_seed: str,
+                     where: dict):
+        """``_answer`` once ``seat``'s reply ``got`` is there."""
+        rid = where["request_id"]
+        allowance = self.tc.per_decision_ms
         if got is TIMED_OUT or isinstance(got, OverTime):
             self._spend(seat, started, allowance)
             return self._default(state, seat, default_seed, "timeout",
@@ -352,13 +378,21 @@ class MatchRunner:
             # judged by applying it (what check does, and the result is wanted anyway)
             applied = apply(state, action, seat)
         except InvalidActionError as e:
-            return self._default(state, seat, default_seed, "garbage", str(e), where), None
-        except ValueError as e:
-            return self._default(state, seat, default_seed, "illegal", str(e), where), None
+            return self._default(state, seat, default_seed, "garbage", _cut(str(e)),
+                                 where), None
+        except ValueError as e:  # (its reason may list every card the bot named)
+            return self._default(state, seat, default_seed, "illegal", _cut(str(e)),
+                                 where), None
         return action, applied
 
     def _spend(self, seat: int, started: float, allowance: int) -> None:
-        used = round((time.monotonic() - started) * 1000, 3)
+        """Charge ``seat`` for its decision, open since ``started``: the time it took, less the
+        stall of the referee's loop its answer waited through (``LoopLag``: the referee lost
+        it), timed as if it had been taken where it arrived."""
+        now = time.monotonic()
+        stalled = waited_through(started, now, loop_lag())
+        self.excused_s += stalled
+        used = round((now - started - stalled) * 1000, 3)
         self.timings.append([seat, used])
         if used > allowance:
             self.bank_ms[seat] = max(0, self.bank_ms[seat] - (used - allowance))
@@ -437,6 +471,11 @@ class MatchRunner:
             "refused_streams_more": refused_more,
             "timings": self.timings, "result": result,
         }
+
+
+def _cut(text: str, most: int = REASON_MOST) -> str:
+    """An error's message as a fault quotes it: bounded, with its length when cut."""
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
 
 
 def _pass_is_legal(state, seat: int) -> bool:

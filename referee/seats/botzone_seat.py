@@ -43,6 +43,7 @@ from referee.seats.seat import (
     Seat,
     Unreadable,
 )
+from referee.wire.bot_json import load_bot_json
 from referee.wire.protocol import DECISION_TO_PB, action_from_pb, action_to_pb
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
@@ -57,6 +58,7 @@ MAJOR_TEXT = {0: "s", 1: "h", 2: "d", 3: "c", None: "n"}
 _BZ_SUIT = (0, 1, 3, 2)
 """Our suit S H D C -> Botzone's s h c d (and back: the map is its own inverse)."""
 _QUOTED = 40
+_REASON = 200  # characters of why an answer is unreadable (it may quote the answer)
 TIME_LIMITS = {"python": 6.0, "java": 3.0, "node": 2.0}
 """Botzone's usual time limit per turn (seconds) by the program a bot's command runs; any
 other (a compiled bot) has ``TIME_LIMIT``."""
@@ -266,12 +268,13 @@ class BotzoneGame:
         request = self.requests[-1]
         if not (isinstance(response, list)
                 and all(isinstance(i, int) and not isinstance(i, bool) for i in response)):
-            raise BotzoneAnswerError(f"answered {_quoted(json.dumps(response))} to a "
+            raise BotzoneAnswerError(f"answered {_shown(response)} to a "
                                      f"{request['stage']} request: expected a list of card ids")
         hand = self.hand_ids()
         for i in response:
             if not 0 <= i < 108:
-                raise BotzoneAnswerError(f"answered card id {i}: expected ids 0-107")
+                shown = i if -10**9 < i < 10**9 else _quoted(str(i))  # (digits: bounded)
+                raise BotzoneAnswerError(f"answered card id {shown}: expected ids 0-107")
             if i not in hand:
                 mine = [h for h in hand if kind_of(h) == kind_of(i)]
                 raise BotzoneAnswerError(
@@ -303,6 +306,30 @@ class BotzoneGame:
         """Record the response that stands for the open request."""
         self.responses.append(list(response))
         self.answered = list(response)
+
+
+def read_botzone_answer(line: bytes) -> dict | Unreadable:
+    """The answer object a Botzone bot's ``line`` holds (``{"response": ..., ...}``), or an
+    ``Unreadable`` saying why it is none; whatever the line holds, it never raises."""
+    try:
+        got = load_bot_json(line)
+        if not isinstance(got, dict) or "response" not in got:
+            raise ValueError('expected a JSON object with "response"')
+    except (ValueError, RecursionError) as e:
+        text = line.decode("utf-8", "replace")
+        reason = str(e)
+        if len(reason) > _REASON:
+            reason = f"{reason[:_REASON]}... ({len(reason)} characters)"
+        return Unreadable(f"unreadable Botzone answer {_quoted(text)}: {reason}")
+    return got
+
+
+def _shown(value) -> str:
+    """A value a bot answered, as JSON, quoted and bounded."""
+    try:
+        return _quoted(json.dumps(value))
+    except (ValueError, TypeError, RecursionError):  # (not from a bot's JSON line)
+        return f"a {type(value).__name__}"
 
 
 def _quoted(text: str) -> str:
@@ -507,7 +534,7 @@ class BotzoneSeat(Seat):
                     return got
                 if got.get("response") not in ([], None):
                     return Unreadable(
-                        f"answered {_quoted(json.dumps(got.get('response')))} to the deal of "
+                        f"answered {_shown(got.get('response'))} to the deal of "
                         f"card id {request['deliver'][0]}, where it could call nothing "
                         "(expected [])")
             if live is None:
@@ -561,14 +588,10 @@ class BotzoneSeat(Seat):
                 return line
             if line.strip():
                 break
-        try:
-            got = json.loads(line)
-            if not isinstance(got, dict) or "response" not in got:
-                raise ValueError('expected a JSON object with "response"')
-        except ValueError as e:
+        got = read_botzone_answer(line)
+        if isinstance(got, Unreadable):
             await self._end_program()
-            text = line.decode("utf-8", "replace")
-            return Unreadable(f"unreadable Botzone answer {_quoted(text)}: {e}")
+            return got
         if isinstance(got.get("data"), str):
             self.data = got["data"][:LINE_LIMIT]
         if isinstance(got.get("globaldata"), str):

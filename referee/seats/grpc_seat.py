@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from shengji_arena.v1 import referee_pb2 as pb
 
-from referee.seats.mailbox import Mailbox
+from referee.seats.mailbox import LoopLag, Mailbox, excused, loop_lag
 from referee.seats.seat import TIMED_OUT, UNWATCHED, Closed, NotConnected, RequestWatch, Seat
 
 REFUSALS_KEPT = 20
@@ -124,9 +124,11 @@ class GrpcSeat(Seat):
     def request(self, message: pb.RefereeMessage, deadline: float,
                 watch: RequestWatch = UNWATCHED):
         self.link.send(message)
-        return self._reply(message, deadline, watch)
+        lag = loop_lag()  # the deadline moves on by the loop's stalls while the request is open
+        return self._reply(message, deadline, watch, lag, lag.lost())
 
-    async def _reply(self, message: pb.RefereeMessage, deadline: float, watch: RequestWatch):
+    async def _reply(self, message: pb.RefereeMessage, deadline: float, watch: RequestWatch,
+                     lag: LoopLag, lost: float):
         link = self.link
         rid = message.request.request_id
         stream = link.connections  # the stream the request went out on
@@ -142,7 +144,7 @@ class GrpcSeat(Seat):
                 watch.rejoined()
                 link.send(message)
                 continue
-            left = deadline - time.monotonic()
+            left = deadline + excused(lost, lag) - time.monotonic()
             if left <= 0:
                 return TIMED_OUT
             got = await link.inbox.get(left)  # no extra task, unlike wait_for

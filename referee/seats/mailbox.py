@@ -1,8 +1,11 @@
-"""``Mailbox``: the queue between a seat's transport and the match runner."""
+"""``Mailbox``: the queue between a seat's transport and the match runner; ``LoopLag``: the time
+the referee's event loop lost (it times every seat's decisions, and a seat is not charged for
+the loop's stalls)."""
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import deque
 
 from referee.seats.seat import TIMED_OUT
@@ -71,3 +74,89 @@ class Mailbox:
 def _expire(waiter: asyncio.Future) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+LAG_TICK_S = 0.005
+"""How often the loop-lag monitor's timer is due."""
+LAG_TOLERANCE_S = 0.010
+"""Lateness of the monitor's timer that is ordinary scheduling (the process waiting for a core
+on a loaded machine), not a stall; a stall is excused less this much, so that an answer that
+arrived during it is never charged less than it took."""
+ANSWER_SETTLE_S = 0.003
+"""How soon after a stall ends an answer is taken to have waited through it (the loop takes a
+few steps to bring an answer that arrived meanwhile to the runner)."""
+EXCUSED_LAG_MAX_S = 2.0
+"""The most loop stall one decision is excused: past it, a stall is charged like any other
+time."""
+STALLS_KEPT = 32
+
+_monitors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class LoopLag:
+    """Measures how late the running loop is: a timer due every ``LAG_TICK_S``; whatever it ran
+    later than ``LAG_TOLERANCE_S`` (less that) is a stall, time the loop lost (nothing it serves could run).
+    A seat's deadline moves on by the stalls while its request is open (``lost`` before and
+    after), and a seat is not charged for the stall its answer waited through
+    (``stall_before``)."""
+
+    __slots__ = ("_loop", "_due", "_handle", "total", "stalls")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.total = 0.0  # seconds lost, up to the last tick
+        self.stalls: deque = deque(maxlen=STALLS_KEPT)  # (start, end), loop time
+        self._due = loop.time() + LAG_TICK_S
+        self._handle = loop.call_at(self._due, self._tick)
+
+    def _tick(self) -> None:
+        now = self._loop.time()
+        late = now - self._due
+        if late > LAG_TOLERANCE_S:
+            self.total += late - LAG_TOLERANCE_S
+            self.stalls.append((self._due + LAG_TOLERANCE_S, now))
+        self._due = now + LAG_TICK_S
+        self._handle = self._loop.call_at(self._due, self._tick)
+
+    def lost(self) -> float:
+        """Seconds the loop has lost so far, a stall not yet over (its tick still to run)
+        included."""
+        late = self._loop.time() - self._due
+        return self.total + (late - LAG_TOLERANCE_S if late > LAG_TOLERANCE_S else 0.0)
+
+    def stall_before(self, now: float) -> tuple[float, float] | None:
+        """The stall (start, end) that is going on at ``now`` or ended at most
+        ``ANSWER_SETTLE_S`` before it: what an answer taken now may have waited through."""
+        if now - self._due > LAG_TOLERANCE_S:
+            return self._due + LAG_TOLERANCE_S, now
+        if self.stalls and now - self.stalls[-1][1] <= ANSWER_SETTLE_S:
+            return self.stalls[-1]
+        return None
+
+    def stop(self) -> None:
+        self._handle.cancel()
+
+
+def loop_lag() -> LoopLag:
+    """The running loop's lag monitor, started on first use (one per loop)."""
+    loop = asyncio.get_running_loop()
+    monitor = _monitors.get(loop)
+    if monitor is None:
+        monitor = _monitors[loop] = LoopLag(loop)
+    return monitor
+
+
+def excused(since: float, monitor: LoopLag) -> float:
+    """The loop's stalls since ``monitor.lost()`` was ``since`` that a deadline is moved on by,
+    bounded by ``EXCUSED_LAG_MAX_S``."""
+    return min(monitor.lost() - since, EXCUSED_LAG_MAX_S)
+
+
+def waited_through(started: float, now: float, monitor: LoopLag) -> float:
+    """Seconds of an answer taken at ``now`` (its request out at ``started``) that the loop
+    lost: the stall it waited through, from ``started`` at the earliest, bounded by
+    ``EXCUSED_LAG_MAX_S``; 0 when it waited through none."""
+    stall = monitor.stall_before(now)
+    if stall is None:
+        return 0.0
+    return max(0.0, min(stall[1] - max(stall[0], started), EXCUSED_LAG_MAX_S))

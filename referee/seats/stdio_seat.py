@@ -6,8 +6,10 @@ object with ``"type"`` (``welcome``, ``request``, ``notice``, ``rejection``, ``m
 that message's fields in the protobuf JSON mapping, with the field names of the ``.proto``. The
 program answers each request with one line on its standard output,
 ``{"request_id": "17", "action": {...}}``, the action in the same mapping. A line that is not such
-an answer is a garbage answer; an answer to an earlier request answers no open request (as a late
-answer over gRPC); ``request_id`` left out means the open request. When the program's output
+an answer is a garbage answer (so is JSON nested deeper than ``bot_json.MAX_DEPTH``, ``NaN``,
+``Infinity`` or ``1e400``, and a ``request_id`` that is no integer: a bool, a float, a string
+other than digits); an answer to an earlier request answers no open request (as a late answer
+over gRPC); ``request_id`` left out means the open request. When the program's output
 ends, the seat is closed: a program cannot come back.
 """
 
@@ -30,11 +32,13 @@ from referee.seats.seat import (
     Seat,
     Unreadable,
 )
+from referee.wire.bot_json import load_bot_json, request_id_of
 
 LINE_LIMIT = 64 * 1024
 """The longest answer line read (a gRPC bot's largest message has the same bound); a longer one
 is a garbage answer, and the rest of it up to its newline is skipped."""
 _QUOTED = 40  # characters of an unreadable line quoted in its fault
+_REASON = 200  # characters of why a line is unreadable (it may quote the line)
 
 
 def json_line(message: pb.RefereeMessage) -> bytes:
@@ -46,17 +50,32 @@ def json_line(message: pb.RefereeMessage) -> bytes:
 
 
 def read_answer(line: bytes, request_id: int) -> pb.BotMessage | Unreadable:
-    """The answer a program's ``line`` gives while request ``request_id`` is open."""
+    """The answer a program's ``line`` gives while request ``request_id`` is open; whatever the
+    line holds, an ``Unreadable`` when it is no such answer (it never raises)."""
     try:
-        data = json.loads(line)
+        data = load_bot_json(line)
         if not isinstance(data, dict) or "action" not in data:
             raise ValueError('expected a JSON object with "request_id" and "action"')
+        action = data["action"]
+        if not isinstance(action, dict):
+            raise ValueError('"action": expected a JSON object')
+        kind = action.get("kind")
+        if isinstance(kind, (bool, float)):  # (the JSON mapping would read 5.7 as 5)
+            raise ValueError(f'"action.kind" {json.dumps(kind)}: expected an ActionKind name '
+                             "such as \"ACTION_KIND_PLAY\" or its number")
         msg = pb.BotMessage()
-        msg.answer.request_id = int(data.get("request_id", request_id))
-        json_format.ParseDict(data["action"], msg.answer.action)
-    except (ValueError, TypeError, AttributeError, json_format.ParseError) as e:
-        return Unreadable(f"unreadable answer line {_quoted(line)}: {e}")
+        msg.answer.request_id = request_id_of(data.get("request_id", request_id))
+        json_format.ParseDict(action, msg.answer.action)
+    except (ValueError, TypeError, AttributeError, OverflowError, RecursionError,
+            json_format.ParseError) as e:
+        return Unreadable(f"unreadable answer line {_quoted(line)}: {_cut(e)}")
     return msg
+
+
+def _cut(error: Exception) -> str:
+    """An error's message, bounded (it may quote the bot's own text)."""
+    text = str(error)
+    return text if len(text) <= _REASON else f"{text[:_REASON]}... ({len(text)} characters)"
 
 
 def _overlong() -> Unreadable:

@@ -1,4 +1,5 @@
-"""The gRPC referee server: the Referee servicer, health checking and reflection.
+"""The gRPC referee server: the Referee servicer; health checking and reflection on the
+organiser-facing server only, never on a seat's own socket.
 
 The servicer is thin: it binds a stream to a seat by its token and moves messages between the
 stream and that seat's link (``referee.seats.grpc_seat``); the match runner
@@ -105,26 +106,61 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         link.inbox.put_nowait(None)  # wakes a runner waiting for this seat's answer
 
 
+SEAT_STREAMS = 2
+"""Streams a seat's socket serves at once, over all its connections: the bot's Play stream and
+one more (a new stream of a bot that reconnects while the referee has not yet seen its old one
+end). Past these, a new stream is refused at once (RESOURCE_EXHAUSTED), before any handler
+runs."""
+SEAT_METADATA_BYTES = 8 * 1024
+"""The largest header block a seat's socket takes (a Hello's metadata is a few hundred bytes)."""
+SEAT_OPTIONS = [
+    # per connection; not 1: a bot's channels to one socket may share a connection (gRPC
+    # pools them), and a new stream must not wait behind the bot's Play stream
+    ("grpc.max_concurrent_streams", SEAT_STREAMS),
+    ("grpc.max_metadata_size", SEAT_METADATA_BYTES),
+    ("grpc.absolute_max_metadata_size", SEAT_METADATA_BYTES),
+    # pings: a bot's client pings at most every 10 s without data; more often is a strike,
+    # and two strikes close its connection (GOAWAY)
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_ping_strikes", 2),
+    ("grpc.keepalive_permit_without_calls", 0),
+    # a connection without a stream is dropped after 2 s
+    ("grpc.max_connection_idle_ms", 2_000),
+]
+"""The HTTP/2 limits of a seat's own socket (``create_server(seat=...)``); see
+docs/security.md."""
+
+
 def create_server(hub: SeatHub, addresses: list[str], seat: int | None = None
                   ) -> grpc.aio.Server:
-    """A referee server listening on ``addresses`` ("unix:/path" or "host:port"), with health
-    checking and server reflection registered; with ``seat``, it takes only that seat's token
-    (a launched seat's own socket)."""
-    server = grpc.aio.server(options=[
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.max_send_message_length", 4 * 1024 * 1024),
-    ])
+    """A referee server listening on ``addresses`` ("unix:/path" or "host:port"). With
+    ``seat``, it is that launched seat's own socket: it takes only that seat's token, serves
+    only the Referee service under ``SEAT_OPTIONS`` and at most ``SEAT_STREAMS`` streams;
+    without, it is the organiser-facing server, with health checking and server reflection."""
+    options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+               ("grpc.max_send_message_length", 4 * 1024 * 1024)]
+    if seat is not None:
+        server = grpc.aio.server(options=options + SEAT_OPTIONS,
+                                 maximum_concurrent_rpcs=SEAT_STREAMS)
+    else:
+        server = grpc.aio.server(options=options)
     pb_grpc.add_RefereeServicer_to_server(RefereeServicer(hub, seat), server)
-    health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
-    reflection.enable_server_reflection(names, server)
-    server.health = health_servicer  # type: ignore[attr-defined]
+    server.health = None  # type: ignore[attr-defined]
+    if seat is None:
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+        reflection.enable_server_reflection(names, server)
+        server.health = health_servicer  # type: ignore[attr-defined]
     for address in addresses:
         server.add_insecure_port(address)
     return server
 
 
 async def mark_serving(server) -> None:
+    """Mark an organiser-facing server SERVING (a seat's socket has no health service)."""
+    if server.health is None:
+        return
     for name in ("", SERVICE_NAME):
         await server.health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -67,7 +67,15 @@ def _quoted(text: str, most: int = 12) -> str:
     return f"{text[:most]!r}... ({len(text)} characters)"
 
 
+MAX_ACTION_CARDS = 6 * 54
+"""The most cards one field of an action may name: twice the largest deck played here (three
+decks); a bot's longer list is malformed, not read card by card."""
+
+
 def _parse_cards(texts, field: str) -> tuple[int, ...]:
+    if len(texts) > MAX_ACTION_CARDS:
+        raise InvalidActionError(f"Action.{field}: {len(texts)} cards: expected at most "
+                                 f"{MAX_ACTION_CARDS}")
     out = []
     for i, t in enumerate(texts):
         if len(t) > 8:  # no card is written with more than three characters
