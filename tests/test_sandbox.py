@@ -228,9 +228,10 @@ def test_a_tree_of_memory_hogs_meets_the_seats_memory_limit(tmp_path):
 def test_a_seat_cgroup_left_by_a_killed_launcher_is_made_anew_with_the_new_limits():
     """A referee killed mid-match leaves its seats' cgroups; the next seat of that uid gets its
     own limits all the same (a lower memory and swap limit left behind made them unwritable,
-    and the seat ran without its cgroup), and a process left inside is killed."""
+    and the seat ran without its cgroup; a CPU cap left behind is gone), and a process left
+    inside (each of its folders, the CPU one too) is killed."""
     name = f"arena-seat-test-{os.getpid()}"
-    left = SeatCgroup.make(name, dataclasses.replace(TIGHT, memory_mb=256))
+    left = SeatCgroup.make(name, dataclasses.replace(TIGHT, memory_mb=256, cpu_cores=0.5))
     assert left is not None
     stray = subprocess.Popen(left.enter() + ["sleep", "60"])
     try:
@@ -241,6 +242,14 @@ def test_a_seat_cgroup_left_by_a_killed_launcher_is_made_anew_with_the_new_limit
         limits = {d / f for d in seat.dirs for f in ("memory.limit_in_bytes", "memory.max")
                   if (d / f).exists()}
         assert limits and {int(f.read_text()) for f in limits} == {TIGHT.memory_mb * 1024 * 1024}
+        cpu = [d for d in seat.dirs if (d / "cpu.shares").exists() or (d / "cpu.weight").exists()]
+        if _has_cpu_controller():  # its CPU folder too: an equal share, the cap left gone
+            assert len(cpu) == 1, seat.dirs  # (v1: the cpu hierarchy's; v2: its one folder)
+            shares = {"cpu.shares": "1024", "cpu.weight": "100", "cpu.cfs_quota_us": "-1"}
+            assert all((cpu[0] / f).read_text().split()[0] == v for f, v in shares.items()
+                       if (cpu[0] / f).exists())
+            if (cpu[0] / "cpu.max").exists():
+                assert (cpu[0] / "cpu.max").read_text().split()[0] == "max"
         assert stray.wait(timeout=10) == -9  # the dead seat's process, killed
         assert all((d / "cgroup.procs").read_text().split() == [] for d in seat.dirs)
         seat.remove()
@@ -249,6 +258,15 @@ def test_a_seat_cgroup_left_by_a_killed_launcher_is_made_anew_with_the_new_limit
             stray.kill()
             stray.wait()
         left.remove()
+
+
+def _has_cpu_controller() -> bool:
+    """Whether this machine's cgroups have the cpu controller (v1 ``cpu``, or v2 ``cpu`` among
+    the root's controllers)."""
+    fs = Path("/sys/fs/cgroup")
+    return (fs / "cpu" / "cpu.shares").exists() or "cpu" in (
+        (fs / "cgroup.controllers").read_text().split()
+        if (fs / "cgroup.controllers").exists() else [])
 
 
 def _wait_listed(d: Path, pid: int, timeout: float = 10.0) -> None:

@@ -41,14 +41,17 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or sandbox_problem() is not No
                                 reason="seats of their own uid: a root launcher with bwrap")
 
 
-def _has_seat_cgroups() -> bool:
+def _has_seat_cgroups() -> tuple[bool, bool]:
+    """Whether seats get cgroups here, and whether those have the CPU controller."""
     probe = SeatCgroup.make(f"arena-seat-probe-{os.getpid()}", SandboxPolicy())
-    if probe is not None:
-        probe.remove()
-    return probe is not None
+    if probe is None:
+        return False, False
+    cpu = any((d / f).exists() for d in probe.dirs for f in ("cpu.shares", "cpu.weight"))
+    probe.remove()
+    return True, cpu
 
 
-CGROUPS = _has_seat_cgroups()
+CGROUPS, CPU_CGROUPS = _has_seat_cgroups()
 
 
 # -- processes, uids, folders -----------------------------------------------------------------
@@ -131,10 +134,11 @@ def _socket_folders(pid: int) -> list[Path]:
     return list(Path("/tmp").glob(f"{SOCKETS_PREFIX}{pid}-*"))
 
 
-def _uid_left(uid: int) -> tuple[list[Path], list[int]] | None:
-    """The cgroups and processes of seat uid ``uid`` now, looked at with its lock held (None:
-    a live seat of another run holds it, here or where earlier releases kept the locks:
-    nothing of it is a leftover)."""
+def _uid_left(uid: int, known: list[Path] = ()) -> tuple[list[Path], list[int]] | None:
+    """The cgroups and processes of seat uid ``uid`` now (its cgroups as the sweep finds them,
+    and those of ``known`` still there), looked at with its lock held (None: a live seat of
+    another run holds it, here or where earlier releases kept the locks: nothing of it is a
+    leftover)."""
     held = try_uid(uid)
     if held is None:
         return None
@@ -146,7 +150,8 @@ def _uid_left(uid: int) -> tuple[list[Path], list[int]] | None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return None
-        return _cgroup_dirs(uid), uid_processes(uid)
+        found = _cgroup_dirs(uid)
+        return found + [d for d in known if d.exists() and d not in found], uid_processes(uid)
     finally:
         held.release()
         if fd >= 0:
@@ -296,6 +301,8 @@ def test_a_live_owners_things_are_left_and_swept_once_it_is_killed(tmp_path):
         uid, seat = held["uid"], held["seat"]
         cgroups = [Path(d) for d in held["cgroups"]]
         assert bool(cgroups) == CGROUPS
+        assert any((d / f).exists() for d in cgroups for f in ("cpu.shares", "cpu.weight")) \
+            == CPU_CGROUPS, cgroups  # (its CPU folder too, where there is the controller)
         wait_for(lambda: seat in uid_processes(uid) and all(
             str(seat) in _procs_in(d) for d in cgroups), 30, "the seat's process as its uid, "
                  "in its cgroup")
@@ -317,7 +324,8 @@ def test_a_live_owners_things_are_left_and_swept_once_it_is_killed(tmp_path):
                                             "metrics folders")), counts
         assert not any(p.exists() for p in paths), [p for p in paths if p.exists()]
         assert pid_gone(seat)
-        assert _uid_left(uid) in (None, ([], []))  # no cgroup, no process of it
+        # no cgroup (its CPU folder neither), no process of it
+        assert _uid_left(uid, cgroups) in (None, ([], []))
     finally:
         if owner.poll() is None:
             owner.kill()

@@ -14,8 +14,8 @@ from nothing (``ARENA_*``, ``PATH``, ``HOME=/tmp``, ``LANG``, its ``PYTHONPATH``
 dies with the referee, runs under a seccomp filter (``seccomp_program``: file locks and inotify,
 which would let partners signal through a file both can read, and calls no bot needs), and its
 limits (``SandboxPolicy``) are set with ``prlimit`` on the whole tree before it starts (and, for a
-root launcher where the kernel offers it, a cgroup per seat bounds the tree's memory and tasks:
-``SeatCgroup``).
+root launcher where the kernel offers it, a cgroup per seat bounds the tree's memory and tasks,
+and gives it an equal share of the CPU and, with ``cpu_cores``, a cap: ``SeatCgroup``).
 
 The uid: a launcher that is not root runs the sandbox as itself (bwrap maps it into the user
 namespace). A root launcher gives each running seat its own unprivileged uid and gid,
@@ -70,6 +70,14 @@ KINDS = ("bubblewrap", "none")
 UNSANDBOXED_ENV = "ARENA_UNSANDBOXED"
 """Set to "1" (by ``--unsandboxed``) for the referee processes of a season: bots unsandboxed."""
 MB = 1024 * 1024
+MIN_CPU_CORES, MAX_CPU_CORES = 0.01, 1024
+"""The bounds of a seat's CPU cap (``SandboxPolicy.cpu_cores``), when it has one."""
+CPU_PERIOD_US = 100_000
+"""The period over which a seat's CPU cap is counted (the kernel's default)."""
+SEAT_CPU_SHARES = 1024
+SEAT_CPU_WEIGHT = 100
+"""Every seat's CPU share, v1 ``cpu.shares`` and v2 ``cpu.weight`` (the kernel's defaults):
+equal, however many processes, threads or sessions a seat runs."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -82,7 +90,11 @@ class SandboxPolicy:
     not fork its way past it: ``processes`` bounds the tree, threads included); ``memory_mb``
     is each process's address space (RLIMIT_AS) and, where a root launcher can make the seat a
     cgroup, the whole tree's memory (and ``processes`` the tree's too); ``file_size_mb`` the largest file it may
-    write, ``tmpfs_mb`` the size of each of its ``/tmp`` and ``/dev/shm``."""
+    write, ``tmpfs_mb`` the size of each of its ``/tmp`` and ``/dev/shm``. ``cpu_cores``
+    (where the seat's cgroup has the CPU controller) caps the whole tree's CPU at that many
+    cores, a fraction allowed; 0, the default, sets no cap: every seat then has an equal share
+    of the CPU when the seats want more than there is, and may use what the others leave idle
+    (it may think on its opponents' time, never on their share)."""
 
     cpu_seconds: int = 600
     memory_mb: int = 2048
@@ -90,16 +102,30 @@ class SandboxPolicy:
     open_files: int = 256
     file_size_mb: int = 64
     tmpfs_mb: int = 64
+    cpu_cores: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+            if f.name == "cpu_cores":
+                if not (isinstance(v, (int, float)) and not isinstance(v, bool) and (
+                        v == 0 or MIN_CPU_CORES <= v <= MAX_CPU_CORES)):
+                    raise ValueError(f"sandbox: field {f.name!r} = {v!r}: expected a number "
+                                     f"of cores, a fraction allowed (unlike the other limits, "
+                                     f"whole numbers): 0 for no cap, or {MIN_CPU_CORES} to "
+                                     f"{MAX_CPU_CORES}")
+                object.__setattr__(self, f.name, float(v))
+            elif not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
                 raise ValueError(f"sandbox: field {f.name!r} = {v!r}: expected a whole "
                                  "number, 1 or more")
 
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+    def to_dict(self) -> dict[str, float]:
+        """The limits by name; ``cpu_cores`` only when it sets a cap (a policy without one
+        reads as it did before the field was added: a season's stored settings unchanged)."""
+        out = asdict(self)
+        if not self.cpu_cores:
+            del out["cpu_cores"]
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "sandbox") -> "SandboxPolicy":
@@ -198,10 +224,16 @@ CGROUP_FS = Path("/sys/fs/cgroup")
 
 
 class SeatCgroup:
-    """The memory and process bounds of one seat's whole tree: a cgroup per seat (v1 memory
-    and pids hierarchies, or v2 with both controllers), made by a root launcher and removed at
-    the seat's end. ``enter`` is the command prefix that puts the sandbox into it before it
-    starts. Without one, the limits are only per process (``prlimit``)."""
+    """The memory, process and CPU bounds of one seat's whole tree: a cgroup per seat (v1
+    memory and pids hierarchies, and the cpu one and a separate cpuacct one where mounted; or
+    v2 with the memory and pids controllers, and cpu where it can be enabled), made by a root
+    launcher and removed at the seat's end. ``enter`` is the command prefix that puts the
+    sandbox into it before it starts. The CPU controller gives every seat the same share
+    (``SEAT_CPU_SHARES``, ``SEAT_CPU_WEIGHT``), which no child, thread or new session of the
+    seat multiplies (a session outside any cgroup would be a scheduler autogroup of its own), and
+    ``policy.cpu_cores`` caps it. Without a cgroup the limits are only per process
+    (``prlimit``); without the CPU controller, a seat's tree has no CPU bound but
+    ``cpu_seconds`` per process."""
 
     def __init__(self, kind: str, dirs: list[Path]) -> None:
         self.kind = kind
@@ -213,26 +245,32 @@ class SeatCgroup:
             return None
         memory = str(policy.memory_mb * MB)
         v1 = [CGROUP_FS / "memory", CGROUP_FS / "pids"]
+        made: list[Path] = []
         try:
             if (v1[0] / "memory.limit_in_bytes").exists() and (v1[1] / "tasks").exists():
                 dirs = [v1[0] / name, v1[1] / name]
                 for d in dirs:
                     _afresh(d)
+                    made.append(d)
                 (dirs[0] / "memory.limit_in_bytes").write_text(memory)
                 if (dirs[0] / "memory.memsw.limit_in_bytes").exists():
                     (dirs[0] / "memory.memsw.limit_in_bytes").write_text(memory)
                 (dirs[1] / "pids.max").write_text(str(policy.processes))
-                return cls("v1", dirs)
+                return cls("v1", dirs + _cpu_v1(name, policy))
             enabled = (CGROUP_FS / "cgroup.subtree_control").read_text().split()
             if "memory" in enabled and "pids" in enabled:
+                _enable_cpu_v2(enabled)
                 d = CGROUP_FS / name
                 _afresh(d)
+                made.append(d)
                 (d / "memory.max").write_text(memory)
                 if (d / "memory.swap.max").exists():
                     (d / "memory.swap.max").write_text("0")
                 (d / "pids.max").write_text(str(policy.processes))
+                _cpu_v2(d, policy)
                 return cls("v2", [d])
         except OSError:
+            cls("", made).remove()
             return None
         return None
 
@@ -246,6 +284,67 @@ class SeatCgroup:
                 d.rmdir()
             except OSError:
                 pass
+
+
+def _cpu_quota_us(policy: "SandboxPolicy") -> int | None:
+    """The seat's CPU cap in microseconds per ``CPU_PERIOD_US`` (None: no cap)."""
+    if not policy.cpu_cores:
+        return None
+    return max(1000, round(policy.cpu_cores * CPU_PERIOD_US))  # (the kernel's least: 1 ms)
+
+
+def _cpu_roots_v1() -> list[Path]:
+    """The v1 hierarchies of the CPU controllers mounted here: ``cpu`` and, when it is
+    mounted apart (not with ``cpu``), ``cpuacct`` (the seat's CPU time, counted)."""
+    roots = []
+    if (CGROUP_FS / "cpu" / "cpu.shares").exists():
+        roots.append(CGROUP_FS / "cpu")
+    acct = CGROUP_FS / "cpuacct"
+    if (acct / "cpuacct.usage").exists() and all(acct.resolve() != r.resolve() for r in roots):
+        roots.append(acct)
+    return roots
+
+
+def _cpu_v1(name: str, policy: "SandboxPolicy") -> list[Path]:
+    """The seat's folders in the v1 CPU hierarchies, made and set: its equal share and its cap;
+    none where there are no such hierarchies, or they refuse (the seat runs without)."""
+    made: list[Path] = []
+    try:
+        for root in _cpu_roots_v1():
+            _afresh(root / name)
+            made.append(root / name)
+        if made and (made[0] / "cpu.shares").exists():
+            (made[0] / "cpu.shares").write_text(str(SEAT_CPU_SHARES))
+            (made[0] / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+            (made[0] / "cpu.cfs_quota_us").write_text(str(_cpu_quota_us(policy) or -1))
+    except OSError:
+        SeatCgroup("v1", made).remove()
+        return []
+    return made
+
+
+def _cpu_v2(d: Path, policy: "SandboxPolicy") -> None:
+    """The v2 seat cgroup ``d``'s equal share and cap, where it has the cpu controller (a
+    refusal leaves the seat without them, its memory and process bounds kept)."""
+    if not (d / "cpu.weight").exists():
+        return
+    try:
+        (d / "cpu.weight").write_text(str(SEAT_CPU_WEIGHT))
+        (d / "cpu.max").write_text(f"{_cpu_quota_us(policy) or 'max'} {CPU_PERIOD_US}")
+    except OSError:
+        pass
+
+
+def _enable_cpu_v2(enabled: list[str]) -> None:
+    """Enable the v2 ``cpu`` controller for the seats' cgroups where the root offers it but has
+    not enabled it for its children; where that is refused, seats run without it."""
+    if "cpu" in enabled:
+        return
+    try:
+        if "cpu" in (CGROUP_FS / "cgroup.controllers").read_text().split():
+            (CGROUP_FS / "cgroup.subtree_control").write_text("+cpu")
+    except OSError:
+        pass
 
 
 def _afresh(d: Path, wait_s: float = 2.0) -> None:
@@ -352,9 +451,15 @@ SEAT_CGROUP = re.compile(r"arena-(?:seat|build)-(\d+)")
 
 def seat_cgroups() -> dict[str, list[Path]]:
     """The seat and build cgroups there are, by name (a v1 one has a folder in the memory and
-    in the pids hierarchy, a v2 one a single folder)."""
+    in the pids hierarchy, and in the cpu and cpuacct ones where mounted; a v2 one a single
+    folder)."""
     out: dict[str, list[Path]] = {}
-    for root in (CGROUP_FS / "memory", CGROUP_FS / "pids", CGROUP_FS):
+    roots: list[Path] = []
+    for root in (CGROUP_FS / "memory", CGROUP_FS / "pids", CGROUP_FS / "cpu",
+                 CGROUP_FS / "cpuacct", CGROUP_FS):
+        if all(root.resolve() != r.resolve() for r in roots):  # (cpu,cpuacct mounted as one)
+            roots.append(root)
+    for root in roots:
         try:
             entries = list(os.scandir(root))
         except OSError:
