@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cli.common import VARIANT_HELP, sandbox_or_refuse, unsandboxed_option, variant_ids_or_exit
+from cli.common import (VARIANT_HELP, json_text, sandbox_or_refuse, unsandboxed_option,
+                        variant_ids_or_exit, visible)
 from scheduler.reports import bot_versions, sealed_reason, season_rows
 
 
@@ -127,20 +128,20 @@ def cmd_replay(args) -> int:
         else:
             match = MatchFile.load(args.record)
     except ValueError as e:
-        print(f"arena replay: {e}", file=sys.stderr)
+        print(f"arena replay: {visible(e)}", file=sys.stderr)
         return 2
     if args.verify:
         problems = match.verify()
         if problems:
             for p in problems:
-                print(f"DIFFERS {p}")
+                print(f"DIFFERS {visible(p, one_line=True)}")
             return 1
         games, deals = len(match.games), len(match.summary().deals)
         actions = sum(len(g.actions) for g in match.games)
         events = sum(len(g.events) for g in match.games)
         print(f"verified: {games} game(s), {deals} deal(s), {actions} actions, {events} "
               "events")
-        print(f"result: {match.outcome()}")
+        print(f"result: {visible(match.outcome(), one_line=True)}")
         if match.faults:
             print(f"faults recorded: {len(match.faults)}")
         return 0
@@ -150,7 +151,7 @@ def cmd_replay(args) -> int:
     else:
         events = match.seat_view(args.seat)
     for e in events:
-        print(json.dumps(e, ensure_ascii=False))
+        print(json_text(e))
     return 0
 
 
@@ -245,7 +246,7 @@ def cmd_match(args) -> int:
         print(f"arena match: {e}", file=sys.stderr)
         return 2
     except ManifestError as e:  # a bot that cannot be started
-        print(f"arena match: {e}", file=sys.stderr)
+        print(f"arena match: {visible(e)}", file=sys.stderr)
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, ensure_ascii=False)
@@ -255,7 +256,8 @@ def cmd_match(args) -> int:
     print(f"match {match_id}: {args.variant}, {len(result.deals)} deals in "
           f"{time.perf_counter() - t:.1f}s")
     for seat, name in enumerate(spec.seat_names):
-        print(f"  seat {seat} (team {seat % 2}): {name}  strikes {result.strikes[seat]}")
+        print(f"  seat {seat} (team {seat % 2}): {visible(name, one_line=True)}  strikes "
+              f"{result.strikes[seat]}")
     for d in result.deals:
         print(f"  deal {d.deal}: attackers {d.attacker_total} points, levels after "
               f"{d.levels[0]} / {d.levels[1]}")
@@ -263,12 +265,14 @@ def cmd_match(args) -> int:
         print(f"  match points {list(result.match_points)}  titles {list(result.titles)}")
     if result.forfeit:
         f = result.forfeit
-        print(f"  forfeit: seat {f.seat} ({f.reason}); team {f.team} loses")
+        print(f"  forfeit: seat {f.seat} ({visible(f.reason, one_line=True)}); team {f.team} "
+              "loses")
     for fault, entry in zip(match.faults, record["faults"]):
-        print(f"  fault: seat {fault.seat} {fault.kind}: {fault.reason}")
+        print(f"  fault: seat {fault.seat} {visible(fault.kind, one_line=True)}: "
+              f"{visible(fault.reason, one_line=True)}")
         if entry.get("log_tail"):  # a seat whose process ended: how its log ends
             lines = entry["log_tail"].rstrip("\n").splitlines()[-LOG_LINES:]
-            print("\n".join(f"    | {line}" for line in lines))
+            print("\n".join(f"    | {visible(line, one_line=True)}" for line in lines))
     by_hand = f" (seat(s) {', '.join(map(str, sorted(listen)))} started by hand: as you " \
         "started them)" if listen else ""
     print(f"  sandbox: {result.sandbox}{by_hand}")
@@ -434,7 +438,7 @@ def _season_play(args, store, season, broker, left) -> int:
     print(f"played in {time.perf_counter() - t:.1f}s: {counts['done']} done, "
           f"{counts['failed']} failed{cancelled}", file=sys.stderr)
     st = compute(store.season(season.name), store.matches(season.name))
-    print(table(st))
+    print(visible(table(st)))
     return 0 if counts["failed"] == 0 else 1
 
 
@@ -511,13 +515,14 @@ def cmd_standings(args) -> int:
     st = compute(row, store.matches(args.season), samples=args.samples)
     versions = bot_versions(store, args.season)
     if args.json:
-        print(json.dumps({**st.to_dict(), "versions": versions}, indent=1, ensure_ascii=False))
+        print(json_text({**st.to_dict(), "versions": versions}, indent=1))
     elif args.csv:
-        sys.stdout.write(to_csv(st))
+        sys.stdout.write(visible(to_csv(st)))
     else:
-        print(table(st))
+        print(visible(table(st)))
         if versions:
-            print("versions: " + ", ".join(f"{n} = {v['ref']} ({v['hash'][:12]})"
+            print("versions: " + ", ".join(f"{visible(n, one_line=True)} = "
+                                           f"{visible(v['ref'], one_line=True)} ({v['hash'][:12]})"
                                            for n, v in versions.items()))
     return 0
 
@@ -533,7 +538,7 @@ def cmd_matches(args) -> int:
     print(f"{'match':<24} {'team 0':<14} {'team 1':<14} {'status':<8} {'tries':>5} "
           f"{'net':>5} {'secs':>6}  note")
     for r in rows:
-        seats = json.loads(r["seats_json"])
+        seats = [visible(s, one_line=True) for s in json.loads(r["seats_json"])]
         net = secs = note = ""
         if r.get("summary_json"):
             s = MatchSummary.from_dict(json.loads(r["summary_json"]), f"match {r['id']}: summary")
@@ -544,7 +549,7 @@ def cmd_matches(args) -> int:
             elif s.faults:
                 note = f"{s.faults} fault(s)"
         elif r.get("error"):
-            note = r["error"].splitlines()[0][:60]
+            note = visible(r["error"].splitlines()[0][:60], one_line=True)
         print(f"{r['id']:<24} {seats[0]:<14} {seats[1]:<14} {r['status']:<8} "
               f"{r['attempts']:>5} {net:>5} {secs:>6}  {note}")
     c = {}
@@ -568,13 +573,13 @@ def _print_faults(store, season: str, rows: list[dict], status: str | None) -> i
     for r in rows:
         if status and r["status"] != status:
             continue
-        seats = json.loads(r["seats_json"])
+        seats = [visible(s, one_line=True) for s in json.loads(r["seats_json"])]
         faults = []
         if r.get("summary_json") and MatchSummary.from_dict(
                 json.loads(r["summary_json"]), f"match {r['id']}: summary").faults:
             record = store.record(r["id"]) or {}
             kinds = Counter((f["seat"], f["kind"]) for f in record.get("faults", []))
-            faults = [f"seat {seat} ({seats[seat]}) {kind} x{n}"
+            faults = [f"seat {seat} ({seats[seat]}) {visible(kind, one_line=True)} x{n}"
                       for (seat, kind), n in sorted(kinds.items())]
         trouble = [a for a in log.get(r["id"], []) if a["outcome"] not in ("done", "running")]
         notes = [a for a in log.get(r["id"], []) if a["outcome"] == "done" and a["reason"]]
@@ -585,13 +590,15 @@ def _print_faults(store, season: str, rows: list[dict], status: str | None) -> i
         shown["failed"] += r["status"] == "failed"
         head = f"{r['id']}  {r['status']}, {r['attempts']} attempt(s)"
         if r["status"] == "failed":
-            head += f": set aside, counted for nobody: {(r['error'] or '').splitlines()[0][:200]}"
+            error = "".join((r["error"] or "").splitlines()[:1])[:200]
+            head += f": set aside, counted for nobody: {visible(error, one_line=True)}"
         print(head)
         for f in faults:
             print(f"  bot fault       {f}")
         for a in trouble + notes:
-            reason = " ".join((a["reason"] or "").split())[:200]
-            print(f"  infrastructure  attempt {a['attempt']} {a['outcome']} ({a['worker']}): "
+            reason = visible(" ".join((a["reason"] or "").split())[:200], one_line=True)
+            print(f"  infrastructure  attempt {a['attempt']} {a['outcome']} "
+                  f"({visible(a['worker'], one_line=True)}): "
                   f"{reason}")
     print(f"{shown['bot']} match(es) with bot faults, {shown['infra']} with infrastructure "
           f"failures (not charged to any bot), {shown['failed']} set aside")
@@ -607,11 +614,12 @@ def cmd_seasons(args) -> int:
     store = _existing_store(_db(args), "arena seasons: no seasons to list")
     rows = [{**r, "created": _local_time(r["created_at"])} for r in season_rows(store)]
     if args.json:
-        print(json.dumps(rows, indent=1, ensure_ascii=False))
+        print(json_text(rows, indent=1))
         return 0
     if not rows:
         print(f"no seasons in {store.url}")
         return 0
+    rows = [{**r, "name": visible(r["name"], one_line=True)} for r in rows]
     width = max(6, *(len(r["name"]) for r in rows))
     print(f"{'season':<{width}} {'variant':<14} {'format':<18} {'bots':>4} {'done/total':>11} "
           f"{'running':>7} {'pending':>7} {'failed':>6} {'cancelled':>9}  {'created':<16}  "
@@ -675,7 +683,8 @@ def cmd_logs(args) -> int:
     record = store.record(args.match_id)
     if record is None:
         print(f"arena logs: {args.match_id}: no record yet: the match is {m['status']}"
-              + (f" ({m['error'].splitlines()[0][:200]})" if m.get("error") else ""),
+              + (f" ({visible(m['error'].splitlines()[0][:200], one_line=True)})"
+                 if m.get("error") else ""),
               file=sys.stderr)
         return 2
     sealed = store.sealed_by(args.match_id)
@@ -685,7 +694,7 @@ def cmd_logs(args) -> int:
     seat = str(args.seat)
     logs = record.get("bot_logs") or {}
     seats = record.get("seats") or json.loads(m["seats_json"])
-    bot = seats[args.seat] if args.seat < len(seats) else "?"
+    bot = visible(seats[args.seat], one_line=True) if args.seat < len(seats) else "?"
     if seat not in logs:
         print(f"arena logs: {args.match_id}: no log of seat {args.seat} ({bot}) kept in its "
               "record (a record stored before every seat's log was kept has only the "
@@ -704,6 +713,8 @@ def cmd_logs(args) -> int:
     else:
         size = f"all {total} bytes" if total else "its log is empty"
     print(f"match {args.match_id}, seat {args.seat} (team {args.seat % 2}): bot {bot}; {size}")
+    if not args.raw:  # a bot's own bytes: its escapes shown, not obeyed
+        text = visible(text)
     sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
     return 0
 
@@ -722,6 +733,7 @@ def cmd_bots_check(args) -> int:
         print(f"arena bots check: {e}", file=sys.stderr)
         return 2
     t = time.perf_counter()
+    label = visible(manifest.label, one_line=True)
     with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
         played = manifest
         if manifest.build:  # checked as it plays: built, in the sandbox
@@ -729,7 +741,7 @@ def cmd_bots_check(args) -> int:
             try:
                 built = build_bot(manifest, manifest.folder, Path(tmp) / "built").folder
             except BuildFailed as e:
-                print(f"FAIL {manifest.label} ({manifest.path}): {e}")
+                print(f"FAIL {label} ({manifest.path}): {visible(e)}")
                 return 1
             played = dataclasses.replace(manifest, folder=built, path=built / "bot.toml",
                                          pythonpath=tuple(
@@ -745,9 +757,9 @@ def cmd_bots_check(args) -> int:
         if manifest.build:
             discard(played.folder)
     if why:
-        print(f"FAIL {manifest.label} ({manifest.path}): {why}")
+        print(f"FAIL {label} ({manifest.path}): {visible(why)}")
         return 1
-    print(f"ok   {manifest.label} ({manifest.path}): one {args.variant} deal on seats 0 and 2 "
+    print(f"ok   {label} ({manifest.path}): one {args.variant} deal on seats 0 and 2 "
           f"against random, no faults, {time.perf_counter() - t:.1f}s")
     return 0
 
@@ -763,14 +775,46 @@ def cmd_bots_submit(args) -> int:
     from scheduler.season import SeasonError
     from scheduler.versions import submit
     try:
+        token = _author_token(args)
         store = open_store(_db(args))
         v = submit(store, Path(args.source), name=args.name, version=args.version,
-                   author=args.author)
+                   author=args.author, token=token)
     except (ValueError, SeasonError) as e:  # RegistryError, or a store that cannot be opened
         print(f"arena bots submit: {e}", file=sys.stderr)
         return 2
-    print(f"{v.ref} {v.content_hash}" + (" already submitted" if v.already else
-                                          f" ({v.files} files, {_size(v.size)})"))
+    print(f"{visible(v.ref, one_line=True)} {v.content_hash}" +
+          (" already submitted" if v.already else f" ({v.files} files, {_size(v.size)})"))
+    return 0
+
+
+def _author_token(args) -> str | None:
+    """The author's token: ``--token-file``, else ``$ARENA_AUTHOR_TOKEN`` (never an argument,
+    which ``ps`` shows); None: none given."""
+    if args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as f:
+                token = f.read(4096).strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"--token-file {args.token_file}: cannot be read ({e})") from None
+        if not token:
+            raise ValueError(f"--token-file {args.token_file}: empty; expected the token "
+                             "`arena authors add` printed")
+        return token
+    return os.environ.get("ARENA_AUTHOR_TOKEN", "").strip() or None
+
+
+def cmd_authors_add(args) -> int:
+    """``arena authors add NAME``: a new author; their token is printed once."""
+    from scheduler.registry import add_author
+    from scheduler.season import SeasonError
+    try:
+        token = add_author(open_store(_db(args)), args.name)
+    except (ValueError, SeasonError) as e:
+        print(f"arena authors add: {e}", file=sys.stderr)
+        return 2
+    print(token)
+    print(f"the token of author {args.name} (shown once, only its hash is kept): they submit "
+          "with ARENA_AUTHOR_TOKEN or --token-file", file=sys.stderr)
     return 0
 
 
@@ -780,19 +824,22 @@ def cmd_bots_list(args) -> int:
     store = _existing_store(_db(args), "arena bots list: no bot versions to list")
     rows = [BotVersion.of(r) for r in store.bot_versions()]
     if args.json:
-        print(json.dumps([{k: v for k, v in r.__dict__.items() if k != "already"}
-                          for r in rows], indent=1, ensure_ascii=False))
+        print(json_text([{k: v for k, v in r.__dict__.items() if k != "already"}
+                         for r in rows], indent=1))
         return 0
     if not rows:
         print(f"no bot versions in {store.url}")
         return 0
-    nw = max(4, *(len(r.name) for r in rows))
-    vw = max(7, *(len(r.version) for r in rows))
+    shown = {r.id: (visible(r.name, one_line=True), visible(r.version, one_line=True),
+                    visible(r.author or "", one_line=True)) for r in rows}
+    nw = max(4, *(len(shown[r.id][0]) for r in rows))
+    vw = max(7, *(len(shown[r.id][1]) for r in rows))
     print(f"{'name':<{nw}} {'version':<{vw}} {'hash':<12} {'protocol':<8} {'size':>10}  "
           f"{'submitted':<16}  author")
     for r in rows:
-        print(f"{r.name:<{nw}} {r.version:<{vw}} {r.content_hash[:12]} {r.protocol:<8} "
-              f"{_size(r.size):>10}  {_local_time(r.submitted_at):<16}  {r.author or ''}")
+        name, version, author = shown[r.id]
+        print(f"{name:<{nw}} {version:<{vw}} {r.content_hash[:12]} {r.protocol:<8} "
+              f"{_size(r.size):>10}  {_local_time(r.submitted_at):<16}  {author}")
     return 0
 
 
@@ -806,16 +853,21 @@ def cmd_bots_show(args) -> int:
     except registry.RegistryError as e:
         print(f"arena bots show: {e}", file=sys.stderr)
         return 2
+
+    def field(text) -> str:  # the author's text, its escapes shown unless --raw
+        return str(text) if args.raw else visible(text, one_line=True)
     for k in ("name", "version", "content_hash", "author", "protocol", "language", "size",
               "files"):
-        print(f"{k + ':':<14}{getattr(v, k) if getattr(v, k) is not None else ''}")
+        print(f"{k + ':':<14}{field(getattr(v, k)) if getattr(v, k) is not None else ''}")
     print(f"{'submitted:':<14}{_local_time(v.submitted_at)}")
-    print(f"{'manifest:':<14}{json.dumps(v.fields(), ensure_ascii=False, sort_keys=True)}")
+    manifest = (json.dumps(v.fields(), ensure_ascii=False, sort_keys=True) if args.raw else
+                json_text(v.fields(), sort_keys=True))
+    print(f"{'manifest:':<14}{manifest}")
     print("files:")
     for f in files:
-        what = (f"-> {f['target']}" if f["type"] == "link" else "" if f["type"] == "dir"
+        what = (f"-> {field(f['target'])}" if f["type"] == "link" else "" if f["type"] == "dir"
                 else _size(f["size"]))
-        print(f"  {f['mode']:04o} {f['path']}{'/' if f['type'] == 'dir' else ''} {what}"
+        print(f"  {f['mode']:04o} {field(f['path'])}{'/' if f['type'] == 'dir' else ''} {what}"
               .rstrip())
     return 0
 
@@ -829,7 +881,7 @@ def cmd_bots_remove(args) -> int:
     except registry.RegistryError as e:
         print(f"arena bots remove: {e}", file=sys.stderr)
         return 2
-    print(f"removed {v.ref} ({v.content_hash[:12]})")
+    print(f"removed {visible(v.ref, one_line=True)} ({v.content_hash[:12]})")
     return 0
 
 
@@ -1156,6 +1208,9 @@ def build_parser() -> argparse.ArgumentParser:
     logs_p.add_argument("--seat", type=int, choices=range(4), required=True,
                         help="the seat, 0-3")
     logs_p.add_argument("--db", help=f"the store's URL (default $ARENA_DB or {DEFAULT_DB})")
+    logs_p.add_argument("--raw", action="store_true", help="print the log as the bot wrote "
+                        "it (by default its control and invisible characters are shown as "
+                        "escapes, \\x1b or \\u202e, so that none acts on the terminal)")
     logs_p.set_defaults(func=cmd_logs)
 
     bots = sub.add_parser("bots", help="bot manifests")
@@ -1171,13 +1226,25 @@ def build_parser() -> argparse.ArgumentParser:
     bc.set_defaults(func=cmd_bots_check)
     db_help = f"the store's URL (default $ARENA_DB or {DEFAULT_DB})"
     bs = bsub2.add_parser("submit", help="store a bot folder or archive (.tar, .tar.gz, .tgz, "
-                          ".zip) in the registry as an immutable version")
+                          ".zip) in the registry as an immutable version",
+                          allow_abbrev=False)  # no --token for --token-file: never a token
     bs.add_argument("source", metavar="DIR_OR_ARCHIVE")
     bs.add_argument("--name", help="the bot's name (default: the manifest's)")
     bs.add_argument("--version", help="the version (default: the manifest's)")
-    bs.add_argument("--author")
+    bs.add_argument("--author", help="the author submitting: a name belongs to the author of "
+                    "its first version, and only they add versions of it. Their token is read "
+                    "from $ARENA_AUTHOR_TOKEN or --token-file and checked; --author without a "
+                    "token is the organiser writing straight into their own store")
+    bs.add_argument("--token-file", metavar="PATH", help="a file holding the author's token "
+                    "(`arena authors add`); never give the token itself as an argument")
     bs.add_argument("--db", help=db_help)
     bs.set_defaults(func=cmd_bots_submit)
+    authors = sub.add_parser("authors", help="the registry's authors")
+    asub = authors.add_subparsers(dest="authors_command", required=True)
+    aa = asub.add_parser("add", help="a new author; prints their token once")
+    aa.add_argument("name")
+    aa.add_argument("--db", help=db_help)
+    aa.set_defaults(func=cmd_authors_add)
     bl = bsub2.add_parser("list", help="every bot version in the registry")
     bl.add_argument("--db", help=db_help)
     bl.add_argument("--json", action="store_true")
@@ -1185,6 +1252,8 @@ def build_parser() -> argparse.ArgumentParser:
     bw = bsub2.add_parser("show", help="a bot version's fields and files")
     bw.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: its latest")
     bw.add_argument("--db", help=db_help)
+    bw.add_argument("--raw", action="store_true", help="print the fields and file names as "
+                    "stored (by default their control and invisible characters are escaped)")
     bw.set_defaults(func=cmd_bots_show)
     br = bsub2.add_parser("remove", help="delete a bot version no season pins")
     br.add_argument("ref", metavar="NAME@VERSION")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import hashlib
 import hmac
 import io
@@ -38,6 +39,7 @@ import tarfile
 import tempfile
 import time
 import tomllib
+import unicodedata
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -53,7 +55,6 @@ CACHE_MB = 2048
 EXCLUDED = frozenset({"node_modules", "build", "__pycache__", ".git"})
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 _HASH = re.compile(r"[0-9a-f]{64}")
-_LABEL = re.compile(r"[^\s@/\\]{1,100}")
 _CHUNK = 1 << 16
 
 
@@ -203,36 +204,122 @@ def _pack_folder(root: Path, limit: int | None, label: Path) -> Packed:
 
 
 # -- unpacking ----------------------------------------------------------------------------
+HEADER_LIMIT = 4096
+"""The largest GNU long name or long link, or pax header, of an archive member, in bytes."""
+_ODD = frozenset({"Cc", "Cf", "Zl", "Zp"})  # controls, format (zero-width, bidi), separators
+
+
+def _cut(name: str, limit: int = 200) -> str:
+    """A member's name for a message: at most ``limit`` characters, then its length."""
+    return name if len(name) <= limit else f"{name[:limit]}... ({len(name)} characters)"
+
+
 def _safe_rel(name: str, label: Path) -> str | None:
-    """An archive member's path, relative and inside; None for the archive's root."""
+    """An archive member's path, relative and inside, of printable characters; None for the
+    archive's root."""
+    if any(unicodedata.category(c) in _ODD for c in name):
+        raise RegistryError(f"{label}: {_quote(name)}: a name with control, invisible or "
+                            "bidi characters in the archive; only printable names are kept")
     n = name.replace("\\", "/")
     if n.startswith("/") or re.match(r"[A-Za-z]:", n):
-        raise RegistryError(f"{label}: {name}: an absolute path in the archive")
+        raise RegistryError(f"{label}: {_cut(name)}: an absolute path in the archive")
     parts = [p for p in n.split("/") if p not in ("", ".")]
     if ".." in parts:
-        raise RegistryError(f"{label}: {name}: a path leaving the archive's folder ('..')")
+        raise RegistryError(f"{label}: {_cut(name)}: a path leaving the archive's folder ('..')")
     return "/".join(parts) or None
 
 
+class _LongHeader(Exception):
+    """A long-name or pax header over ``HEADER_LIMIT``, refused before tarfile reads it."""
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A member whose extended headers (GNU long name or link, pax) are at most
+    ``HEADER_LIMIT`` bytes: a larger one is refused from its size, before it is read."""
+
+    def _proc_member(self, tar):
+        if self.type in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE,
+                         tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE) and self.size > HEADER_LIMIT:
+            kind = "pax" if self.type in (tarfile.XHDTYPE, tarfile.XGLTYPE,
+                                          tarfile.SOLARIS_XHDTYPE) else "long-name"
+            raise _LongHeader(f"a {kind} header of {self.size} bytes, over the limit of "
+                              f"{HEADER_LIMIT} bytes")
+        return super()._proc_member(tar)
+
+
+class _Capped(io.RawIOBase):
+    """The decompressed bytes of an archive, at most ``limit`` of them: a read past it raises
+    ``over()`` (so a bomb is refused after ``limit`` bytes, whatever is skipped)."""
+
+    def __init__(self, raw, limit: int, over) -> None:
+        self.raw, self.limit, self.over, self.count = raw, limit, over, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        want = self.limit + 1 - self.count if size is None or size < 0 else \
+            min(size, self.limit + 1 - self.count)
+        data = self.raw.read(max(want, 1))
+        self.count += len(data)
+        if self.count > self.limit:
+            raise self.over(self.count)
+        return data
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+def _decompressed(f):
+    """The archive file ``f`` read through its decompressor (by its magic bytes)."""
+    import bz2
+    import gzip
+    import lzma
+    head = f.read(6)
+    f.seek(0)
+    if head[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    if head[:3] == b"BZh":
+        return bz2.BZ2File(f)
+    if head == b"\xfd7zXZ\x00":
+        return lzma.LZMAFile(f)
+    return f
+
+
 class _Unpacker:
-    """Writes archive members under ``dest``, refusing what could leave it and counting bytes
-    against ``limit``; ``members`` notes each one (what the cache verifies against)."""
+    """Writes archive members under ``dest``, refusing what could leave it and counting every
+    member (512 bytes and its size, the skipped ones too) against ``limit``; ``members`` notes
+    each one written (what the cache verifies against)."""
 
     def __init__(self, dest: Path, limit: int, label: Path) -> None:
         self.dest, self.limit, self.label = dest, limit, label
         self.total = 0
+        self.current = ""  # the last member read, for messages
         self.members: dict[str, dict] = {}
         dest.mkdir(parents=True, exist_ok=True)
+        self.real_dest = os.path.realpath(dest)
+
+    def over(self, size: int) -> RegistryError:
+        return _over(self.label, self.current or "(its start)", size, self.limit)
+
+    def skip(self, name: str, size: int) -> None:
+        """A member left out (an excluded folder's): counted all the same, before tarfile
+        reads past its data."""
+        self.total += 512 + max(size, 0)
+        if self.total > self.limit:
+            raise _over(self.label, _cut(name), self.total, self.limit)
 
     def _place(self, rel: str) -> Path:
         self.total += 512
         if self.total > self.limit:
-            raise _over(self.label, rel, self.total, self.limit)
+            raise _over(self.label, _cut(rel), self.total, self.limit)
         where = self.dest
         for part in rel.split("/")[:-1]:
             where = where / part
             if where.is_symlink():
-                raise RegistryError(f"{self.label}: {rel}: a path through a symlink")
+                raise RegistryError(f"{self.label}: {_cut(rel)}: a path through a symlink")
             where.mkdir(exist_ok=True)
         path = self.dest / rel
         if path.is_symlink() or (path.exists() and not path.is_dir()):
@@ -248,74 +335,106 @@ class _Unpacker:
     def file(self, rel: str, src: io.BufferedIOBase, executable: bool) -> None:
         path = self._place(rel)
         if path.is_dir():
-            raise RegistryError(f"{self.label}: {rel}: both a folder and a file in the archive")
+            raise RegistryError(f"{self.label}: {_cut(rel)}: both a folder and a file in the "
+                                "archive")
         h, size = hashlib.sha256(), 0
         with open(path, "wb") as out:
             while chunk := src.read(_CHUNK):
                 size += len(chunk)
                 self.total += len(chunk)
                 if self.total > self.limit:
-                    raise _over(self.label, rel, self.total, self.limit)
+                    raise _over(self.label, _cut(rel), self.total, self.limit)
                 h.update(chunk)
                 out.write(chunk)
         os.chmod(path, 0o755 if executable else 0o644)
         self.members[rel] = {"type": "file", "size": size, "sha256": h.hexdigest(),
                              "executable": executable}
 
-    def link(self, rel: str, target: str) -> None:
+    def _inside(self, rel: str, target: str) -> bool:
+        """The link ``rel`` -> ``target`` stays in ``dest``: by its text, and by the real path
+        it resolves to on disk now (through the links already placed)."""
         inside = os.path.normpath(os.path.join(os.path.dirname(rel), target))
         if os.path.isabs(target) or inside == ".." or inside.startswith("../"):
-            raise RegistryError(f"{self.label}: {rel}: a symlink pointing outside the archive's "
-                                f"folder (-> {target})")
+            return False
+        real = os.path.realpath(os.path.join(self.dest, os.path.dirname(rel), target))
+        return real == self.real_dest or real.startswith(self.real_dest + os.sep)
+
+    def link(self, rel: str, target: str) -> None:
+        if len(target) > HEADER_LIMIT or any(unicodedata.category(c) in _ODD for c in target):
+            raise RegistryError(f"{self.label}: {_cut(rel)}: a symlink to {_quote(target)}: "
+                                "too long, or with control, invisible or bidi characters")
+        if not self._inside(rel, target):
+            raise RegistryError(f"{self.label}: {_cut(rel)}: a symlink pointing outside the "
+                                f"archive's folder (-> {_cut(target)})")
         path = self._place(rel)
         if path.is_dir():
-            raise RegistryError(f"{self.label}: {rel}: both a folder and a link in the archive")
+            raise RegistryError(f"{self.label}: {_cut(rel)}: both a folder and a link in the "
+                                "archive")
         os.symlink(target, path)
         self.members[rel] = {"type": "link", "target": target}
 
+    def links_stay_inside(self) -> None:
+        """Every link placed, checked again once all are: a link placed later may have moved
+        where an earlier one resolves (``a -> b/../x``, then ``b -> .``)."""
+        for rel, m in self.members.items():
+            if m["type"] == "link" and not self._inside(rel, m["target"]):
+                raise RegistryError(f"{self.label}: {_cut(rel)}: a symlink pointing outside "
+                                    f"the archive's folder (-> {_cut(m['target'])})")
+
     def tar(self, tar: tarfile.TarFile) -> None:
-        for m in tar:
+        while (m := tar.next()) is not None:
+            tar.members.clear()  # read as a stream: nothing kept per member
             rel = _safe_rel(m.name, self.label)
+            self.current = _cut(m.name)
             if rel is None or set(rel.split("/")) & EXCLUDED:
+                self.skip(m.name, m.size if m.isreg() else 0)
                 continue
             if m.isdir():
                 self.folder(rel)
-            elif m.isreg():
+            elif m.isreg() and not m.issparse():
                 self.file(rel, tar.extractfile(m), bool(m.mode & stat.S_IXUSR))
             elif m.issym():
                 self.link(rel, m.linkname)
             elif m.islnk():
-                raise RegistryError(f"{self.label}: {m.name}: a hard link in the archive")
+                raise RegistryError(f"{self.label}: {_cut(m.name)}: a hard link in the archive")
             else:
-                raise RegistryError(f"{self.label}: {m.name}: a special file (device or fifo) "
-                                    "in the archive")
+                raise RegistryError(f"{self.label}: {_cut(m.name)}: a special file (device, "
+                                    "fifo or sparse file) in the archive")
+        self.links_stay_inside()
 
     def zip(self, zf: zipfile.ZipFile) -> None:
         for info in zf.infolist():
             rel = _safe_rel(info.filename, self.label)
+            self.current = _cut(info.filename)
             if rel is None or set(rel.split("/")) & EXCLUDED:
+                self.skip(info.filename, info.file_size)
                 continue
             mode = info.external_attr >> 16
             kind = stat.S_IFMT(mode)
             if info.is_dir() or kind == stat.S_IFDIR:
                 self.folder(rel)
             elif kind == stat.S_IFLNK:
-                if info.file_size > 4096:
-                    raise RegistryError(f"{self.label}: {info.filename}: a symlink too long")
+                if info.file_size > HEADER_LIMIT:
+                    raise RegistryError(f"{self.label}: {_cut(info.filename)}: a symlink too "
+                                        "long")
                 self.link(rel, zf.read(info).decode("utf-8", "replace"))
             elif kind in (0, stat.S_IFREG):
                 with zf.open(info) as src:
                     self.file(rel, src, bool(mode & stat.S_IXUSR))
             else:
-                raise RegistryError(f"{self.label}: {info.filename}: a special file in the "
-                                    "archive")
+                raise RegistryError(f"{self.label}: {_cut(info.filename)}: a special file in "
+                                    "the archive")
+        self.links_stay_inside()
 
 
 def unpack_archive(archive: Path, dest: Path, limit: int | None = None) -> Path:
     """Unpack a .tar, .tar.gz, .tgz or .zip into ``dest`` safely: no absolute paths, no
-    ``..``, no links leaving it, no hard links or special files, at most ``limit`` bytes
-    (counted while unpacking). Returns the bot's folder: ``dest``, or the archive's one
-    top-level folder when the manifest is in it."""
+    ``..``, no names with control, invisible or bidi characters, no links leaving it (by
+    their text and by the real path they resolve to), no hard links or special files, and at
+    most ``limit`` bytes: every member counts, skipped ones too, and a tar is read as one
+    stream through a reader that returns at most ``limit`` decompressed bytes, its long-name
+    and pax headers at most ``HEADER_LIMIT`` each. Returns the bot's folder: ``dest``, or the
+    archive's one top-level folder when the manifest is in it."""
     archive, dest = Path(archive), Path(dest)
     limit = size_limit() if limit is None else limit
     if not is_archive(archive):
@@ -326,19 +445,173 @@ def unpack_archive(archive: Path, dest: Path, limit: int | None = None) -> Path:
             with zipfile.ZipFile(archive) as zf:
                 u.zip(zf)
         else:
-            with tarfile.open(archive, "r:*") as tar:
+            with open(archive, "rb") as f, _decompressed(f) as raw, \
+                    tarfile.open(fileobj=_Capped(raw, limit, u.over), mode="r|",
+                                 tarinfo=_BoundedTarInfo) as tar:
                 u.tar(tar)
+    except _LongHeader as e:
+        where = f"after {u.current}" if u.current else "at its start"
+        raise RegistryError(f"{archive}: {where}: {e}; names are at most {HEADER_LIMIT} "
+                            "bytes") from None
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, RuntimeError,
             NotImplementedError) as e:
-        raise RegistryError(f"{archive}: not a readable archive ({e})") from None
+        raise RegistryError(f"{archive}: not a readable archive ({_quote(e)})") from None
     except OSError as e:
-        raise RegistryError(f"{archive}: cannot be unpacked ({e})") from None
+        raise RegistryError(f"{archive}: cannot be unpacked ({_quote(e)})") from None
     if not (dest / "bot.toml").exists():
         top = [p for p in dest.iterdir()]
         if len(top) == 1 and top[0].is_dir() and not top[0].is_symlink() \
                 and (top[0] / "bot.toml").is_file():
             return top[0]
     return dest
+
+
+@contextmanager
+def opened(source: Path, limit: int | None = None) -> Iterator[Path]:
+    """The bot's folder of ``source``: the folder itself, or the archive unpacked once
+    (``unpack_archive``) into a temporary folder, removed afterwards."""
+    source = Path(source)
+    if source.is_dir():
+        yield source
+        return
+    if not source.exists():
+        raise RegistryError(f"{source}: no such folder or archive")
+    if not (source.is_file() and is_archive(source)):
+        raise RegistryError(f"{source}: not a folder or an archive "
+                            f"({', '.join(ARCHIVE_SUFFIXES)})")
+    with tempfile.TemporaryDirectory(prefix="arena-submit-") as tmp:
+        yield unpack_archive(source, Path(tmp) / "src", limit)
+
+
+# -- names --------------------------------------------------------------------------------
+NAME_RULE = "1 to 64 ASCII letters, digits, '.', '_' or '-', beginning with a letter or a digit"
+VERSION_RULE = ("1 to 64 ASCII letters, digits, '.', '_', '-' or '+', beginning with a letter or "
+                "a digit")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)([0-9;:<=>?]*)[ -/]*[@-~]"     # CSI (colours, SGR)
+                     r"|(?:\x1b[]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*"
+                     r"(?:\x07|\x1b\\|\x9c)?"                           # OSC, DCS and kin
+                     r"|\x1b[ -/]*[0-~]")                              # two-character escapes
+_RLO, _ENDS_OVERRIDE = "\u202e", "\u202c\u2069"
+
+
+def _quote(text: object, limit: int = 200) -> str:
+    """Untrusted text for a message: escaped as Python writes it (no control, format or bidi
+    character acts on the reader's terminal), cut at ``limit`` characters with its length."""
+    text = str(text)
+    if len(text) <= limit:
+        return ascii(text)
+    return f"{ascii(text[:limit])}... ({len(text)} characters)"
+
+
+def _visible(text: str) -> tuple[str, ...]:
+    """What a terminal shows of ``text``: escape sequences dropped and the text an SGR 8
+    ("conceal") hides until SGR 28 or 0, control and format characters (Cc, Cf: zero-width,
+    bidi) dropped. Where a right-to-left override is present, also the text as it is shown
+    (each overridden run reversed) and the whole of it reversed."""
+    runs: list[tuple[bool, list[str]]] = [(False, [])]
+    hidden, i = False, 0
+    while i < len(text):
+        m = _ESCAPE.match(text, i)
+        if m:
+            if m.group(1) is not None and m.group(0).endswith("m"):
+                for code in re.split("[;:]", m.group(1)):
+                    if code == "8":
+                        hidden = True
+                    elif code in ("28", "0", "00", ""):
+                        hidden = False
+            i = m.end()
+            continue
+        ch, i = text[i], i + 1
+        if ch == _RLO or ch in _ENDS_OVERRIDE:
+            runs.append((ch == _RLO, []))
+        elif not hidden and unicodedata.category(ch) not in ("Cc", "Cf"):
+            runs[-1][1].append(ch)
+    plain = "".join("".join(chars) for _, chars in runs)
+    if _RLO not in text:
+        return (plain,)
+    shown = "".join("".join(reversed(chars)) if rtl else "".join(chars) for rtl, chars in runs)
+    return tuple(dict.fromkeys((plain, shown, plain[::-1])))
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """Unicode TR39's confusables as a map from a character to its prototype, from the data
+    ``confusable_homoglyphs`` ships (each character's homoglyphs): a character listed with one
+    homoglyph maps to it; of two that list only each other, the one that is not a single
+    character (a prototype may be several) or else the lower code point is the prototype."""
+    from confusable_homoglyphs.confusables import confusables_data
+    graph = {k.replace("\u200e", ""): [h["c"].replace("\u200e", "") for h in v]
+             for k, v in confusables_data.items()}
+    out: dict[str, str] = {}
+    for char, glyphs in graph.items():
+        if len(char) != 1 or len(glyphs) != 1:
+            continue
+        target = glyphs[0]
+        back = graph.get(target, [])
+        if back == [char] and len(target) == 1 and target > char:
+            continue  # a pair of two single characters: the lower one is the prototype
+        out[char] = target
+    for _ in range(3):  # a prototype whose characters map on: to the end of the chain
+        out = {k: "".join(out.get(c, c) for c in v) for k, v in out.items()}
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def skeletons(name: str) -> frozenset[str]:
+    """The forms ``name`` is compared by: its visible text (``_visible``), NFKC, case-folded,
+    then its confusable skeleton (Unicode TR39: NFD, each character by its prototype, NFD),
+    case-folded again (so that ``0`` and ``O``, ``1``, ``I`` and ``l`` are one)."""
+    protos = _prototypes()
+    out = set()
+    for form in _visible(name):
+        text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", form).casefold())
+        text = unicodedata.normalize("NFD", "".join(protos.get(c, c) for c in text))
+        out.add(text.casefold())
+    return frozenset(out)
+
+
+def resembled(name: str, existing) -> str | None:
+    """The first of the ``existing`` names (other than ``name`` itself) that ``name`` could
+    be taken for, or None."""
+    mine = skeletons(name)
+    for other in existing:
+        if other != name and mine & skeletons(other):
+            return other
+    return None
+
+
+def check_name(name: object, where: object, existing=()) -> str:
+    """A bot's name: first refused if it resembles one of the ``existing`` names (the
+    registry's, with their owners), then if it is not a plain label (``NAME_RULE``)."""
+    if not isinstance(name, str):
+        raise RegistryError(f"{where}: name {_quote(name)}: expected a string of {NAME_RULE}")
+    if name not in existing:
+        like = resembled(name, existing)
+        if like is not None:
+            raise RegistryError(f"{where}: name {_quote(name)} resembles the bot {like!r} "
+                                f"(held by {_owner(existing[like])}) once shown: choose "
+                                "another name")
+    if not _NAME.fullmatch(name):
+        raise RegistryError(f"{where}: name {_quote(name)}: expected {NAME_RULE}")
+    return name
+
+
+def check_version(version: object, where: object) -> str:
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise RegistryError(f"{where}: version {_quote(version)}: expected {VERSION_RULE}")
+    return version
+
+
+def check_author(author: object, where: object) -> str:
+    if not isinstance(author, str) or not _NAME.fullmatch(author):
+        raise RegistryError(f"{where}: author {_quote(author)}: expected {NAME_RULE}")
+    return author
+
+
+def _owner(author: str | None) -> str:
+    return f"author {author!r}" if author is not None else "the organiser"
 
 
 # -- versions -----------------------------------------------------------------------------
@@ -421,13 +694,6 @@ def _portable_pythonpath(manifest: Manifest, where: object) -> list[str]:
     return out
 
 
-def _check_label(what: str, value: str, where: object) -> str:
-    if not isinstance(value, str) or not _LABEL.fullmatch(value):
-        raise RegistryError(f"{where}: {what} {value!r}: expected 1 to 100 characters without "
-                            "spaces, '@' or '/'")
-    return value
-
-
 def _language(command: list[str], folder: Path) -> str | None:
     """The bot's language, guessed from its command and files."""
     prog = Path(command[0]).name.lower()
@@ -444,47 +710,73 @@ def _language(command: list[str], folder: Path) -> str | None:
 
 
 def submit(store, source: Path, *, name: str | None = None, version: str | None = None,
-           author: str | None = None, limit: int | None = None) -> BotVersion:
-    """Store the bot in folder or archive ``source`` as name@version (the manifest's unless
-    given): its manifest checked, its folder packed, the archive and the row in one
-    transaction. The same content under the same name@version is a no-op (``already``);
-    other content is refused."""
+           author: str | None = None, token: str | None = None, limit: int | None = None,
+           folder: Path | None = None) -> BotVersion:
+    """Store the bot in folder or archive ``source`` (already unpacked in ``folder``, if
+    given) as name@version (the manifest's unless given): its manifest checked, its folder
+    packed, the archive and the row in one transaction. The same content under the same
+    name@version is a no-op (``already``); other content is refused.
+
+    A name belongs to the author of its first version (with no author: the organiser's). A
+    new name that resembles an existing one once shown (``skeletons``) is refused, then one
+    that is not a plain label; a version of a name by another author is refused. ``token``,
+    where given, must be ``author``'s (``check_token``); ``author`` without a token is the
+    organiser writing in their own store. With no author the organiser may add a version to
+    any name."""
+    from scheduler.store import NameHeld
     source = Path(source)
-    with tempfile.TemporaryDirectory(prefix="arena-submit-") as tmp:
-        if source.is_dir():
-            folder = source
-        elif source.is_file() and is_archive(source):
-            folder = unpack_archive(source, Path(tmp) / "src", limit)
-        elif not source.exists():
-            raise RegistryError(f"{source}: no such folder or archive")
-        else:
-            raise RegistryError(f"{source}: not a folder or an archive "
-                                f"({', '.join(ARCHIVE_SUFFIXES)})")
-        try:
-            manifest = load_manifest(folder)
-        except (ManifestError, UnicodeDecodeError) as e:
-            msg = str(e) if isinstance(e, ManifestError) else f"{folder}/bot.toml: not UTF-8"
-            if folder != source:
-                msg = f"{source}: " + msg.replace(f"{folder.resolve()}{os.sep}", "")
-            raise RegistryError(msg) from None
+    if folder is None:
+        with opened(source, limit) as unpacked:
+            return submit(store, source, name=name, version=version, author=author,
+                          token=token, limit=limit, folder=unpacked)
+    if author is not None:
+        check_author(author, source)
+    if token is not None and (author is None or not check_token(store, author, token)):
+        raise RegistryError(f"{source}: author {author!r}: the token is not theirs"
+                            if author is not None else
+                            f"{source}: a token was given without its author")
+    top = folder / "bot.toml"
+    try:
+        st = os.lstat(top)
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise RegistryError(f"{source}: bot.toml: not a plain file (a link or a folder); the "
+                            "manifest is read only from a file of the bot's own folder")
+    packed = _pack_folder(folder, limit, source)  # every link checked before reading more
+    try:
+        manifest = load_manifest(folder)
         fields = tomllib.loads(manifest.path.read_text(encoding="utf-8"))
-        fields.update(name=_check_label("name", name or manifest.name, source),
-                      version=_check_label("version", version or manifest.version, source),
-                      command=list(manifest.command), protocol=manifest.protocol)
-        if getattr(manifest, "build", ()):
-            fields["build"] = [list(step) for step in manifest.build]  # its normal form
-        if manifest.pythonpath:
-            fields["pythonpath"] = _portable_pythonpath(manifest, source)
-        if author is not None and not (0 < len(author) <= 100):
-            raise RegistryError(f"{source}: author {author!r}: expected 1 to 100 characters")
-        packed = _pack_folder(folder, limit, source)
-        language = _language(list(manifest.command), folder)
+    except (ManifestError, UnicodeDecodeError) as e:
+        msg = str(e) if isinstance(e, ManifestError) else f"{folder}/bot.toml: not UTF-8"
+        if folder != source:
+            msg = f"{source}: " + msg.replace(f"{folder.resolve()}{os.sep}", "")
+        raise RegistryError(msg) from None
+    owners = store.bot_names()
+    fields.update(name=check_name(name or manifest.name, source, owners),
+                  version=check_version(version or manifest.version, source),
+                  command=list(manifest.command), protocol=manifest.protocol)
+    if getattr(manifest, "build", ()):
+        fields["build"] = [list(step) for step in manifest.build]  # its normal form
+    if manifest.pythonpath:
+        fields["pythonpath"] = _portable_pythonpath(manifest, source)
+    language = _language(list(manifest.command), folder)
     row = {"name": fields["name"], "version": fields["version"],
            "content_hash": packed.content_hash, "author": author,
            "protocol": manifest.protocol, "language": language, "size": packed.size,
            "files": packed.files, "manifest_json": json.dumps(fields, sort_keys=True),
            "submitted_at": time.time()}
-    stored, created = store.add_bot_version(row, zlib.compress(packed.data, 6))
+    try:
+        stored, created = store.add_bot_version(row, zlib.compress(packed.data, 6),
+                                                resembles=lambda names: resembled(
+                                                    row["name"], names))
+    except NameHeld as e:
+        if e.name == row["name"]:
+            raise RegistryError(f"{source}: the bot {e.name!r} belongs to {_owner(e.owner)}: "
+                                f"only they add versions of it; choose another name") from None
+        raise RegistryError(f"{source}: name {row['name']!r} resembles the bot {e.name!r} "
+                            f"(held by {_owner(e.owner)}) once shown: choose another "
+                            "name") from None
     got = BotVersion.of(stored, already=not created)
     if got.content_hash != packed.content_hash:
         raise RegistryError(f"{source}: {got.ref} is already in the registry with other "
@@ -544,7 +836,7 @@ def remove(store, ref: str) -> BotVersion:
 # -- authors ------------------------------------------------------------------------------
 def add_author(store, name: str) -> str:
     """A new author and their token (shown once; only its sha256 is stored)."""
-    _check_label("author", name, "arena")
+    check_author(name, "arena authors add")
     token = secrets.token_urlsafe(32)
     if not store.add_author(name, _sha256(token.encode())):
         raise RegistryError(f"author {name!r} exists already")
@@ -552,6 +844,7 @@ def add_author(store, name: str) -> str:
 
 
 def check_token(store, name: str, token: str) -> bool:
+    """``token`` is author ``name``'s (compared by its sha256, in constant time)."""
     stored = store.author_token_hash(name)
     return stored is not None and hmac.compare_digest(stored, _sha256(token.encode()))
 

@@ -40,7 +40,7 @@ from typing import Any, Iterable
 
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, LargeBinary, MetaData,
                         String, Table, Text, UniqueConstraint, case, create_engine, event,
-                        exists, func, or_, select, update)
+                        exists, func, or_, select, text, update)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -270,6 +270,28 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
+class NameHeld(ValueError):
+    """A bot version refused: its name (or the existing name it resembles), ``name``, belongs
+    to ``owner`` (None: the organiser)."""
+
+    def __init__(self, name: str, owner: str | None) -> None:
+        super().__init__(f"the bot {name!r} belongs to {owner or 'the organiser'}")
+        self.name, self.owner = name, owner
+
+
+#: the PostgreSQL advisory lock held while a bot version is added (names and their owners)
+REGISTRY_LOCK = zlib.crc32(b"shengji-arena bot names")
+
+
+def _registry_lock(c) -> None:
+    """Hold the registry's lock until ``c``'s transaction ends: two versions of new names
+    are added one after the other, each seeing the names the other added."""
+    if c.dialect.name == "postgresql":
+        c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": REGISTRY_LOCK})
+    elif c.dialect.name == "sqlite":
+        c.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 class Store:
     """The season's store at ``url``; every method is one short transaction."""
 
@@ -327,26 +349,57 @@ class Store:
                       .values(checked_hash=content_hash))
 
     # -- the bot registry ---------------------------------------------------------------
-    def add_bot_version(self, row: dict, data: bytes) -> tuple[dict, bool]:
+    def add_bot_version(self, row: dict, data: bytes, *, resembles=None) -> tuple[dict, bool]:
         """Store a bot version and its archive (``data``, kept once per content hash) in one
-        transaction: (the row, True); or (the row already stored as name@version, False),
-        writing nothing, whatever its content."""
+        transaction, under the registry's lock: (the row, True); or (the row already stored as
+        name@version, False), writing nothing, whatever its content. A name belongs to the
+        author of its first version: another author's version of it raises ``NameHeld`` (one
+        with no author, the organiser's, is let in); so does a new name for which
+        ``resembles({name: owner})`` returns an existing name."""
         for _ in range(3):
             try:
-                with self.engine.begin() as c:
+                with self.engine.connect() as c:
+                    _registry_lock(c)
                     old = self._bot_version(c, row["name"], row["version"])
                     if old is not None:
+                        c.rollback()
                         return old, False
+                    owners = self._bot_names(c)
+                    if row["name"] in owners:
+                        owner = owners[row["name"]]
+                        if row["author"] is not None and row["author"] != owner:
+                            c.rollback()
+                            raise NameHeld(row["name"], owner)
+                    elif resembles is not None and (like := resembles(owners)) is not None:
+                        c.rollback()
+                        raise NameHeld(like, owners[like])
                     if c.execute(select(bot_archives.c.content_hash)
                                  .where(bot_archives.c.content_hash == row["content_hash"])
                                  ).first() is None:
                         c.execute(bot_archives.insert().values(
                             content_hash=row["content_hash"], data=data))
                     c.execute(bot_versions.insert().values(**row))
-                    return self._bot_version(c, row["name"], row["version"]), True
+                    got = self._bot_version(c, row["name"], row["version"])
+                    c.commit()
+                    return got, True
             except IntegrityError:  # the same name@version or archive stored at this moment
                 continue
         raise RuntimeError(f"{row['name']}@{row['version']}: the store kept refusing it")
+
+    @staticmethod
+    def _bot_names(c) -> dict[str, str | None]:
+        owners: dict[str, str | None] = {}
+        for name, author in c.execute(select(bot_versions.c.name, bot_versions.c.author)
+                                      .order_by(bot_versions.c.submitted_at,
+                                                bot_versions.c.id)):
+            owners.setdefault(name, author)
+        return owners
+
+    def bot_names(self) -> dict[str, str | None]:
+        """Every bot name in the registry and its owner: the author of its first version
+        (None: the organiser)."""
+        with self.engine.connect() as c:
+            return self._bot_names(c)
 
     @staticmethod
     def _bot_version(c, name: str, version: str) -> dict | None:

@@ -21,7 +21,6 @@ import fcntl
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from referee.match.spec import SeatBot
@@ -173,27 +172,28 @@ class BuildError(ValueError):
 
 
 def submit(store: Store, source: Path, *, name: str | None = None,
-           version: str | None = None, author: str | None = None, out=None):
-    """Submit a bot folder or archive: its build (if its manifest has one) must pass in the
-    sandbox first (the built folder is kept in this machine's cache, where its matches here
-    find it); then the version is stored (``registry.submit``). Returns the version."""
+           version: str | None = None, author: str | None = None, token: str | None = None,
+           out=None):
+    """Submit a bot folder or archive (unpacked once): its build (if its manifest has one)
+    must pass in the sandbox first (the built folder is kept in this machine's cache, where
+    its matches here find it); then the version is stored (``registry.submit``, which checks
+    its name, owner and ``token``). Returns the version."""
     from scheduler import registry
     from referee.seats.manifest import load_manifest
-    with tempfile.TemporaryDirectory(prefix="arena-submit-") as tmp:
-        folder = Path(source)
-        if not folder.is_dir():
-            if not (folder.is_file() and registry.is_archive(folder)):
-                return registry.submit(store, source, name=name, version=version,
-                                       author=author)  # (which says what is wrong)
-            folder = registry.unpack_archive(folder, Path(tmp) / "src")
+    with registry.opened(Path(source)) as folder:
+        def stored():
+            return registry.submit(store, source, name=name, version=version, author=author,
+                                   token=token, folder=folder)
+        if not (folder / "bot.toml").is_file() or (folder / "bot.toml").is_symlink():
+            return stored()  # (which says what is wrong)
         try:
             manifest = load_manifest(folder)
         except ValueError:  # the registry names a manifest error in its own words
-            return registry.submit(store, source, name=name, version=version, author=author)
+            return stored()
         if getattr(manifest, "build", None):  # built where this machine's matches find it
             packed = registry.pack(folder)
             _built(manifest, folder, cache_dir() / f"{packed.content_hash}-built")
-        return registry.submit(store, source, name=name, version=version, author=author)
+        return stored()
 
 
 def _build(manifest: Manifest, source: Path, into: Path) -> Path:
