@@ -8,6 +8,8 @@ import os
 import sys
 import time
 
+from cli.common import visible
+
 
 def cmd_workers(args) -> int:
     import redis
@@ -31,9 +33,10 @@ def cmd_workers(args) -> int:
           f"{'heartbeat':>10}  matches")
     for w in workers:
         state = w["state"] if w["alive"] else "silent"
-        playing = ", ".join(f"{m['match']} ({now - (m['since'] or now):.0f} s)"
-                            for m in w["matches"]) or "-"
-        print(f"{w['node']:<28} {str(w['host']):<16} {w['pid']:>7} {w['concurrency']:>4}  "
+        playing = ", ".join(f"{visible(m['match'], one_line=True)} "
+                            f"({now - (m['since'] or now):.0f} s)" for m in w["matches"]) or "-"
+        node, host = visible(w["node"], one_line=True), visible(w["host"], one_line=True)
+        print(f"{node:<28} {host:<16} {w['pid']:>7} {w['concurrency']:>4}  "
               f"{state:<9} {w['heartbeat_age_s']:>8.1f} s  {playing}")
     return 0
 

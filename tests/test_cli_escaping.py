@@ -1,0 +1,237 @@
+"""Bot text is shown, not obeyed: the ``arena`` commands print what a bot or its author wrote
+with every control and invisible character escaped (``--raw`` opts out), and the dashboard
+sends ``nosniff`` and a Content-Security-Policy its own pages keep to.
+
+Real components: a SQLite store, ``arena bots submit`` and ``arena season run`` in their own
+processes, a referee process per match and a bot of the test's own, named with escapes, that
+writes terminal escapes to its stderr; the dashboard is the real app under FastAPI's
+TestClient (the browser's side is in test_web_browser.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from league_helpers import BOTS, arena, env, season_file, unique
+
+from cli.common import json_text, visible
+from scheduler.store import Store
+from web.app import create_app
+
+#: what the hostile bot writes to its stderr: a window title, concealed text, a clipboard
+#: write (OSC 52), a C1 control sequence introducer, a right-to-left override, then text
+#: that must come through as it is
+HOSTILE_LOG = ("title \x1b]0;pwned\x07 hidden \x1b[8mconcealed\x1b[0m clipboard "
+               "\x1b]52;c;cHduZWQ=\x07 csi \x9b31m rtl \u202etxt.exe\u202c back\rover "
+               "é 升级\n")
+#: the hostile bot's name (in its season file, and in the registry as an older store holds
+#: it) and its author's: ESC, BEL, an override, concealed text and a zero-width space
+HOSTILE_NAME = "evil\x1b]0;pwned\x07\u202e"
+HOSTILE_AUTHOR = "mal\x1b[8mlory\u200b"
+
+HOSTILE_BOT = '''"""hostile: the random sample bot, whose stderr carries terminal escapes."""
+
+import os
+import random
+import sys
+
+from arena_bot import Bot, run
+
+
+class HostileBot(Bot):
+    def __init__(self, seed):
+        super().__init__()
+        self.rng = random.Random(seed)
+
+    def choose(self, request):
+        return self.rng.choice(request.hint.actions)
+
+
+if __name__ == "__main__":
+    sys.stderr.buffer.write(LOG.encode("utf-8"))
+    sys.stderr.flush()
+    sys.exit(run(HostileBot(os.environ.get("ARENA_MATCH_ID", "") + os.environ["ARENA_SEAT"])))
+'''
+
+HIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A store holding one plain match of the hostile bot (named HOSTILE_NAME in its season
+    file) against greedy, seats 0 and 2 hostile, and the hostile bot's version in the registry
+    under HOSTILE_NAME, with an author and a description that carry escapes too (as a store
+    written before the registry refused such names holds them): (db url, folder, season,
+    match id)."""
+    folder = tmp_path_factory.mktemp("escaping")
+    bot = folder / "hostile"
+    bot.mkdir()
+    (bot / "bot.py").write_text(HOSTILE_BOT.replace("LOG", repr(HOSTILE_LOG)), encoding="utf-8")
+    sdk = os.path.relpath(BOTS, bot)
+    (bot / "bot.toml").write_text('name = "hostile"\nversion = "1"\ncommand = ["python3", '
+                                  f'"bot.py"]\nprotocol = "grpc"\npythonpath = ["{sdk}"]\n',
+                                  encoding="utf-8")
+    db = f"sqlite:///{folder}/s.db"
+    name = unique("escaping")
+    toml_name = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in HOSTILE_NAME)
+    path = season_file(folder, name, [(str(bot), toml_name), BOTS / "greedy"], deal_sets=1,
+                       deals_per_set=1, duplicate=False)
+    arena("season", "run", str(path), "--db", db, "--no-check", "--no-progress", "--workers",
+          "1", cwd=folder, check=True)
+    store = Store(db)
+    matches = store.matches(name)
+    assert {m["status"] for m in matches} == {"done"}, matches
+    mid = next(m["id"] for m in matches if json.loads(m["seats_json"])[0] == HOSTILE_NAME)
+
+    arena("bots", "submit", str(bot), "--db", db, cwd=folder, check=True)
+    plain = next(r for r in store.bot_versions() if r["name"] == "hostile")
+    fields = dict(json.loads(plain["manifest_json"]), name=HOSTILE_NAME,
+                  description="says " + HOSTILE_LOG)
+    row = {k: v for k, v in plain.items() if k != "id"}
+    row.update(name=HOSTILE_NAME, author=HOSTILE_AUTHOR, manifest_json=json.dumps(fields))
+    store.add_bot_version(row, store.bot_archive(plain["content_hash"]))
+    return db, folder, name, mid
+
+
+def _out(*args: str, cwd: Path) -> str:
+    """What ``arena ARGS`` printed, decoded as written (no newline translation: a raw CR
+    stays a CR)."""
+    p = subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, env=env(),
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, (args, p.returncode, p.stderr.decode(errors="replace"))
+    return p.stdout.decode("utf-8")
+
+
+def _no_raw_escapes(text: str) -> None:
+    got = HIDDEN.findall(text)
+    assert not got, f"raw control or invisible characters printed: {got!r}\n{text!r}"
+
+
+# -- the escaping function ------------------------------------------------------------------
+def test_every_control_and_invisible_character_is_shown_as_an_escape():
+    hidden = [chr(c) for c in range(0x110000)
+              if unicodedata.category(chr(c)) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
+    cf = [c for c in hidden if unicodedata.category(c) == "Cf"]
+    assert "\u202e" in cf and "\u200b" in cf and "\u2066" in cf and "\U000e0001" in cf
+    for c in hidden:
+        for one_line in (False, True):
+            if not one_line and c in "\n\t":
+                assert visible(c) == c  # kept in a log's text
+                continue
+            shown = visible(c, one_line=one_line)
+            assert shown.isascii() and shown.isprintable() and shown.startswith("\\"), \
+                (hex(ord(c)), shown)
+            assert ast.literal_eval(f'"{shown}"') == c, (hex(ord(c)), shown)  # reads back
+        assert json.loads(json_text([c])) == [c]
+        assert c in "\n\t" or c not in json_text([c])
+    for c in ("\x00", "\x1b", "\x07", "\x08", "\x7f", "\x80", "\x9b", "\x9f"):  # C0, DEL, C1
+        assert c in hidden and visible(c) == visible(c, one_line=True) == f"\\x{ord(c):02x}"
+    assert visible("\r") == "\\r" and visible("\n", one_line=True) == "\\n"
+    assert visible("\u202e") == "\\u202e" and visible("\U000e0001") == "\\U000e0001"
+    assert visible("a\nb\tc", one_line=True) == "a\\nb\\tc"
+
+
+def test_ordinary_text_is_kept_as_it_is():
+    for text in ("greedy", "é", "升级 拖拉机", "Ωμέγα", "ä-ö_ü 1.0", "a b", "🂡 ♠♥", "\\x1b"):
+        assert visible(text) == visible(text, one_line=True) == text
+        assert json.loads(json_text(text)) == text and text in json_text(text)
+    assert visible("line one\n\tline two\n") == "line one\n\tline two\n"
+
+
+# -- the command line -----------------------------------------------------------------------
+def test_logs_show_a_bots_escapes_and_raw_prints_them(played):
+    db, folder, _, mid = played
+    out = _out("logs", mid, "--seat", "0", "--db", db, cwd=folder)
+    _no_raw_escapes(out)
+    head, _, log = out.partition("\n")
+    assert head.startswith(f"match {mid}, seat 0 (team 0): bot evil\\x1b]0;pwned\\x07\\u202e;")
+    for shown in ("title \\x1b]0;pwned\\x07", "hidden \\x1b[8mconcealed\\x1b[0m",
+                  "clipboard \\x1b]52;c;cHduZWQ=\\x07", "csi \\x9b31m", "rtl \\u202etxt.exe",
+                  "back\\rover", "é 升级\n"):
+        assert shown in log, (shown, log)
+
+    raw = _out("logs", mid, "--seat", "0", "--db", db, "--raw", cwd=folder)
+    assert HOSTILE_LOG in raw   # the bytes, as the bot wrote them
+    assert raw.partition("\n")[0] == head  # the header is the arena's: escaped
+    other = _out("logs", mid, "--seat", "1", "--db", db, cwd=folder)
+    assert other.startswith(f"match {mid}, seat 1 (team 1): bot greedy;")
+
+
+def test_bot_names_and_fields_are_escaped_in_lists_and_summaries(played):
+    db, folder, season, mid = played
+    name = "evil\\x1b]0;pwned\\x07\\u202e"
+    listed = _out("bots", "list", "--db", db, cwd=folder)
+    _no_raw_escapes(listed)
+    line = re.search(rf"^{re.escape(name)} +1 +[0-9a-f]{{12}} grpc .*$", listed, re.M)
+    assert line and line[0].endswith("  mal\\x1b[8mlory\\u200b"), listed
+    rows = json.loads(_out("bots", "list", "--db", db, "--json", cwd=folder))
+    assert HOSTILE_NAME in [r["name"] for r in rows]  # the same data for a JSON reader
+
+    show = _out("bots", "show", f"{HOSTILE_NAME}@1", "--db", db, cwd=folder)
+    _no_raw_escapes(show)
+    assert f"name:         {name}\n" in show
+    assert "author:       mal\\x1b[8mlory\\u200b\n" in show
+    manifest = show.split("manifest:", 1)[1].split("\n", 1)[0]
+    assert json.loads(manifest)["description"] == "says " + HOSTILE_LOG
+    raw = _out("bots", "show", f"{HOSTILE_NAME}@1", "--db", db, "--raw", cwd=folder)
+    assert f"name:         {HOSTILE_NAME}\n" in raw and f"author:       {HOSTILE_AUTHOR}\n" in raw
+    assert json.loads(raw.split("manifest:", 1)[1].split("\n", 1)[0])["name"] == HOSTILE_NAME
+
+    for args in (("standings", season), ("standings", season, "--csv"),
+                 ("standings", season, "--json"), ("matches", season),
+                 ("matches", season, "--faults"), ("seasons",), ("replay", mid, "--verify")):
+        out = _out(*args, "--db", db, cwd=folder)
+        _no_raw_escapes(out)
+        if args[0] in ("standings", "matches") and args[-1] != "--faults":
+            assert "evil\\x1b" in out or "evil\\u001b" in out, (args, out)
+    standings = json.loads(_out("standings", season, "--db", db, "--json", cwd=folder))
+    assert HOSTILE_NAME in [b["name"] for b in standings["bots"]]
+
+
+# -- the dashboard's headers ----------------------------------------------------------------
+def test_every_dashboard_response_says_nosniff_and_carries_the_policy(played):
+    db, _, season, mid = played
+    app = create_app(db)
+
+    @app.get("/api/broken")
+    def broken():  # an unexpected error: its 500 carries the headers too
+        raise RuntimeError("a bug")
+    client = TestClient(app, raise_server_exceptions=False)
+    pages = ["/", f"/seasons/{season}", "/matches", f"/matches/{mid}",
+             f"/matches/{mid}/replay", "/bots", "/seasons/nope", "/matches?limit=-1"]
+    other = ["/api/seasons", f"/api/seasons/{season}", f"/api/seasons/{season}/progress",
+             "/api/matches", f"/api/matches/{mid}", f"/api/matches/{mid}/replay", "/api/bots",
+             "/api/matches/nope", "/api/matches?limit=-1", "/openapi.json",
+             "/static/arena.css", "/static/replay.js", "/static/nope.js", "/api/broken"]
+    nonces = set()
+    for url in pages + other:
+        r = client.get(url)
+        assert r.headers.get("x-content-type-options") == "nosniff", url
+        policy = r.headers.get("content-security-policy", "")
+        rules = dict((d.split(" ", 1) + [""])[:2] for d in policy.split("; "))
+        assert rules.get("default-src") == "'none'" and rules.get("script-src") == "'self'", \
+            (url, policy)
+        assert "unsafe-inline" not in policy and "unsafe-eval" not in policy, (url, policy)
+        nonce = re.fullmatch(r"'self' 'nonce-([A-Za-z0-9_-]{16,})'", rules.get("style-src", ""))
+        assert nonce, (url, policy)
+        nonces.add(nonce[1])
+        if url in pages:
+            assert "text/html" in r.headers["content-type"], url
+            html = r.text
+            assert not re.search(r"<script(?![^>]*\ssrc=)", html), url  # no inline script
+            assert not re.search(r"\sstyle=", html), url   # no style attribute
+            assert not re.search(r"\son[a-z]+=", html), url  # no inline handler
+            for tag in re.findall(r"<style[^>]*>", html):  # only the response's own nonce
+                assert tag == f'<style nonce="{nonce[1]}">', (url, tag)
+    assert len(nonces) == len(pages + other)  # a fresh nonce each response
+    page = client.get(f"/seasons/{season}").text
+    assert re.search(r"#ci-bar-1 \{ left: [0-9.]+%; width: [0-9.]+%; \}", page), page
