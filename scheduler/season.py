@@ -22,7 +22,7 @@ A season file is TOML::
 
     [sandbox]                         # each seat's limits (referee.seats.sandbox.SandboxPolicy):
                                       # cpu_seconds, memory_mb, processes, open_files,
-                                      # file_size_mb, tmpfs_mb
+                                      # file_size_mb, tmpfs_mb, cpu_cores, ponder_cores
 
     [[bots]]
     manifest = "bots/greedy"          # a bot.toml or its folder, relative to this file
@@ -141,7 +141,7 @@ class Season:
     # that ``open_season`` replaces by the stored season's; never in config() nor a repr
     secret: str = field(default_factory=new_secret, repr=False)
     secret_given: bool = False
-    sandbox: dict[str, int] | None = None  # the [sandbox] limits given (None: the defaults)
+    sandbox: dict[str, float] | None = None  # the [sandbox] limits given (None: the defaults)
 
     def config(self) -> dict[str, Any]:
         """What defines the season's matches (stored; a resumed season must match it)."""

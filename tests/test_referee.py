@@ -347,13 +347,19 @@ def test_a_flood_is_struck_and_the_match_still_ends(tmp_path):
     assert result["forfeit"]["seat"] == 3 and result["winner_team"] == 0
 
 
-def test_a_deluge_is_held_back_at_the_inbox_limit_and_struck(tmp_path, monkeypatch):
-    """A seat that streams large stray messages without pause while three slow seats think:
-    the referee holds at most INBOX_LIMIT of them unread (gRPC's flow control holds back the
-    rest, not the referee's memory), strikes the seat out at its turn, and no other seat has a
-    fault."""
+@pytest.mark.parametrize("gate_rate", ["unbounded", "default"])
+def test_a_deluge_is_held_back_and_struck(tmp_path, monkeypatch, gate_rate):
+    """A seat that streams large stray messages (60 kB each) without pause while three slow
+    seats think. Through its gate's default byte rate, the deluge waits in the bot's own
+    buffers (its answers behind it: it times out); with the gate's rate lifted, it reaches the
+    referee, which holds at most INBOX_LIMIT of them unread (gRPC's flow control holds back the
+    rest, not the referee's memory) and strikes it as a flood. Either way the seat is struck
+    out, and no other seat has a fault."""
     from referee.match import local
-    from referee.seats import grpc_seat, seat as seats
+    from referee.seats import gate, grpc_seat, seat as seats
+    if gate_rate == "unbounded":
+        monkeypatch.setattr(gate, "UP_BYTES_PER_S", 1 << 30)
+        monkeypatch.setattr(gate, "UP_BURST", 1 << 30)
     hubs = []
 
     class Hub(grpc_seat.SeatHub):
@@ -382,9 +388,13 @@ def test_a_deluge_is_held_back_at_the_inbox_limit_and_struck(tmp_path, monkeypat
             watcher.cancel()
     result, record, _ = asyncio.run(play())
     assert result["forfeit"] == {"seat": 3, "team": 1, "reason": "3 strikes"}
-    assert _kinds(record, 3) == ["flood", "flood", "flood"]
     assert [_kinds(record, seat) for seat in range(3)] == [[], [], []]
-    assert seats.INBOX_LIMIT - 1 <= most <= seats.INBOX_LIMIT, most
+    if gate_rate == "unbounded":
+        assert _kinds(record, 3) == ["flood", "flood", "flood"]
+        assert seats.INBOX_LIMIT - 1 <= most <= seats.INBOX_LIMIT, most
+    else:  # the gate's burst, then about one message a second, reach the referee
+        assert _kinds(record, 3) == ["timeout", "timeout", "timeout"]
+        assert most < seats.INBOX_LIMIT // 2, most
 
 
 def test_a_stolen_token_is_refused(tmp_path, monkeypatch):

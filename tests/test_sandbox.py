@@ -364,6 +364,12 @@ def test_the_policy_reads_from_a_spec_and_names_a_bad_field():
     spec = MatchSpec.from_dict({"match_id": "x", "variant": "two-deck-fry",
                                 "sandbox": {"cpu_seconds": 9}})
     assert MatchSpec.from_dict(spec.to_dict()).sandbox == SandboxPolicy(cpu_seconds=9).to_dict()
+    assert "ponder_cores" not in SandboxPolicy().to_dict()  # (stored settings as before)
+    assert policy_of({"ponder_cores": 0}).ponder_cores == 0.0
+    assert SandboxPolicy.from_dict(SandboxPolicy(ponder_cores=0.5).to_dict()).ponder_cores == 0.5
+    for bad in (-1, 0.001, True, "0.1"):
+        with pytest.raises(ValueError, match=r"field 'ponder_cores' = "):
+            SandboxPolicy.from_dict({"ponder_cores": bad})
 
 
 def test_the_command_line_binds_nothing_of_the_host_but_what_the_seat_needs(tmp_path):

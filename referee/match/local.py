@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import os
 import shutil
+import socket
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from referee.match.spec import MatchSpec
 from referee.seats.botzone_seat import (BotzoneSeat, memory_limit_of, time_limit_of,
                                         time_limit_text)
 from referee.seats.grpc_seat import SeatHub
-from referee.seats.launch import check_startable, launch
+from referee.seats.launch import check_startable, gate_listener, launch
 from referee.seats.manifest import Manifest, ManifestError
 from referee.seats.sandbox import policy_of, require_sandbox
 from referee.seats.seat import Seat, Unstarted
@@ -53,11 +54,15 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
     seats: list[Seat] = list(hub)
     servers = []
     sockets: dict[int, Path] = {}
+    listeners: dict[int, socket.socket] = {}
+    inner = sock_dir / "inner"  # the seats' servers: their gates reach them, no bot does
+    inner.mkdir(mode=0o700)
     for i, bot in enumerate(bots):
         if bot is not None and bot.protocol == "grpc":
             (sock_dir / f"seat{i}").mkdir(mode=0o700)
             sockets[i] = sock_dir / f"seat{i}"
-            servers.append(create_server(hub, [f"unix:{sockets[i]}/seat.sock"], seat=i))
+            servers.append(create_server(hub, [f"unix:{inner}/seat{i}.sock"], seat=i))
+            listeners[i] = gate_listener(sockets[i] / "seat.sock")
     if tcp_port is not None:
         tcp = create_server(hub, [])
         tcp_port = tcp.add_insecure_port(f"127.0.0.1:{tcp_port}")
@@ -93,7 +98,8 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
                     proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
                                   address=f"unix://{sockets[seat]}/seat.sock",
                                   token=hub.links[seat].token, sandbox=policy,
-                                  socket_dir=sockets[seat])
+                                  socket_dir=sockets[seat],
+                                  gate=(listeners[seat], inner / f"seat{seat}.sock"))
                     procs.append(proc)
             except ManifestError as e:  # the bot's own doing: its seat never connects
                 seats[seat] = Unstarted(str(e))
@@ -123,6 +129,8 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
         await asyncio.gather(*(s.wait_closed() for s in seats if isinstance(s, BotzoneSeat)))
         # the loop runs on meanwhile: a stdio bot's input is closed, so it can end by itself
         await asyncio.gather(*(asyncio.to_thread(p.stop) for p in procs))
+        for listener in listeners.values():
+            listener.close()  # (a seat whose bot never started)
         shutil.rmtree(sock_dir, ignore_errors=True)
     runner.bot_processes = procs  # stopped: for the tests, their seats' uids and pids
     return result, record, runner

@@ -150,6 +150,7 @@ class MatchRunner:
             cpu_started = time.process_time()
             for seat in range(4):  # from now on, a seat's new connection starts with it too
                 self._send(seat, pb.RefereeMessage(welcome=self._welcome(seat)))
+                self._turn(seat, False)
             if self.spec.deals is not None:
                 for i, deal in enumerate(self.spec.deals):
                     await self._play_game(deal.seed, list(deal.levels), deal.dealer, 1, i)
@@ -261,12 +262,14 @@ class MatchRunner:
                 where = {"game": index, "action": steps, "request_id": self.request_id}
                 sent = time.monotonic()  # the seat's clock starts as its request goes out
                 self.open[seat] = where
+                self._turn(seat, True)
                 reply = self.seats[seat].request(msg, sent + self._limit(seat),
                                                  self.watches[seat])
                 if held is not None:
                     self._settle(record, index, *held)
                 action, applied = await self._answer(state, seat, reply, sent, default_seed,
                                                      where)
+                self._turn(seat, False)
                 # an answer was applied when it was judged; a default is applied here
                 state, events = applied if applied is not None else apply(state, action, seat)
             self._queue_events(events)
@@ -312,6 +315,13 @@ class MatchRunner:
         self.pending[seat] = []
         self._keep(seat, msg)
         return msg
+
+    def _turn(self, seat: int, acting: bool) -> None:
+        """A launched seat's CPU share: the seat to act's while its request is open, a waiting
+        seat's otherwise (``SandboxPolicy.ponder_share``)."""
+        process = self.processes[seat]
+        if process is not None:
+            process.turn(acting)
 
     def _limit(self, seat: int) -> float:
         """Seconds ``seat`` has for its decision: the allowance and its time bank."""

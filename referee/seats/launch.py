@@ -15,6 +15,7 @@ import asyncio
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import shengji_arena
 
+from referee.seats import gate as gate_module
 from referee.seats.manifest import Manifest, ManifestError
 from referee.seats.sandbox import (PATH, SEAT_ADDRESS, SandboxPolicy, SeatCgroup, SeatUid,
                                    args_fd, claim_uid, environment_args, sandbox_command,
@@ -44,6 +46,55 @@ gRPC bot find the protocol there (``ARENA_PROTO_DIR``), so a bot's folder carrie
 PROTO_DIR_ENV = "ARENA_PROTO_DIR"
 BOTZONE_USER = "botzone"
 """The ``USER`` a Botzone bot is given (some Botzone bots check that it is set)."""
+GATE = Path(gate_module.__file__).resolve()
+"""The seat's gate program (``referee.seats.gate``), run by the interpreter alone."""
+GATE_BACKLOG = 1
+"""Connections a seat's socket queues while its gate holds as many as it passes on: past
+these, the bot's own ``connect`` waits or fails."""
+
+
+def gate_listener(path: Path) -> socket.socket:
+    """A gRPC seat's socket at ``path``, listening, for its gate (``start_gate``) to accept on."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(str(path))
+        listener.listen(GATE_BACKLOG)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
+def start_gate(listener: socket.socket, inner: Path,
+               cgroup: SeatCgroup | None = None) -> subprocess.Popen:
+    """Start the seat's gate (``referee.seats.gate``) on ``listener``, passing connections on to
+    the seat's server at ``inner``, in ``cgroup`` (the seat's) when there is one: what the bot
+    makes it do is that seat's CPU and memory. It ends when its standard input closes."""
+    fd = listener.fileno()
+    command = [sys.executable, "-I", "-S", str(GATE), str(fd), str(inner),
+               str(gate_module.UP_BYTES_PER_S), str(gate_module.UP_BURST)]
+    gate = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            env={"PATH": PATH}, pass_fds=(fd,), start_new_session=True)
+    if cgroup is not None:
+        try:
+            cgroup.add(gate.pid)  # (it is in before this returns)
+        except OSError:
+            stop_gate(gate)
+            raise
+    return gate
+
+
+def stop_gate(gate: subprocess.Popen) -> None:
+    """End a seat's gate: its standard input closed, killed if it has not ended within 1 s."""
+    try:
+        gate.stdin.close()
+    except OSError:
+        pass
+    try:
+        gate.wait(timeout=1)
+    except subprocess.TimeoutExpired:
+        gate.kill()
+        gate.wait()
 
 
 def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: str | None = None,
@@ -89,10 +140,18 @@ class BotProcess:
         self.sandboxed = sandboxed
         self.cgroup: SeatCgroup | None = None
         """The seat's cgroup, if it has one (removed at ``stop()``)."""
+        self.gate: subprocess.Popen | None = None
+        """A gRPC seat's gate (``start_gate``), ended at ``stop()``."""
 
     @property
     def pid(self) -> int:
         return self.popen.pid
+
+    def turn(self, acting: bool) -> None:
+        """The seat's CPU share: the seat to act's, or a waiting seat's (its cgroup's
+        ``turn``; nothing for a seat without one)."""
+        if self.cgroup is not None:
+            self.cgroup.turn(acting)
 
     async def exited(self) -> int:
         """Wait (without blocking the loop) until the process has exited; its exit status."""
@@ -149,6 +208,8 @@ class BotProcess:
             except ProcessLookupError:
                 pass
             self.popen.wait()
+        if self.gate is not None:  # (before its cgroup goes)
+            stop_gate(self.gate)
         if self.uid is not None:
             reap_uid(self.uid.uid)
             if self.cgroup is not None:
@@ -181,7 +242,8 @@ def reap_uid(uid: int, timeout: float = 10.0) -> None:
 
 def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
            address: str | None = None, token: str | None = None,
-           sandbox: SandboxPolicy | None = None, socket_dir: Path | None = None) -> BotProcess:
+           sandbox: SandboxPolicy | None = None, socket_dir: Path | None = None,
+           gate: tuple[socket.socket, Path] | None = None) -> BotProcess:
     """Start one bot process for one seat, its output into ``log_path``. A gRPC bot connects to
     ``address`` with ``token``; a stdio bot's standard input and output are left open as pipes
     (``popen.stdin``, ``popen.stdout``) for its ``StdioSeat``. With a ``sandbox`` policy, the bot
@@ -189,7 +251,9 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
     folder of its seat's socket ``seat.sock``) is its one way to the referee, and its address
     is the socket's path inside the sandbox. A Botzone bot is a stdio one (started by its seat
     each turn, or once while it keeps running) that also sees its manifest's ``data`` folder
-    read-only at ``/data`` (``sandbox.DATA_DIR``)."""
+    read-only at ``/data`` (``sandbox.DATA_DIR``). A gRPC bot's ``gate``, its seat's listening
+    socket and the seat server's inner socket, is handed to the seat's gate process, started in
+    the seat's cgroup before the bot (``start_gate``; the listener is closed here)."""
     stdio = manifest.protocol in ("stdio", "botzone")  # (a Botzone bot: pipes, each turn)
     command = list(manifest.command)
     if command[0] in ("python", "python3"):
@@ -218,7 +282,10 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
                                   data_dir=manifest.data_folder if manifest.protocol == "botzone"
                                   else None)
         env = {"PATH": PATH}  # (prlimit's and bwrap's own; the bot's is the one above)
+    gate_proc = None
     try:
+        if gate is not None:
+            gate_proc = start_gate(gate[0], gate[1], cgroup)
         proc = subprocess.Popen(command, cwd=manifest.folder, env=env,
                                 stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
                                 stdout=subprocess.PIPE,
@@ -227,6 +294,8 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
                                 pass_fds=tuple(fd for fd in (filter_fd, env_fd)
                                                if fd is not None))
     except OSError as e:
+        if gate_proc is not None:
+            stop_gate(gate_proc)
         if cgroup is not None:
             cgroup.remove()
         if uid is not None:
@@ -238,12 +307,15 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
         for fd in (filter_fd, env_fd):
             if fd is not None:
                 os.close(fd)  # bwrap has its own copy
+        if gate is not None:
+            gate[0].close()  # the gate's alone: the socket dies with it
     output = proc.stderr if stdio else proc.stdout
     pump = threading.Thread(target=_keep_log, args=(output, Path(log_path), LOG_LIMIT),
                             name=f"seat{seat}-log", daemon=True)
     pump.start()
     bot = BotProcess(proc, pump, uid, sandbox is not None, Path(log_path))
     bot.cgroup = cgroup
+    bot.gate = gate_proc
     return bot
 
 

@@ -84,6 +84,10 @@ class SandboxUnavailable(RuntimeError):
     """bwrap cannot run here; the message says why and how to run without it."""
 
 
+DEFAULT_PONDER_CORES = 0.1
+"""A waiting seat's CPU: enough to read its events as they come, too little to search."""
+
+
 @dataclass(frozen=True)
 class SandboxPolicy:
     """The limits of one seat's sandbox. ``cpu_seconds`` is CPU time per process (a bot may
@@ -94,7 +98,11 @@ class SandboxPolicy:
     (where the seat's cgroup has the CPU controller) caps the whole tree's CPU at that many
     cores, a fraction allowed; 0, the default, sets no cap: every seat then has an equal share
     of the CPU when the seats want more than there is, and may use what the others leave idle
-    (it may think on its opponents' time, never on their share)."""
+    (it may think on its opponents' time, never on their share). ``ponder_cores`` caps a seat
+    while it waits for its turn (no pondering, as on Botzone, whose judge suspends a bot between
+    its turns): a bot that thinks or spins on its opponents' time takes next to nothing from
+    the seat whose clock runs, not even a core of its own beside it (two cores of one machine
+    share caches and memory); 0 lifts that cap."""
 
     cpu_seconds: int = 600
     memory_mb: int = 2048
@@ -103,11 +111,12 @@ class SandboxPolicy:
     file_size_mb: int = 64
     tmpfs_mb: int = 64
     cpu_cores: float = 0.0
+    ponder_cores: float = DEFAULT_PONDER_CORES
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name == "cpu_cores":
+            if f.name in ("cpu_cores", "ponder_cores"):
                 if not (isinstance(v, (int, float)) and not isinstance(v, bool) and (
                         v == 0 or MIN_CPU_CORES <= v <= MAX_CPU_CORES)):
                     raise ValueError(f"sandbox: field {f.name!r} = {v!r}: expected a number "
@@ -120,11 +129,14 @@ class SandboxPolicy:
                                  "number, 1 or more")
 
     def to_dict(self) -> dict[str, float]:
-        """The limits by name; ``cpu_cores`` only when it sets a cap (a policy without one
-        reads as it did before the field was added: a season's stored settings unchanged)."""
+        """The limits by name; ``cpu_cores`` only when it sets a cap and ``ponder_cores`` only
+        when not the default (a policy without them reads as it did before the fields were
+        added: a season's stored settings unchanged)."""
         out = asdict(self)
         if not self.cpu_cores:
             del out["cpu_cores"]
+        if self.ponder_cores == DEFAULT_PONDER_CORES:
+            del out["ponder_cores"]
         return out
 
     @classmethod
@@ -235,9 +247,32 @@ class SeatCgroup:
     (``prlimit``); without the CPU controller, a seat's tree has no CPU bound but
     ``cpu_seconds`` per process."""
 
-    def __init__(self, kind: str, dirs: list[Path]) -> None:
+    def __init__(self, kind: str, dirs: list[Path],
+                 policy: "SandboxPolicy | None" = None) -> None:
         self.kind = kind
         self.dirs = dirs
+        self._cap: Path | None = None  # its cpu.cfs_quota_us (v1) or cpu.max (v2), if any
+        for d in dirs:
+            for name in ("cpu.cfs_quota_us", "cpu.max"):
+                if (d / name).exists():
+                    self._cap = d / name
+        self._caps = {}
+        if policy is not None:
+            waiting = min(c for c in (policy.cpu_cores, policy.ponder_cores) if c) \
+                if policy.cpu_cores or policy.ponder_cores else 0.0
+            for acting, cores in ((True, policy.cpu_cores), (False, waiting)):
+                quota = _cpu_quota_us(cores)
+                self._caps[acting] = (str(quota or -1) if kind == "v1" else
+                                      f"{quota or 'max'} {CPU_PERIOD_US}")
+
+    def turn(self, acting: bool) -> None:
+        """Cap the seat as the seat to act (``policy.cpu_cores``), or as a seat waiting for its
+        turn (``policy.ponder_cores`` too). Nothing without the CPU controller."""
+        if self._cap is not None and self._caps:
+            try:
+                self._cap.write_text(self._caps[acting])
+            except OSError:  # (removed under it: the seat is over)
+                pass
 
     @classmethod
     def make(cls, name: str, policy: "SandboxPolicy") -> "SeatCgroup | None":
@@ -256,7 +291,7 @@ class SeatCgroup:
                 if (dirs[0] / "memory.memsw.limit_in_bytes").exists():
                     (dirs[0] / "memory.memsw.limit_in_bytes").write_text(memory)
                 (dirs[1] / "pids.max").write_text(str(policy.processes))
-                return cls("v1", dirs + _cpu_v1(name, policy))
+                return cls("v1", dirs + _cpu_v1(name, policy), policy)
             enabled = (CGROUP_FS / "cgroup.subtree_control").read_text().split()
             if "memory" in enabled and "pids" in enabled:
                 _enable_cpu_v2(enabled)
@@ -268,11 +303,16 @@ class SeatCgroup:
                     (d / "memory.swap.max").write_text("0")
                 (d / "pids.max").write_text(str(policy.processes))
                 _cpu_v2(d, policy)
-                return cls("v2", [d])
+                return cls("v2", [d], policy)
         except OSError:
             cls("", made).remove()
             return None
         return None
+
+    def add(self, pid: int) -> None:
+        """Move the process ``pid`` (one that starts no other) into the cgroup."""
+        for d in self.dirs:
+            (d / "cgroup.procs").write_text(str(pid))
 
     def enter(self) -> list[str]:
         script = " && ".join(f"echo $$ > {d}/cgroup.procs" for d in self.dirs)
@@ -286,11 +326,11 @@ class SeatCgroup:
                 pass
 
 
-def _cpu_quota_us(policy: "SandboxPolicy") -> int | None:
-    """The seat's CPU cap in microseconds per ``CPU_PERIOD_US`` (None: no cap)."""
-    if not policy.cpu_cores:
+def _cpu_quota_us(cores: float) -> int | None:
+    """A cap of ``cores`` in microseconds per ``CPU_PERIOD_US`` (None: 0, no cap)."""
+    if not cores:
         return None
-    return max(1000, round(policy.cpu_cores * CPU_PERIOD_US))  # (the kernel's least: 1 ms)
+    return max(1000, round(cores * CPU_PERIOD_US))  # (the kernel's least: 1 ms)
 
 
 def _cpu_roots_v1() -> list[Path]:
@@ -316,7 +356,7 @@ def _cpu_v1(name: str, policy: "SandboxPolicy") -> list[Path]:
         if made and (made[0] / "cpu.shares").exists():
             (made[0] / "cpu.shares").write_text(str(SEAT_CPU_SHARES))
             (made[0] / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
-            (made[0] / "cpu.cfs_quota_us").write_text(str(_cpu_quota_us(policy) or -1))
+            (made[0] / "cpu.cfs_quota_us").write_text(str(_cpu_quota_us(policy.cpu_cores) or -1))
     except OSError:
         SeatCgroup("v1", made).remove()
         return []
@@ -330,7 +370,7 @@ def _cpu_v2(d: Path, policy: "SandboxPolicy") -> None:
         return
     try:
         (d / "cpu.weight").write_text(str(SEAT_CPU_WEIGHT))
-        (d / "cpu.max").write_text(f"{_cpu_quota_us(policy) or 'max'} {CPU_PERIOD_US}")
+        (d / "cpu.max").write_text(f"{_cpu_quota_us(policy.cpu_cores) or 'max'} {CPU_PERIOD_US}")
     except OSError:
         pass
 
