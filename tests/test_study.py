@@ -76,9 +76,12 @@ def test_study_power_refuses_bad_input_plainly(tmp_path, capsys):
 
 
 def test_study_power_plays_bot_folders_through_the_referee(tmp_path):
+    # a key of our own, so the same cards each run: with a fresh secret one, greedy's two
+    # duplicate pairs against random were both drawn in one run of four
     p = arena("study", "power", str(GREEDY), str(RANDOM), "--variant", "single-deck",
               "--deals", "4", "--deals-per-set", "2", "--samples", "20", "--json",
-              "--workers", "4", "--workdir", str(tmp_path / "w"), cwd=tmp_path)
+              "--seed", "study-power", "--workers", "4", "--workdir", str(tmp_path / "w"),
+              cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     got = json.loads(p.stdout)
     assert got["a"] == "greedy" and got["b"] == "random" and got["deals"] == 4
