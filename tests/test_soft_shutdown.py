@@ -22,7 +22,7 @@ from scheduler.season import load_season
 from scheduler.store import Store
 from scheduler.workers import list_workers
 
-REDIS = "redis://127.0.0.1:6379/11"
+REDIS = f"redis://{os.environ.get('ARENA_TEST_REDIS_SERVER', '127.0.0.1:6379')}/11"
 PORTS = (9461, 9462)
 # one Redis database for the file's tests, which flush it: never two of them at once
 pytestmark = pytest.mark.xdist_group("test_soft_shutdown")
