@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from cli.common import visible
+
 
 def register(sub, bench_sub) -> None:
     bz = sub.add_parser("botzone", help="Botzone bots: logs of their matches")
@@ -38,15 +40,16 @@ def cmd_botzone_log(args) -> int:
         lines = [json.dumps(game, separators=(",", ":"))
                  for record in match.games for game in botzone_log(record, args.seat)]
     except OSError as e:
-        print(f"{path}: cannot be read: {e.strerror}", file=sys.stderr)
+        print(f"{visible(path, one_line=True)}: cannot be read: {e.strerror}", file=sys.stderr)
         return 2
     except ValueError as e:  # not JSON, a field the record format does not accept
-        print(f"{path}: {e}", file=sys.stderr)
+        print(visible(f"{path}: {e}"), file=sys.stderr)  # e quotes the record (and its path)
         return 2
     text = "".join(line + "\n" for line in lines)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
-        print(f"{len(lines)} Botzone game(s) of seat {args.seat} written to {args.out}")
+        print(f"{len(lines)} Botzone game(s) of seat {args.seat} written to "
+              f"{visible(args.out, one_line=True)}")
     else:
         sys.stdout.write(text)
     return 0

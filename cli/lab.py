@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from cli.common import json_text, visible
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -33,23 +35,23 @@ def cmd_lab(args) -> int:
                                deals_per_set=args.deals_per_set, workers=args.workers,
                                seed=args.seed)
     except PolicyError as e:
-        print(f"arena lab: {e}", file=sys.stderr)
+        print(f"arena lab: {visible(e)}", file=sys.stderr)
         return 2
     took = time.perf_counter() - t
     st = compute(season, rows, samples=args.samples)
     decisions = sum(r["decisions"] for r in rows)
     faults = [f for r in rows for f in r["faults"]]
     if args.json:
-        print(json.dumps({**st.to_dict(), "seconds": round(took, 3), "decisions": decisions,
-                          "faults": len(faults)}, indent=1))
+        print(json_text({**st.to_dict(), "seconds": round(took, 3), "decisions": decisions,
+                         "faults": len(faults)}, indent=1))
         return 0
-    print(table(st))
+    print(visible(table(st)))
     print(f"lab: {pairs} pairs of {args.deals_per_set} deals ({st.deals} deals played, "
           f"{decisions} decisions) in {took:.1f} s with {args.workers} worker(s); seed "
           f"{args.seed!r}; {len(faults)} fault(s)")
-    for f in faults[:5]:
-        print(f"  fault: seat {f['seat']} {f['kind']}: {f['reason']} (default "
-              f"{f['default_action']})")
+    for f in faults[:5]:  # the reason quotes what the policy raised
+        print(f"  fault: seat {f['seat']} {f['kind']}: {visible(f['reason'], one_line=True)} "
+              f"(default {f['default_action']})")
     return 0
 
 
@@ -81,7 +83,7 @@ def cmd_wrap(args) -> int:
             if found.submodule_search_locations:
                 source = source.parent  # a package: copied whole
     except PolicyError as e:
-        print(f"arena bots wrap: {e}", file=sys.stderr)
+        print(f"arena bots wrap: {visible(e)}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
     if source.is_dir():
@@ -102,8 +104,9 @@ def cmd_wrap(args) -> int:
         f"from {module} import {attr}\n\n"
         f"if __name__ == \"__main__\":\n"
         f"    sys.exit(run_policy({attr}(), {name!r}))\n")
-    print(f"wrote {out}: bot {name!r} plays policy {module}:{attr} (bot.toml, bot.py, "
-          f"{source.name})")
+    print(f"wrote {visible(out, one_line=True)}: bot {name!r} plays policy "
+          f"{visible(module, one_line=True)}:{attr} (bot.toml, bot.py, "
+          f"{visible(source.name, one_line=True)})")
     return 0
 
 

@@ -925,14 +925,17 @@ def cmd_sprt(args) -> int:
         if args.deals_per_set < 1 or args.max_pairs < 1:
             raise ValueError("--deals-per-set and --max-pairs must be at least 1")
     except (ManifestError, ValueError, SeasonError) as e:
-        print(f"arena sprt: {e}", file=sys.stderr)
+        print(f"arena sprt: {visible(e)}", file=sys.stderr)
         return 2
     name_a = bot_a if local else bot_a.name
     name_b = bot_b if local else bot_b.name
+    # the names as printed: a manifest's name is the bot author's text (the raw names stay
+    # the seats' names in the matches)
+    shown_a, shown_b = visible(name_a, one_line=True), visible(name_b, one_line=True)
     hyp = (f"H0 diff <= {args.d0}, H1 diff >= {args.d1} levels per deal (paired differences)"
            if args.score == "diff" else f"H0 elo <= {args.elo0}, H1 elo >= {args.elo1} (pair "
            "W/D/L)")
-    print(f"sprt {name_a} vs {name_b}: {args.variant}, duplicate pairs of "
+    print(f"sprt {shown_a} vs {shown_b}: {args.variant}, duplicate pairs of "
           f"{args.deals_per_set} deals{' in process' if local else ''}; {hyp}, alpha "
           f"{args.alpha}, beta {args.beta}, at most {args.max_pairs} pairs", file=sys.stderr)
     t = time.perf_counter()
@@ -965,9 +968,9 @@ def cmd_sprt(args) -> int:
         if not args.no_progress:
             print(file=sys.stderr)
     if args.score == "diff":
-        verdict = {"H1": f"{name_a} is stronger by at least {args.d1} levels per deal (H1 "
+        verdict = {"H1": f"{shown_a} is stronger by at least {args.d1} levels per deal (H1 "
                          "accepted)",
-                   "H0": f"{name_a} is not stronger by {args.d1} levels per deal; at most "
+                   "H0": f"{shown_a} is not stronger by {args.d1} levels per deal; at most "
                          f"{args.d0} (H0 accepted)",
                    None: "no decision within --max-pairs"}[got["decision"]]
         at = got["decided_at"]
@@ -981,8 +984,8 @@ def cmd_sprt(args) -> int:
               f" (W-D-L {got['W']}-{got['D']}-{got['L']} over {got['pairs']} pairs"
               f"{'' if args.compare else '; --compare plays on until it decides'})")
         return 0 if got["decision"] else 3
-    verdict = {"H1": f"{name_a} is stronger by at least {args.elo1} Elo (H1 accepted)",
-               "H0": f"{name_a} is not stronger by {args.elo1} Elo; at most {args.elo0} "
+    verdict = {"H1": f"{shown_a} is stronger by at least {args.elo1} Elo (H1 accepted)",
+               "H0": f"{shown_a} is not stronger by {args.elo1} Elo; at most {args.elo0} "
                      "(H0 accepted)",
                None: "no decision within --max-pairs"}[got["decision"]]
     llr = got.get("llr", got.get("llr_wdl"))

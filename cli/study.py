@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from cli.common import json_text, visible
+
 
 def register(sub, bench_sub) -> None:  # no benchmark of its own: bench_sub unused
     from cli.common import VARIANT_HELP, unsandboxed_option, variant_ids_or_exit
@@ -50,7 +52,7 @@ def register(sub, bench_sub) -> None:  # no benchmark of its own: bench_sub unus
 
 
 def _fail(msg: str) -> int:
-    print(f"arena study power: {msg}", file=sys.stderr)
+    print(f"arena study power: {visible(msg)}", file=sys.stderr)
     return 2
 
 
@@ -147,15 +149,17 @@ def cmd_study_power(args) -> int:
         power.plot(pairs, args.plot, args.deals_per_set,
                    f"{name_a} vs {name_b}, {args.variant}: running estimate, 95% interval")
     if args.json:
-        print(json.dumps({"a": name_a, "b": name_b, "variant": args.variant,
-                          "deals": len(pairs), "deals_played": 2 * len(pairs),
-                          "deals_per_set": args.deals_per_set,
-                          "estimators": [e.to_dict() for e in got],
-                          "sprt": {k: {"pairs": n, "decision": d} for k, (n, d) in
-                                   stops.items()},
-                          "sprt_resampled": streams}, indent=2))
+        print(json_text({"a": name_a, "b": name_b, "variant": args.variant,
+                         "deals": len(pairs), "deals_played": 2 * len(pairs),
+                         "deals_per_set": args.deals_per_set,
+                         "estimators": [e.to_dict() for e in got],
+                         "sprt": {k: {"pairs": n, "decision": d} for k, (n, d) in
+                                  stops.items()},
+                         "sprt_resampled": streams}, indent=2))
         return 0
-    print(f"{name_a} vs {name_b}, {args.variant}: {len(pairs)} deals, each played twice with "
+    # a manifest's name is the bot author's text
+    print(f"{visible(name_a, one_line=True)} vs {visible(name_b, one_line=True)}, "
+          f"{args.variant}: {len(pairs)} deals, each played twice with "
           f"the partnerships swapped ({2 * len(pairs)} plays, {took:.0f}s); duplicate pairs "
           f"of {args.deals_per_set} deals")
     print(f"{'estimator':<16} {'var/deal':>8} {'[95% bootstrap]':>19} {'mean':>7} "
@@ -184,7 +188,7 @@ def cmd_study_power(args) -> int:
               f"paired test first on {streams['diff_first']:.1%}, together on "
               f"{streams['together']:.1%}")
     if args.plot:
-        print(f"plot: {args.plot}")
+        print(f"plot: {visible(args.plot, one_line=True)}")
     return 0
 
 

@@ -42,14 +42,14 @@ def _this_run() -> int:
 
 def _redis_of_run(run: int) -> str:
     """The Redis server ("host:port") of run ``run``: the machine's on 6379 for run 0; for
-    another, one of its own on 6390 + run, started here when none answers (left running for
+    another, one of its own on 6400 + run, started here when none answers (left running for
     the next run of that number, as `make redis` leaves 6379's)."""
     if run == 0:
         return "127.0.0.1:6379"
     import shutil
     import socket
     import subprocess
-    port = 6390 + run
+    port = 6400 + run
     try:
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
     except OSError:

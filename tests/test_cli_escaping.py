@@ -4,8 +4,10 @@ sends ``nosniff`` and a Content-Security-Policy its own pages keep to.
 
 Real components: a SQLite store, ``arena bots submit`` and ``arena season run`` in their own
 processes, a referee process per match and a bot of the test's own, named with escapes, that
-writes terminal escapes to its stderr; the dashboard is the real app under FastAPI's
-TestClient (the browser's side is in test_web_browser.py).
+writes terminal escapes to its stderr; for `arena sprt`, `study power`, `lab`, `bots wrap` and
+`botzone log`, copies of the stdio sample bot named with escapes, a lab policy that raises
+them and files named with them; the dashboard is the real app under FastAPI's TestClient (the
+browser's side is in test_web_browser.py).
 """
 
 from __future__ import annotations
@@ -196,6 +198,139 @@ def test_bot_names_and_fields_are_escaped_in_lists_and_summaries(played):
     standings = json.loads(_out("standings", season, "--db", db, "--json", cwd=folder))
     assert HOSTILE_NAME in [b["name"] for b in standings["bots"]]
 
+
+
+# -- sprt, study, lab and botzone: names, fault reasons, error messages, file names ----------
+#: a name or a file name that carries ESC, BEL and a right-to-left override, and as the
+#: commands must print it
+HOSTILE_FILE = "evil\x1b]0;pwned\x07\u202e"
+HOSTILE_SHOWN = "evil\\x1b]0;pwned\\x07\\u202e"
+#: what a hostile lab policy raises: a clipboard write (OSC 52), a C1 CSI and an override
+HOSTILE_RAISE = "boom \x1b]52;c;cHduZWQ=\x07 \x9b31m \u202etxt.exe"
+RAISE_SHOWN = "boom \\x1b]52;c;cHduZWQ=\\x07 \\x9b31m \\u202etxt.exe"
+
+
+def _run(*args: str, cwd: Path) -> tuple[int, str, str]:
+    """``arena ARGS`` in its own process: exit code, stdout and stderr decoded as written."""
+    p = subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, env=env(),
+                       capture_output=True, timeout=120)
+    return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8")
+
+
+def _stdio_bot(folder: Path, name: str) -> Path:
+    """A bot folder of the stdio sample bot (fast to start), named ``name`` in its manifest
+    (written with TOML escapes: the manifest holds only printable text)."""
+    folder.mkdir()
+    (folder / "stdio_bot.py").write_bytes((BOTS.parent / "stdio" / "stdio_bot.py").read_bytes())
+    toml_name = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in name)
+    (folder / "bot.toml").write_text(f'name = "{toml_name}"\nversion = "1"\ncommand = '
+                                     '["python3", "stdio_bot.py"]\nprotocol = "stdio"\n',
+                                     encoding="utf-8")
+    return folder
+
+
+def _bad_manifest(tmp_path: Path) -> Path:
+    """A bot folder named with escapes whose manifest is refused: the error names its path."""
+    bad = tmp_path / HOSTILE_FILE
+    bad.mkdir()
+    (bad / "bot.toml").write_text('name = "bad"\nversion = "1"\ncommand = ["x"]\n'
+                                  'protocol = "bogus"\n', encoding="utf-8")
+    return bad
+
+
+def test_sprt_shows_a_manifests_name_and_a_refused_path_escaped(tmp_path):
+    evil = _stdio_bot(tmp_path / "a", HOSTILE_NAME)
+    plain = _stdio_bot(tmp_path / "b", "plain")
+    # the same program on both sides: pair results are draws, and these bounds decide at once
+    rc, out, err = _run("sprt", str(evil), str(plain), "--variant", "single-deck",
+                        "--score", "wdl", "--elo0", "-1000", "--elo1", "0", "--alpha", "0.45",
+                        "--beta", "0.45", "--deals-per-set", "1", "--max-pairs", "1",
+                        "--seed", "escaping", "--workdir", str(tmp_path / "w"),
+                        "--no-progress", cwd=tmp_path)
+    assert rc == 0, err
+    _no_raw_escapes(out + err)
+    assert err.startswith(f"sprt {HOSTILE_SHOWN} vs plain: single-deck,"), err
+    assert out.startswith(f"{HOSTILE_SHOWN} is stronger by at least 0.0 Elo (H1 accepted)"), out
+    # the seats keep the name as it is: only what is printed is escaped
+    record = json.loads((tmp_path / "w" / "sprt-0000-0" / "record.json").read_text())
+    assert record["seats"] == [HOSTILE_NAME, "plain", HOSTILE_NAME, "plain"]
+
+    rc, out, err = _run("sprt", str(_bad_manifest(tmp_path)), str(plain), cwd=tmp_path)
+    assert rc == 2 and not out, (rc, out)
+    _no_raw_escapes(err)
+    assert f"arena sprt: {tmp_path}/{HOSTILE_SHOWN}/bot.toml: field 'protocol'" in err, err
+
+
+def test_study_power_shows_a_manifests_name_and_a_refused_path_escaped(tmp_path):
+    rc, out, err = _run("study", "power", str(_bad_manifest(tmp_path)), "random", cwd=tmp_path)
+    assert rc == 2 and not out, (rc, out)
+    _no_raw_escapes(err)
+    assert f"arena study power: {tmp_path}/{HOSTILE_SHOWN}/bot.toml: field 'protocol'" in err
+
+    evil = _stdio_bot(tmp_path / "a", HOSTILE_NAME)
+    plain = _stdio_bot(tmp_path / "b", "plain")
+    args = ("study", "power", str(evil), str(plain), "--variant", "single-deck", "--deals",
+            "2", "--deals-per-set", "1", "--samples", "10", "--seed", "escaping", "--workers",
+            "2", "--workdir", str(tmp_path / "w"), "--no-progress")
+    rc, out, err = _run(*args, cwd=tmp_path)
+    assert rc == 0, err
+    _no_raw_escapes(out + err)
+    assert out.startswith(f"{HOSTILE_SHOWN} vs plain, single-deck: 2 deals"), out
+
+
+EVIL_POLICY = f"""
+class Evil:
+    def act(self, view, legal):
+        raise RuntimeError({HOSTILE_RAISE!r})
+"""
+
+
+def test_lab_and_wrap_show_what_a_policy_raised_escaped(tmp_path):
+    (tmp_path / "evilpolicy.py").write_text(EVIL_POLICY, encoding="utf-8")
+    rc, out, err = _run("lab", "evilpolicy.py:Evil", "random", "--variant", "single-deck",
+                        "--deals", "1", "--deals-per-set", "1", "--samples", "10",
+                        cwd=tmp_path)
+    assert rc == 0, err
+    _no_raw_escapes(out + err)
+    faults = [line for line in out.splitlines() if line.startswith("  fault: ")]
+    assert faults, out
+    for line in faults:  # each strike's reason quotes what the policy raised
+        assert f"garbage: RuntimeError: {RAISE_SHOWN} (default " in line, line
+
+    # a policy whose import fails: the error quotes its exception
+    (tmp_path / "brokenpolicy.py").write_text(f"raise ImportError({HOSTILE_RAISE!r})\n",
+                                              encoding="utf-8")
+    for args, head in ((("lab", "brokenpolicy.py:X", "random"), "arena lab: "),
+                       (("bots", "wrap", "brokenpolicy.py:X", "--out", "o"),
+                        "arena bots wrap: ")):
+        rc, out, err = _run(*args, cwd=tmp_path)
+        assert rc == 2 and not out, (args, rc, out)
+        _no_raw_escapes(err)
+        assert err.startswith(head) and f"failed: ImportError: {RAISE_SHOWN}\n" in err, err
+
+
+def test_botzone_log_shows_a_records_file_name_escaped(tmp_path):
+    from referee.rules.record import FORMAT
+    missing = tmp_path / f"{HOSTILE_FILE}.json"
+    rc, out, err = _run("botzone", "log", str(missing), "--seat", "0", cwd=tmp_path)
+    assert rc == 2 and not out, (rc, out)
+    _no_raw_escapes(err)
+    assert err == f"{tmp_path}/{HOSTILE_SHOWN}.json: cannot be read: No such file or directory\n"
+
+    missing.write_text('{"format": "nonsense"}', encoding="utf-8")
+    rc, out, err = _run("botzone", "log", str(missing), "--seat", "0", cwd=tmp_path)
+    assert rc == 2 and not out, (rc, out)
+    _no_raw_escapes(err)
+    assert err.startswith(f"{tmp_path}/{HOSTILE_SHOWN}.json: ") and "'format'" in err, err
+
+    missing.write_text(json.dumps({"format": FORMAT, "variant": "single-deck", "seed": "x",
+                                   "actions": []}), encoding="utf-8")
+    rc, out, err = _run("botzone", "log", str(missing), "--seat", "0", "--out",
+                        f"{HOSTILE_FILE}.jsonl", cwd=tmp_path)
+    assert rc == 0, err
+    _no_raw_escapes(out)
+    assert out == f"0 Botzone game(s) of seat 0 written to {HOSTILE_SHOWN}.jsonl\n", out
+    assert (tmp_path / f"{HOSTILE_FILE}.jsonl").read_text() == ""
 
 # -- the dashboard's headers ----------------------------------------------------------------
 def test_every_dashboard_response_says_nosniff_and_carries_the_policy(played):

@@ -135,7 +135,7 @@ def test_a_restarted_redis_mid_season_loses_nothing(tmp_path, pg):
     """A Redis of the test's own (the shared one stays up), stopped and started again while
     matches are queued and one is being played."""
     import shutil
-    port = 6391
+    port = 6391 + int(os.environ.get("ARENA_TEST_RUN", "0"))  # (a run of its own: conftest)
     server = shutil.which("redis-server")
     assert server, "redis-server is needed (make test starts the shared one with it)"
 

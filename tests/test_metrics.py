@@ -4,6 +4,7 @@ gauges are its matches by status. The worker's endpoint is checked in test_soft_
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import urllib.request
@@ -13,7 +14,7 @@ from league_helpers import BOTS, env, season_file, unique, wait_for
 from conftest import ROOT
 from scheduler.store import Store
 
-PORT = 9463
+PORT = 9463 + int(os.environ.get("ARENA_TEST_RUN", "0"))  # (a run of its own: conftest)
 
 
 def scrape(port: int) -> dict[str, float]:
