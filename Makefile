@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-loaded install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme
+.PHONY: demo test test-loaded install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme java
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -75,8 +75,18 @@ check-protos: $(STAMP)
 	    { echo "protos: $$f differs from what $(PROTO) generates; run 'make protos'"; exit 1; }; \
 	done && echo "protos: generated code is up to date" && rm -rf $$tmp
 
-# The sample bots in other languages: Node.js (npm) and C++ (Debian's gRPC packages).
-bots: sample_bots/node/node_modules/.installed sample_bots/cpp/build/arena_bot
+# The sample bots in other languages: Node.js (npm), C++ (Debian's gRPC packages) and Java
+# (Debian's OpenJDK 17, installed with apt when missing: Java bots run on it, and the tests build
+# the Java sample from source in the build sandbox). docs/languages.md lists the runtimes.
+bots: java sample_bots/node/node_modules/.installed sample_bots/cpp/build/arena_bot \
+      sample_bots/java/build/Bot.class
+
+java:
+	@tools/install-java.sh
+
+# What the Java sample's manifest builds (bot.toml's `build`), for `arena match`.
+sample_bots/java/build/Bot.class: sample_bots/java/src/Json.java sample_bots/java/src/Bot.java | java
+	cd sample_bots/java && javac -encoding UTF-8 --release 17 -d build src/Json.java src/Bot.java
 
 sample_bots/node/node_modules/.installed: sample_bots/node/package-lock.json
 	cd sample_bots/node && npm ci --silent --offline --cache ./npm-cache --no-audit --no-fund
@@ -123,5 +133,5 @@ readme: $(STAMP) sandbox bots
 	$(BIN)/python -m tools.readme_blocks
 
 clean:
-	rm -rf $(VENV) build *.egg-info sample_bots/node/node_modules
+	rm -rf $(VENV) build *.egg-info sample_bots/node/node_modules sample_bots/java/build
 	$(MAKE) -C sample_bots/cpp clean

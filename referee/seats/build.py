@@ -23,7 +23,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Any
 
 from referee.seats.launch import LOG_LIMIT, LOG_TAIL, PROTO_DIR_ENV, PROTOS, reap_uid
 from referee.seats.manifest import Manifest
+from referee.seats.runtimes import resolve, step_runtimes
 from referee.seats.sandbox import (PATH, SandboxPolicy, SeatCgroup, claim_uid, require_sandbox,
                                    sandbox_command, seccomp_fd)
 
@@ -201,10 +201,17 @@ def _program(step: tuple[str, ...], folder: Path) -> str | None:
 def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
               sandbox: SandboxPolicy | None, uid, deadline: float, timeout: float,
               log: "_Log") -> str | None:
-    """Run one build step in ``folder``; why it failed (None: it passed)."""
+    """Run one build step in ``folder``; why it failed (None: it passed). The step runs under
+    the bot's runtime and the one its program means (``referee.seats.runtimes.step_runtimes``):
+    their binds, and the environment the arena sets for them (a JVM's flags, offline Go and
+    Cargo); a runtime missing on this machine fails the step, naming its Debian package."""
     command = list(step)
-    if command[0] in ("python", "python3"):
-        command[0] = sys.executable
+    command[0] = resolve(command[0])  # python: the arena's interpreter; javac: OpenJDK 17's
+    runtimes = step_runtimes(manifest, step)
+    for runtime in runtimes:
+        missing = runtime.missing()
+        if missing is not None:
+            return f"cannot run: {missing}"
     problem = _program(tuple(command), folder)
     if problem is not None:
         return problem
@@ -212,14 +219,18 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
     # the protocol the bot is built against: the referee's own
     env: dict[str, str] = {**os.environ, PROTO_DIR_ENV: str(PROTOS)}
     if sandbox is not None:
-        env = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
-               PROTO_DIR_ENV: str(PROTOS)}
-        filter_fd = seccomp_fd()
         if uid is not None:
             cgroup = SeatCgroup.make(f"arena-build-{uid.uid}", sandbox)
+        env = {}
+        for runtime in runtimes:
+            env.update(runtime.environment(sandbox.memory_mb, cgroup is not None, build=True))
+        env.update({"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
+                    PROTO_DIR_ENV: str(PROTOS)})
+        filter_fd = seccomp_fd()
         command = sandbox_command(command, env=env, workdir=folder, folders=[PROTOS],
                                   policy=sandbox, uid=None if uid is None else uid.uid,
-                                  seccomp=filter_fd, cgroup=cgroup, writable=folder)
+                                  seccomp=filter_fd, cgroup=cgroup, writable=folder,
+                                  runtimes=runtimes)
         env = {"PATH": PATH}
     try:
         try:

@@ -26,6 +26,7 @@ import shengji_arena
 
 from referee.seats import gate as gate_module
 from referee.seats.manifest import Manifest, ManifestError
+from referee.seats.runtimes import resolve, runtime_of
 from referee.seats.sandbox import (PATH, SEAT_ADDRESS, SandboxPolicy, SeatCgroup, SeatUid,
                                    args_fd, claim_uid, environment_args, sandbox_command,
                                    seccomp_fd, uid_processes)
@@ -256,8 +257,9 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
     the seat's cgroup before the bot (``start_gate``; the listener is closed here)."""
     stdio = manifest.protocol in ("stdio", "botzone")  # (a Botzone bot: pipes, each turn)
     command = list(manifest.command)
-    if command[0] in ("python", "python3"):
-        command[0] = sys.executable  # the project's interpreter, with its packages
+    # python: the project's interpreter, with its packages; java: Debian's OpenJDK 17
+    command[0] = resolve(command[0])
+    runtime = runtime_of(manifest)
     uid = filter_fd = env_fd = cgroup = None
     if sandbox is None:
         env = bot_environment(manifest, seat=seat, match_id=match_id, address=address,
@@ -273,6 +275,9 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
         check_startable(manifest, sandboxed=True)
         uid = claim_uid()
         cgroup = None if uid is None else SeatCgroup.make(f"arena-seat-{uid.uid}", sandbox)
+        # what the arena sets for its runtime (a JVM's flags), from the seat's memory and
+        # whether its cgroup bounds it
+        env = {**runtime.environment(sandbox.memory_mb, cgroup is not None), **env}
         filter_fd = seccomp_fd()
         env_fd = args_fd(environment_args(env))  # (the token in no command line)
         command = sandbox_command(command, env=env, workdir=manifest.folder, folders=folders,
@@ -280,7 +285,7 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
                                   socket_dir=None if stdio else socket_dir, seccomp=filter_fd,
                                   env_fd=env_fd, cgroup=cgroup,
                                   data_dir=manifest.data_folder if manifest.protocol == "botzone"
-                                  else None)
+                                  else None, runtimes=[runtime])
         env = {"PATH": PATH}  # (prlimit's and bwrap's own; the bot's is the one above)
     gate_proc = None
     try:
@@ -356,9 +361,12 @@ def _check_runnable(manifest: Manifest, program: str) -> None:
 def check_startable(manifest: Manifest, sandboxed: bool) -> None:
     """Raise ``ManifestError`` (naming the manifest and its field) when ``manifest``'s bot
     cannot be started: its program is not there, or (``sandboxed``, a root launcher) the
-    seat's own uid could not enter its folder."""
-    program = manifest.command[0]
-    _check_runnable(manifest, sys.executable if program in ("python", "python3") else program)
+    seat's own uid could not enter its folder, or its runtime (``referee.seats.runtimes``) is
+    not installed on this machine (the message names the Debian package to install)."""
+    problem = runtime_of(manifest).missing()
+    if problem is not None:
+        raise ManifestError(f"{manifest.path or manifest.label}: {problem}")
+    _check_runnable(manifest, resolve(manifest.command[0]))
     if not sandboxed:
         return
     folders = [manifest.folder, *sandbox_pythonpath(manifest)]

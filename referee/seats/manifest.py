@@ -12,6 +12,8 @@ A manifest (``bot.toml``) names a bot and says how to start it:
     time_limit = 1                      # a Botzone bot: seconds per turn (Botzone's 时间限制)
     memory_limit = 256                  # a Botzone bot: MiB (Botzone's 空间限制)
     data = "data"                       # a Botzone bot: its folder seen read-only at /data
+    runtime = "java"                    # optional: its runtime (``referee.seats.runtimes``),
+                                        # else inferred from the command's program
 
 Nothing else of the arena is on a bot's ``PYTHONPATH`` but the generated protocol package
 (``shengji_arena``) for a gRPC bot; a Python bot that imports anything more from the arena (the
@@ -28,9 +30,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.seats.runtimes import RUNTIMES
+
 PROTOCOLS = ("grpc", "stdio", "botzone")
 _FIELDS = {"name", "version", "command", "protocol", "description", "pythonpath", "build",
-           "time_limit", "memory_limit", "data"}
+           "time_limit", "memory_limit", "data", "runtime"}
 TIME_LIMIT_MAX = 60
 """The longest per-turn time limit (seconds) a Botzone bot's manifest may ask for."""
 MEMORY_LIMIT_MAX = 4096
@@ -62,6 +66,9 @@ class Manifest:
     data: str | None = None
     """A Botzone bot's folder of data files, relative to its own and inside it (as the manifest
     writes it), seen read-only at ``/data``: ``data_folder``."""
+    runtime: str | None = None
+    """The runtime the manifest names (``referee.seats.runtimes.RUNTIMES``); None: inferred
+    from the command's program (``referee.seats.runtimes.runtime_of``)."""
 
     @property
     def data_folder(self) -> Path | None:
@@ -152,7 +159,8 @@ def load_manifest(path: str | Path) -> Manifest:
                     build_steps(data.get("build", []), str(path)),
                     time_limit=_time_limit(path, protocol, data.get("time_limit")),
                     memory_limit=_memory_limit(path, protocol, data.get("memory_limit")),
-                    data=_data_folder(path, protocol, folder, data.get("data")))
+                    data=_data_folder(path, protocol, folder, data.get("data")),
+                    runtime=_runtime(path, data.get("runtime")))
 
 
 def _botzone_only(path: Path, protocol: str, name: str) -> None:
@@ -199,6 +207,17 @@ def _data_folder(path: Path, protocol: str, folder: Path, value) -> str | None:
                             "bot's own, relative to the manifest's, such as \"data\"")
     if not where.is_dir():
         raise ManifestError(f"{path}: field 'data' = {value!r}: no such folder ({where})")
+    return value
+
+
+def _runtime(path: Path, value) -> str | None:
+    """``runtime``: the name of one of the arena's runtimes (``referee.seats.runtimes``)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in RUNTIMES:
+        raise ManifestError(f"{path}: field 'runtime' = {value!r}: expected one of "
+                            f"{', '.join(RUNTIMES)} (docs/languages.md), or no field: the "
+                            "arena infers it from the command's program")
     return value
 
 

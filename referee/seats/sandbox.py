@@ -1,21 +1,24 @@
 """A sandbox per seat: the bot's command wrapped into a bubblewrap (``bwrap``) command line.
 
 A sandboxed bot runs in new mount, PID, IPC, UTS, network, user and (where available) cgroup
-namespaces: no network at all, its own ``/proc``, a minimal ``/dev``, private size-bounded
-tmpfs ``/tmp`` and ``/dev/shm`` (gone with the match), and read-only binds of its own folder
-(its working directory), the folders its manifest's ``pythonpath`` may name
-(``referee.seats.launch.sandbox_pythonpath``), the generated protocol
-package (a gRPC bot) and the runtimes (``/usr``, the ``/lib*`` and ``/bin`` links, a few files
-of ``/etc``, the Python the arena runs); nothing else of the host. A gRPC bot's one way out is
-its own seat's socket, bound at ``/run/arena/seat.sock``; a stdio bot has only its pipes (a
-Botzone bot also its manifest's ``data`` folder, read-only at ``/data``). Its environment is built
-from nothing (``ARENA_*``, ``PATH``, ``HOME=/tmp``, ``LANG``, its ``PYTHONPATH``; a Botzone bot's
-``USER``; bwrap adds ``PWD``). It has no capabilities, no new privileges, its own session,
-dies with the referee, runs under a seccomp filter (``seccomp_program``: file locks and inotify,
-which would let partners signal through a file both can read, and calls no bot needs), and its
-limits (``SandboxPolicy``) are set with ``prlimit`` on the whole tree before it starts (and, for a
-root launcher where the kernel offers it, a cgroup per seat bounds the tree's memory and tasks,
-and gives it an equal share of the CPU and, with ``cpu_cores``, a cap: ``SeatCgroup``).
+namespaces: no network at all, its own ``/proc``, a minimal ``/dev``, private size-bounded tmpfs
+``/tmp`` and ``/dev/shm`` (gone with the match), and read-only binds of its own folder (its
+working directory), the folders its manifest's ``pythonpath`` may name
+(``referee.seats.launch.sandbox_pythonpath``), the generated protocol package (a gRPC bot) and
+the runtimes (``/usr``, the ``/lib*`` and ``/bin`` links, a few files of ``/etc``, the Python
+the arena runs, for a Python bot or a program of unknown kind, and what the bot's runtime needs
+besides: ``referee.seats.runtimes``, such as Java's ``/etc/java-17-openjdk``); nothing else of
+the host. A gRPC bot's one way out is its own seat's socket, bound at ``/run/arena/seat.sock``;
+a stdio bot has only its pipes (a Botzone bot also its manifest's ``data`` folder, read-only at
+``/data``). Its environment is built from nothing (``ARENA_*``, ``PATH``, ``HOME=/tmp``,
+``LANG``, its ``PYTHONPATH``; a Botzone bot's ``USER``; what its runtime's entry sets, such as a
+JVM's ``JAVA_TOOL_OPTIONS``; bwrap adds ``PWD``). It has no capabilities, no new privileges, its
+own session, dies with the referee, runs under a seccomp filter (``seccomp_program``: file locks
+and inotify, which would let partners signal through a file both can read, and calls no bot
+needs), and its limits (``SandboxPolicy``) are set with ``prlimit`` on the whole tree before it
+starts (and, for a root launcher where the kernel offers it, a cgroup per seat bounds the tree's
+memory and tasks, and gives it an equal share of the CPU and, with ``cpu_cores``, a cap:
+``SeatCgroup``).
 
 The uid: a launcher that is not root runs the sandbox as itself (bwrap maps it into the user
 namespace). A root launcher gives each running seat its own unprivileged uid and gid,
@@ -46,8 +49,12 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, fields
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from referee.seats.runtimes import Runtime
 
 SANDBOX_DIR = "/run/arena"
 """Where a gRPC seat's socket folder is bound inside its sandbox."""
@@ -153,11 +160,14 @@ class SandboxPolicy:
         except ValueError as e:
             raise ValueError(f"{where}: {str(e).removeprefix('sandbox: ')}") from None
 
-    def prlimit(self) -> list[str]:
+    def prlimit(self, address_space_mb: int | None = None) -> list[str]:
         """The ``prlimit`` command prefix setting these limits (soft = hard, but CPU: the soft
-        limit sends SIGXCPU, the hard one five seconds later SIGKILL)."""
+        limit sends SIGXCPU, the hard one five seconds later SIGKILL). ``address_space_mb``
+        (a runtime that reserves far more than it uses, in a seat whose cgroup bounds its
+        memory: ``referee.seats.runtimes``) replaces ``memory_mb`` as ``RLIMIT_AS``."""
+        address = self.memory_mb if address_space_mb is None else address_space_mb
         return ["prlimit", f"--cpu={self.cpu_seconds}:{self.cpu_seconds + 5}",
-                f"--as={self.memory_mb * MB}", f"--nproc={self.processes}",
+                f"--as={address * MB}", f"--nproc={self.processes}",
                 f"--nofile={self.open_files}", f"--fsize={self.file_size_mb * MB}",
                 "--core=0", "--"]
 
@@ -650,7 +660,8 @@ def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
                     folders: list[Path], policy: SandboxPolicy, uid: int | None = None,
                     socket_dir: Path | None = None, seccomp: int | None = None,
                     env_fd: int | None = None, cgroup: SeatCgroup | None = None,
-                    writable: Path | None = None, data_dir: Path | None = None) -> list[str]:
+                    writable: Path | None = None, data_dir: Path | None = None,
+                    runtimes: "Sequence[Runtime] | None" = None) -> list[str]:
     """The command line that runs ``command`` sandboxed: in ``workdir`` with exactly ``env``,
     ``folders`` (its own, its pythonpath, the protocol package) bound read-only,
     ``socket_dir`` (a gRPC seat's socket folder) at ``/run/arena``, as ``uid`` (a root
@@ -660,14 +671,22 @@ def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
     no process's command line on the host. With ``cgroup``, the whole tree starts in it. With
     ``writable`` (a bot's build: its folder, which must be ``workdir``), that one folder is
     bound read-write; a bot's own run never passes it. ``data_dir`` (a Botzone bot's data
-    folder) is bound read-only at ``/data``."""
+    folder) is bound read-only at ``/data``. ``runtimes`` (``referee.seats.runtimes``: the
+    bot's, or a build step's) adds what they need read-only (Java: ``/etc/java-17-openjdk``),
+    binds the arena's Python only for those that use it, and gives a runtime that reserves
+    more address space than it uses a larger ``RLIMIT_AS`` where ``cgroup`` bounds its memory;
+    None: the arena's Python bound and ``memory_mb`` as ``RLIMIT_AS``, as for any program."""
     if writable is not None and Path(writable) != Path(workdir):
         raise ValueError(f"sandbox: the writable folder {writable} must be the working "
                          f"directory {workdir}")
     filtered = [] if seccomp is None else ["--seccomp", str(seccomp)]
     tmpfs = str(policy.tmpfs_mb * MB)
     folders = [Path(workdir), *map(Path, folders)]
-    python = _python_roots()
+    python = _python_roots() if runtimes is None or any(r.arena_python for r in runtimes) \
+        else []
+    extra = [p for r in runtimes or () for p in r.bind_paths()]
+    address = None if not runtimes else max(
+        r.address_space_mb(policy.memory_mb, cgroup is not None) for r in runtimes)
     # the bot's folders are bound at their paths; the Python installation too (its venv's
     # symlinks point into it)
     # the private mounts first: a folder under /tmp (a test's) is bound over the tmpfs
@@ -675,7 +694,7 @@ def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
           "--perms", "1777", "--size", tmpfs, "--tmpfs", "/tmp",
           "--perms", "1777", "--size", tmpfs, "--tmpfs", "/dev/shm"]
     rw = frozenset() if writable is None else frozenset({Path(writable)})
-    fs += _runtime_args() + _binds([f for f in folders + python
+    fs += _runtime_args() + _binds([f for f in folders + python + extra
                                     if not _under(f, [Path("/usr")])], rw)
     if socket_dir is not None:
         fs += ["--perms", "0755", "--dir", "/run", "--ro-bind", str(socket_dir), SANDBOX_DIR]
@@ -684,7 +703,7 @@ def sandbox_command(command: list[str], *, env: dict[str, str], workdir: Path,
     fs += ["--remount-ro", "/dev", "--remount-ro", "/"]
     environ = environment_args(env) if env_fd is None else ["--args", str(env_fd)]
     common = ["--die-with-parent", "--new-session", "--chdir", str(workdir)]
-    prefix = ([] if cgroup is None else cgroup.enter()) + policy.prlimit()
+    prefix = ([] if cgroup is None else cgroup.enter()) + policy.prlimit(address)
     if uid is None:
         return prefix + [
             "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
