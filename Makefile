@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-loaded install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme java
+.PHONY: demo test test-loaded install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme java go rust
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -75,14 +75,31 @@ check-protos: $(STAMP)
 	    { echo "protos: $$f differs from what $(PROTO) generates; run 'make protos'"; exit 1; }; \
 	done && echo "protos: generated code is up to date" && rm -rf $$tmp
 
-# The sample bots in other languages: Node.js (npm), C++ (Debian's gRPC packages) and Java
+# The sample bots in other languages: Node.js (npm), C++ (Debian's gRPC packages), Java
 # (Debian's OpenJDK 17, installed with apt when missing: Java bots run on it, and the tests build
-# the Java sample from source in the build sandbox). docs/languages.md lists the runtimes.
-bots: java sample_bots/node/node_modules/.installed sample_bots/cpp/build/arena_bot \
-      sample_bots/java/build/Bot.class
+# the Java sample from source in the build sandbox), Go (Debian's golang-go) and Rust (Debian's
+# rustc and cargo), both installed with apt when missing. docs/languages.md lists the runtimes.
+bots: java go rust sample_bots/node/node_modules/.installed sample_bots/cpp/build/arena_bot \
+      sample_bots/java/build/Bot.class sample_bots/go/build/go-sample \
+      sample_bots/rust/build/target/release/rust-sample
 
 java:
 	@tools/install-java.sh
+
+go:
+	@tools/install-go.sh
+
+rust:
+	@tools/install-rust.sh
+
+# What the Go and Rust samples' manifests build (bot.toml's `build`), for `arena match`, with
+# Debian's toolchains (not a rustup copy first on the PATH), offline.
+sample_bots/go/build/go-sample: sample_bots/go/main.go sample_bots/go/go.mod | go
+	cd sample_bots/go && GOPROXY=off /usr/bin/go build -o build/go-sample .
+
+sample_bots/rust/build/target/release/rust-sample: sample_bots/rust/src/main.rs \
+      sample_bots/rust/src/json.rs sample_bots/rust/Cargo.toml | rust
+	cd sample_bots/rust && RUSTC=/usr/bin/rustc /usr/bin/cargo build --offline --release --target-dir build/target
 
 # What the Java sample's manifest builds (bot.toml's `build`), for `arena match`.
 sample_bots/java/build/Bot.class: sample_bots/java/src/Json.java sample_bots/java/src/Bot.java | java
@@ -133,5 +150,6 @@ readme: $(STAMP) sandbox bots
 	$(BIN)/python -m tools.readme_blocks
 
 clean:
-	rm -rf $(VENV) build *.egg-info sample_bots/node/node_modules sample_bots/java/build
+	rm -rf $(VENV) build *.egg-info sample_bots/node/node_modules sample_bots/java/build \
+	  sample_bots/go/build sample_bots/rust/build
 	$(MAKE) -C sample_bots/cpp clean

@@ -209,7 +209,7 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
     command[0] = resolve(command[0])  # python: the arena's interpreter; javac: OpenJDK 17's
     runtimes = step_runtimes(manifest, step)
     for runtime in runtimes:
-        missing = runtime.missing()
+        missing = runtime.missing(build=True)
         if missing is not None:
             return f"cannot run: {missing}"
     problem = _program(tuple(command), folder)

@@ -2,7 +2,8 @@
 
 A bot's runtime is its manifest's ``runtime`` (``runtime = "java"``), else inferred from the
 program its command runs (``infer``: ``java`` is Java, ``node`` Node.js, ``python3`` Python; a
-compiled Go, Rust or C++ program is just an executable, ``native``). A build step's runtime is
+compiled Go, Rust or C++ program is just an executable, ``native``; a Go one's manifest says
+``runtime = "go"``, as Go's runtime reserves address space). A build step's runtime is
 inferred from its program the same way (``javac`` is Java, ``cargo`` Rust, ``go`` Go, ``g++``
 C++). For each runtime the table says:
 
@@ -18,12 +19,14 @@ C++). For each runtime the table says:
   Go or Cargo). Flags a bot's own command gives win over them (a JVM reads ``JAVA_TOOL_OPTIONS``
   before its command line).
 - ``reserves``: a runtime that reserves far more address space than it uses (the JVM: heap,
-  class space, code cache; V8). Where the seat has a memory cgroup (a root launcher), the
-  cgroup bounds what the seat's tree really uses (``memory_mb``), and such a runtime's
+  class space, code cache; V8; Go's runtime, about 700 MiB at start). Where the seat has a
+  memory cgroup (a root launcher), the cgroup bounds what the seat's tree really uses
+  (``memory_mb``), and such a runtime's
   ``RLIMIT_AS`` is ``reserved_address_space_mb(memory_mb)`` instead of ``memory_mb``; without a
   cgroup, ``RLIMIT_AS`` stays ``memory_mb`` and its flags must fit in it.
 - ``probe``: how the arena tells it is installed; a bot whose runtime is missing is refused
-  (``missing``) naming the runtime and the Debian package to install.
+  (``missing``) naming the runtime and the Debian package to install (Go and Rust: only a
+  build, ``needed_to_run``; a compiled program runs without its toolchain).
 
 ``docs/languages.md`` is the same table for bot authors.
 """
@@ -50,6 +53,16 @@ JAVA_NON_HEAP_MB = 384
 MiB heap peaks at 471 MiB of address space): without a memory cgroup, the heap is what is left
 of ``memory_mb`` (at most half)."""
 JAVA_MIN_HEAP_MB = 32
+
+DEBIAN_GO = "/usr/bin/go"
+"""Debian's Go (``golang-go``: a link to ``/usr/lib/go-1.19/bin/go`` on Debian 12, whose
+GOROOT, with the standard library compiled ahead in ``pkg/``, is under ``/usr``: every sandbox
+binds ``/usr`` whole, so a Go build needs no bind of its own)."""
+DEBIAN_CARGO = "/usr/bin/cargo"
+DEBIAN_RUSTC = "/usr/bin/rustc"
+"""Debian's Rust (``cargo``, ``rustc``: its libraries in ``/usr/lib/rustlib`` and
+``/usr/lib/x86_64-linux-gnu``, under ``/usr``). A rustup copy in a home folder (``~/.cargo``,
+first on many a ``PATH``) is never what the arena runs: no sandbox sees it."""
 
 
 def reserved_address_space_mb(memory_mb: int) -> int:
@@ -112,8 +125,8 @@ def _go_environment(memory_mb: int, cgroup: bool, build: bool) -> dict[str, str]
 
 
 def _rust_environment(memory_mb: int, cgroup: bool, build: bool) -> dict[str, str]:
-    if build:  # no network: cargo offline, its home in the private /tmp
-        return {"CARGO_HOME": "/tmp/cargo", "CARGO_NET_OFFLINE": "true"}
+    if build:  # no network: cargo offline, its home in the private /tmp; Debian's rustc
+        return {"CARGO_HOME": "/tmp/cargo", "CARGO_NET_OFFLINE": "true", "RUSTC": DEBIAN_RUSTC}
     return {}
 
 
@@ -148,6 +161,9 @@ class Runtime:
     """How a build invokes it, in words (docs/languages.md)."""
     environment_of: Callable[[int, bool, bool], dict[str, str]] = field(default=_nothing,
                                                                          repr=False)
+    needed_to_run: bool = True
+    """Whether a bot of it needs it installed to run (a compiled Go program does not: only a
+    build needs the toolchain)."""
 
     def environment(self, memory_mb: int, cgroup: bool, build: bool = False) -> dict[str, str]:
         """The variables the arena sets for it in a sandbox of ``memory_mb`` (``cgroup``: the
@@ -165,10 +181,11 @@ class Runtime:
         """Its ``RLIMIT_AS`` in a sandbox of ``memory_mb``."""
         return reserved_address_space_mb(memory_mb) if self.reserves and cgroup else memory_mb
 
-    def missing(self) -> str | None:
-        """Why a bot or a build of this runtime cannot run here, in words that follow its name:
-        the runtime is not installed (None: it is)."""
-        if self.installed():
+    def missing(self, build: bool = False) -> str | None:
+        """Why a bot (``build``: a build step) of this runtime cannot run here, in words that
+        follow its name: the runtime is not installed (None: it is, or a bot of it does not
+        need it)."""
+        if self.installed() or not (build or self.needed_to_run):
             return None
         return (f"its runtime {self.name!r} ({self.title}) is not installed on this machine: "
                 f"install Debian's {self.package} (apt-get install {self.package})")
@@ -195,18 +212,23 @@ NODE = Runtime(
     build="`npm ci --offline --cache ./npm-cache` from a vendored cache")
 GO = Runtime(
     "go", "Go, Debian's golang-go", "golang-go", ("go",),
-    probe=("/usr/bin/go", "/usr/lib/go*/bin/go"),
-    memory="a Go program reserves little; GOMEMLIMIT is set to 3/4 of `memory_mb` for a bot "
-           "whose manifest says `runtime = \"go\"`",
-    build="`go build -o build/bot .`, its modules vendored (`go mod vendor`): offline, "
-          "GOPROXY=off, GOTOOLCHAIN=local, caches in /tmp",
+    probe=(DEBIAN_GO, "/usr/lib/go*/bin/go"), reserves=True, needed_to_run=False,
+    memory="about 2 MiB resident (the sample), but Go 1.19's runtime reserves about 700 MiB of "
+           "address space at start: under a smaller RLIMIT_AS it dies (\"failed to reserve page "
+           "summary memory\"). A bot whose manifest says `runtime = \"go\"` gets the larger "
+           "RLIMIT_AS under a seat cgroup and GOMEMLIMIT at 3/4 of `memory_mb`; without a "
+           "cgroup it needs `memory_mb` 704 or more (640 fails)",
+    build="`go build -o build/bot .` (standard library only, or modules vendored with "
+          "`go mod vendor`): offline, GOPROXY=off, GOTOOLCHAIN=local, GOPATH and GOCACHE in "
+          "the build's private /tmp",
     environment_of=_go_environment)
 RUST = Runtime(
     "rust", "Rust, Debian's rustc and cargo", "cargo", ("cargo", "rustc"),
-    probe=("/usr/bin/cargo", "/usr/bin/rustc"),
-    memory="a Rust program reserves little",
-    build="`cargo build --offline --release --target-dir build` with vendored crates; "
-          "CARGO_HOME=/tmp/cargo, CARGO_NET_OFFLINE=true",
+    probe=(DEBIAN_CARGO, DEBIAN_RUSTC), needed_to_run=False,
+    memory="a Rust program reserves little (the sample: 2 MiB resident)",
+    build="`cargo build --offline --release --target-dir build/target` with vendored crates "
+          "(`cargo vendor`); CARGO_HOME=/tmp/cargo, CARGO_NET_OFFLINE=true, "
+          "RUSTC=/usr/bin/rustc",
     environment_of=_rust_environment)
 CPP = Runtime(
     "cpp", "C and C++, Debian's g++", "g++", ("g++", "c++", "gcc", "cc", "clang++", "clang"),
@@ -276,9 +298,13 @@ def step_runtimes(manifest, step: tuple[str, ...] | list[str]) -> list[Runtime]:
 def resolve(program: str) -> str:
     """The program the arena runs for ``program``: the arena's own interpreter for ``python``
     and ``python3``, Debian's OpenJDK 17 for a bare ``java`` or ``javac`` (whatever
-    ``/usr/bin/java`` points to), else ``program`` itself."""
+    ``/usr/bin/java`` points to), Debian's Go and Rust for a bare ``go``, ``cargo`` or
+    ``rustc`` (not a rustup copy first on the ``PATH``), else ``program`` itself."""
     if program in ("python", "python3"):
         return sys.executable
+    debian = {"go": DEBIAN_GO, "cargo": DEBIAN_CARGO, "rustc": DEBIAN_RUSTC}.get(program)
+    if debian is not None and os.access(debian, os.X_OK):
+        return debian
     if program in ("java", "javac", "jar"):
         home = java_home()
         if home is not None and os.access(home / "bin" / program, os.X_OK):

@@ -1,0 +1,3 @@
+module arena/go-sample
+
+go 1.19
