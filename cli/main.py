@@ -93,17 +93,15 @@ def cmd_bench_engine(args) -> int:
 
 
 def _existing_store(url: str, why: str):
-    """The store at ``url``, for reading: a SQLite file that is not there is named (``why``
+    """The store at ``url``, for reading: a SQLite store that is not there is named (``why``
     says what was looked for), not created empty."""
-    from scheduler.store import Store, StoreVersionError
-    if url.startswith("sqlite:///"):
-        path = url[len("sqlite:///"):]
-        if path and path != ":memory:" and not os.path.exists(path):
-            raise SystemExit(f"{why}; there is no store at {path} (a season run creates it; "
-                             "name another with --db or $ARENA_DB)")
+    from scheduler.store import NoStore, StoreError, StoreVersionError, open_store
     try:
-        return Store(url)
-    except StoreVersionError as e:
+        return open_store(url, create=False)
+    except NoStore as e:
+        raise SystemExit(f"{why}; there is no store at {e.path} (a season run creates it; "
+                         "name another with --db or $ARENA_DB)") from None
+    except (StoreVersionError, StoreError) as e:
         raise SystemExit(f"arena: --db {e}") from None
 
 
@@ -267,11 +265,11 @@ def cmd_match(args) -> int:
         f = result.forfeit
         print(f"  forfeit: seat {f.seat} ({visible(f.reason, one_line=True)}); team {f.team} "
               "loses")
-    for fault, entry in zip(match.faults, record["faults"]):
+    for fault in match.faults:
         print(f"  fault: seat {fault.seat} {visible(fault.kind, one_line=True)}: "
               f"{visible(fault.reason, one_line=True)}")
-        if entry.get("log_tail"):  # a seat whose process ended: how its log ends
-            lines = entry["log_tail"].rstrip("\n").splitlines()[-LOG_LINES:]
+        if fault.log_tail:  # a seat whose process ended: how its log ends
+            lines = fault.log_tail.rstrip("\n").splitlines()[-LOG_LINES:]
             print("\n".join(f"    | {visible(line, one_line=True)}" for line in lines))
     by_hand = f" (seat(s) {', '.join(map(str, sorted(listen)))} started by hand: as you " \
         "started them)" if listen else ""
@@ -284,7 +282,6 @@ def cmd_demo(args) -> int:
     """A small season of the four Python sample bots on this machine (SQLite, local
     processes), its standings, and a check that every match record replays."""
     from referee.match.matchfile import MatchFile
-    from scheduler.store import Store
     root = Path(__file__).resolve().parent.parent
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -299,7 +296,7 @@ def cmd_demo(args) -> int:
         run + (["--unsandboxed"] if args.unsandboxed else [])))
     if code != 0:
         return code
-    store = Store(db)
+    store = _existing_store(db, "arena demo: no season demo")
     rows = store.matches("demo")
     bad = [row["id"] for row in rows
            if MatchFile.from_dict(store.record(row["id"]), row["id"]).verify()]
@@ -314,14 +311,10 @@ DEFAULT_DB = "sqlite:///arena.db"
 
 
 def _db(args) -> str:
-    """The store's URL: ``--db``, else ``$ARENA_DB``, else the default; a SQLite file's path
-    (``records/demo.db``: a file that is there, or a name ending in .db, .sqlite or .sqlite3)
-    is that SQLite store."""
-    url = args.db or os.environ.get("ARENA_DB") or DEFAULT_DB
-    if "://" not in url and (url.endswith((".db", ".sqlite", ".sqlite3")) or
-                             os.path.isfile(url)):
-        return f"sqlite:///{url}"
-    return url
+    """The store's URL: ``--db``, else ``$ARENA_DB``, else the default (``DEFAULT_DB``, as
+    ``scheduler.store.store_url`` has it); a SQLite file's path is that SQLite store."""
+    from scheduler.store import store_url
+    return store_url(args.db)
 
 
 def _broker(args) -> str | None:
@@ -330,22 +323,12 @@ def _broker(args) -> str | None:
 
 def open_store(url: str):
     """The store at ``url``, or a SeasonError that names the URL and what went wrong."""
-    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-
+    from scheduler import store
     from scheduler.season import SeasonError
-    from scheduler.store import Store, StoreVersionError
     try:
-        store = Store(url)
-        store.season_names()
-    except StoreVersionError as e:
+        return store.open_store(url)
+    except (store.StoreVersionError, store.StoreError) as e:
         raise SeasonError(f"--db {e}") from None
-    except ArgumentError as e:
-        raise SeasonError(f"--db {url}: not a database URL ({e}); expected e.g. "
-                          "sqlite:///arena.db or postgresql://user@host:5432/db") from None
-    except (SQLAlchemyError, ImportError) as e:
-        reason = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
-        raise SeasonError(f"--db {url}: cannot open the store: {reason}") from None
-    return store
 
 
 def check_broker(url: str) -> None:
@@ -437,7 +420,7 @@ def _season_play(args, store, season, broker, left) -> int:
     cancelled = f", {counts['cancelled']} cancelled" if counts.get("cancelled") else ""
     print(f"played in {time.perf_counter() - t:.1f}s: {counts['done']} done, "
           f"{counts['failed']} failed{cancelled}", file=sys.stderr)
-    st = compute(store.season(season.name), store.matches(season.name))
+    st = compute(store.season(season.name), store.standings_rows(season.name))
     print(visible(table(st)))
     return 0 if counts["failed"] == 0 else 1
 
@@ -512,7 +495,7 @@ def _season_row(args):
 def cmd_standings(args) -> int:
     from scheduler.standings import compute, table, to_csv
     store, row = _season_row(args)
-    st = compute(row, store.matches(args.season), samples=args.samples)
+    st = compute(row, store.standings_rows(args.season), samples=args.samples)
     versions = bot_versions(store, args.season)
     if args.json:
         print(json_text({**st.to_dict(), "versions": versions}, indent=1))
@@ -528,7 +511,6 @@ def cmd_standings(args) -> int:
 
 
 def cmd_matches(args) -> int:
-    from referee.match.matchfile import MatchSummary
     store, _ = _season_row(args)
     rows = store.matches(args.season)
     if args.faults:
@@ -538,10 +520,10 @@ def cmd_matches(args) -> int:
     print(f"{'match':<24} {'team 0':<14} {'team 1':<14} {'status':<8} {'tries':>5} "
           f"{'net':>5} {'secs':>6}  note")
     for r in rows:
-        seats = [visible(s, one_line=True) for s in json.loads(r["seats_json"])]
+        seats = [visible(s, one_line=True) for s in r.seats]
         net = secs = note = ""
-        if r.get("summary_json"):
-            s = MatchSummary.from_dict(json.loads(r["summary_json"]), f"match {r['id']}: summary")
+        if r.played:
+            s = r.summary
             net = f"{s.net[0]:+d}"
             secs = f"{r['duration_s']:.1f}"
             if s.forfeit_team is not None:
@@ -564,8 +546,6 @@ def _print_faults(store, season: str, rows: list[dict], status: str | None) -> i
     apart from the infrastructure's failed attempts (retried on the same cards, charged to
     nobody), match by match."""
     from collections import Counter
-
-    from referee.match.matchfile import MatchSummary
     log: dict[str, list[dict]] = {}
     for a in store.attempt_log(season):
         log.setdefault(a["match_id"], []).append(a)
@@ -573,10 +553,9 @@ def _print_faults(store, season: str, rows: list[dict], status: str | None) -> i
     for r in rows:
         if status and r["status"] != status:
             continue
-        seats = [visible(s, one_line=True) for s in json.loads(r["seats_json"])]
+        seats = [visible(s, one_line=True) for s in r.seats]
         faults = []
-        if r.get("summary_json") and MatchSummary.from_dict(
-                json.loads(r["summary_json"]), f"match {r['id']}: summary").faults:
+        if r.played and r.summary.faults:
             record = store.record(r["id"]) or {}
             kinds = Counter((f["seat"], f["kind"]) for f in record.get("faults", []))
             faults = [f"seat {seat} ({seats[seat]}) {visible(kind, one_line=True)} x{n}"
@@ -693,7 +672,7 @@ def cmd_logs(args) -> int:
         return 3
     seat = str(args.seat)
     logs = record.get("bot_logs") or {}
-    seats = record.get("seats") or json.loads(m["seats_json"])
+    seats = record.get("seats") or list(m.seats)
     bot = visible(seats[args.seat], one_line=True) if args.seat < len(seats) else "?"
     if seat not in logs:
         print(f"arena logs: {args.match_id}: no log of seat {args.seat} ({bot}) kept in its "
@@ -824,7 +803,7 @@ def cmd_bots_list(args) -> int:
     store = _existing_store(_db(args), "arena bots list: no bot versions to list")
     rows = [BotVersion.of(r) for r in store.bot_versions()]
     if args.json:
-        print(json_text([{k: v for k, v in r.__dict__.items() if k != "already"}
+        print(json_text([{k: v for k, v in dataclasses.asdict(r).items() if k != "already"}
                          for r in rows], indent=1))
         return 0
     if not rows:
@@ -889,14 +868,14 @@ def cmd_web(args) -> int:
     """``arena web``: the read-only dashboard over the store, served by uvicorn."""
     import uvicorn
 
-    from scheduler.store import StoreVersionError
+    from scheduler.store import StoreError, StoreVersionError
     from web.app import NoStore, create_app
     url = _db(args)
     try:
         app = create_app(url)
     except NoStore as e:
         raise SystemExit(f"arena web: {e}; name another with --db or $ARENA_DB") from None
-    except StoreVersionError as e:
+    except (StoreVersionError, StoreError) as e:
         raise SystemExit(f"arena web: --db {e}") from None
     print(f"arena web: {url} on http://{args.host}:{args.port}/", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from lab.policy import Legal, listed_actions, new_legal, play_listing
-from referee.match.matchfile import DealSummary, MatchSummary
+from referee.match.results import DealFold, MatchSummary
 from referee.match.spec import MatchSpec
 from referee.play.chance import chance_action
 from referee.play.random_play import default_action
@@ -95,7 +95,8 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
     observes = [getattr(p, "observes", True) is not False for p in policies]
     extras = family_of(rules).result_extras
     seat_points = None
-    deals: list[DealSummary] = []
+    fold = DealFold(wraps)
+    deals = fold.deals
     all_actions: list | None = [] if keep_actions else None
     decisions = 0
     forfeit = None
@@ -106,7 +107,6 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
             game_actions: list | None = [] if keep_actions else None
             if keep_actions:
                 all_actions.append(game_actions)
-            started = dealer = None
             steps = 0
             seed = deal.seed
             while not state.is_terminal:
@@ -156,23 +156,17 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                     steps += 1
                     continue
                 for e in events:
+                    fold.see(e)
                     cls = type(e)
                     if cls is DealStarted:
-                        started, dealer = e, e.dealer
                         for hook in hooks_start:
                             if hook is not None:
                                 hook(e.deal)
-                    elif cls is DealerSet:
-                        dealer = e.seat
-                    elif cls is DealEnded:
-                        if started is not None:
-                            deals.append(DealSummary.of(started, dealer, e, wraps))
-                            started = None
-                        if any_end:
-                            outcome = json.loads(json.dumps(e.to_dict()))
-                            for hook in hooks_end:
-                                if hook is not None:
-                                    hook(outcome)
+                    elif cls is DealEnded and any_end:
+                        outcome = json.loads(json.dumps(e.to_dict()))
+                        for hook in hooks_end:
+                            if hook is not None:
+                                hook(outcome)
                 steps += 1
             points = extras(state).get("match_points")
             if points:

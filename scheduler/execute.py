@@ -36,7 +36,9 @@ from referee.match.socket_folders import pid_gone
 from referee.match.spec import MatchSpec
 
 from scheduler import metrics
-from scheduler.store import DEFAULT_LEASE_S, MAX_ATTEMPTS, Store, worker_name
+from scheduler.scores import match_tally
+from scheduler.store import (DEFAULT_LEASE_S, MAX_ATTEMPTS, MatchRow, Store, open_store,
+                             worker_name)
 
 ROOT = Path(__file__).resolve().parent.parent
 _PR_SET_PDEATHSIG = 1
@@ -354,16 +356,20 @@ class StoreUnavailable(RuntimeError):
     """The store did not take a played match's result within the retry budget."""
 
 
-def _write(store: Store, match_id: str, row: dict, match: MatchFile, duration: float,
+def _write(store: Store, row: MatchRow, variant: str, match: MatchFile, duration: float,
            owner: str, retry_s: float) -> bool:
     """``store.finish`` until it answers: a store that is away at commit time is waited for
-    (up to ``retry_s``); the write is keyed by the match id, so retrying never doubles it."""
+    (up to ``retry_s``); the write is keyed by the match id, so retrying never doubles it. The
+    result's tally columns are counted here, from the summary as played."""
     deadline = time.monotonic() + retry_s
     delay, notes = 0.25, []
-    args = (match.result.to_dict(), match.summary().to_dict(), match.to_dict(), duration, owner)
+    summary = match.summary()
+    args = (match.result.to_dict(), summary.to_dict(), match.to_dict(), duration, owner)
+    tally = match_tally(summary, variant)
     while True:
         try:
-            return store.finish(match_id, row["season"], *args, note="; ".join(notes) or None)
+            return store.finish(row.id, row.season, *args, note="; ".join(notes) or None,
+                                tally=tally)
         except (OperationalError, InterfaceError) as e:
             first = (str(getattr(e, "orig", None) or e).strip().splitlines() or [""])[0]
             if time.monotonic() + delay > deadline:
@@ -388,16 +394,16 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     the match goes back, to be played again on the same cards (the spec is stored)."""
     owner = owner or worker_name()
     limit = max_attempts or max_attempts_setting()
-    store = Store(db_url)
+    store = open_store(db_url)
     row = store.claim(match_id, owner, lease_s, max_attempts=limit)
     if row is None:  # a match left running by a dead process of this host: take it now
         held = store.match(match_id)
-        if held and held["status"] == "running" and _gone(held["lease_owner"]):
+        if held and held.status == "running" and _gone(held.lease_owner):
             row = store.claim(match_id, owner, lease_s, max_attempts=limit,
-                              take_from=held["lease_owner"])
+                              take_from=held.lease_owner)
             held = store.match(match_id) if row is None else held
         if row is None:
-            status = held["status"] if held else None
+            status = held.status if held else None
             return status if status in ("failed", "cancelled") else "busy"
 
     def renew() -> None:  # the lease outlives a long match only while we are alive
@@ -409,16 +415,16 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     started = time.monotonic()
     metrics.match_started()
     try:
-        spec = MatchSpec.from_dict(json.loads(row["spec_json"]), f"match {match_id}: spec")
+        spec = MatchSpec.from_dict(row.spec, f"match {match_id}: spec")
         if spec.bots:  # pinned versions fetched (and built) on this machine
             from scheduler.versions import materialise
             spec = dataclasses.replace(spec, bots=[materialise(store, b) for b in spec.bots])
         with working_folder(match_id) as tmp:
             match = play(spec, tmp, heartbeat=renew, every_s=lease_s / 4,
                          should_stop=must_hand_back)
-        match.extra["attempt"] = row["attempts"]
+        match.extra["attempt"] = row.attempts
         duration = time.monotonic() - started
-        written = _write(store, match_id, row, match, duration, owner, store_retry_s)
+        written = _write(store, row, spec.variant, match, duration, owner, store_retry_s)
         metrics.match_written(match.extra.get("timings"), [f.kind for f in match.faults],
                               duration, written)
         return "done" if written else "counted"

@@ -101,7 +101,7 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
         if prior and prior.get("version_hash") and bot.version_hash:
             h = prior["content_hash"]  # a pinned version: its bytes are the same anywhere
         if prior and prior["content_hash"] != h:
-            files = json.loads(prior["manifest_json"]).get("files")  # (older stores: none)
+            files = prior.manifest_fields.get("files")  # (older stores: none)
             what = (f"files {changed_files(files, bot.manifest.file_hashes())}" if files
                     is not None else f"content {prior['content_hash']} -> {h}")
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
@@ -154,7 +154,7 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
     if existing:
         season = _with_stored_secret(season, store, out)
     if existing and existing["config_hash"] != season.config_hash():
-        stored = json.loads(existing["config_json"])
+        stored = existing.config
         now = season.config()
         diff = [k for k in now if now[k] != stored.get(k)]
         raise SeasonError(f"{season.path}: season {season.name!r} already exists in the store "

@@ -179,8 +179,8 @@ class _LeagueCollector:
             g = GaugeMetricFamily("arena_season_matches", "The season's matches in the store, "
                                   "by status", labels=["season", "status"])
             try:
-                from scheduler.store import Store
-                for status, n in Store(self.store_url).counts(self.season).items():
+                from scheduler.store import open_store
+                for status, n in open_store(self.store_url).counts(self.season).items():
                     g.add_metric([self.season, status], float(n))
                 yield g
             except Exception:

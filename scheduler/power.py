@@ -144,31 +144,26 @@ class DealPair:
 
 
 def _play_once(rules, seed: str, dealer: int, team0: str, team1: str, tag: str):
-    from referee.match.matchfile import DealSummary
+    from referee.match.results import DealFold
     from referee.play.selfplay import play
-    from referee.rules.events import CardDealt, DealEnded, DealerSet, DealStarted
+    from referee.rules.events import CardDealt, DealStarted
     seats = [team0, team1, team0, team1]
     pols = [policy(seats[i], f"{tag}:{seed}:{i}") for i in range(4)]
     got: dict = {"hands": [[], [], [], []]}
+    fold = DealFold(rules.to_dict().get("after_ace") == "wrap")
 
     def hook(_before, _seat, _action, _after, events):
         for e in events:
+            fold.see(e)
             if isinstance(e, CardDealt):
-                if got.get("ended") is None and "dealt" not in got:
+                if not fold.deals and "dealt" not in got:
                     got["hands"][e.seat].append(e.card)
             elif isinstance(e, DealStarted):
-                got["started"], got["dealer"] = e, e.dealer
                 if "dealt" not in got:
                     got["hands"] = [[], [], [], []]  # a redeal: the cards dealt again
                     got["level"] = e.levels[e.dealer % 2] if e.dealer is not None else 0
-            elif isinstance(e, DealerSet):
-                got["dealer"] = e.seat
-            elif isinstance(e, DealEnded):
-                got["ended"] = e
     play(rules, seed, pols, max_deals=1, levels=("2", "2"), dealer=dealer, on_action=hook)
-    d = DealSummary.of(got["started"], got["dealer"], got["ended"],
-                       rules.to_dict().get("after_ace") == "wrap")
-    return d, got["hands"], got.get("level", 0)
+    return fold.deals[-1], got["hands"], got.get("level", 0)
 
 
 def play_pairs(a: str, b: str, variant: str, deals: int, seed: str = "power",

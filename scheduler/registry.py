@@ -49,6 +49,8 @@ from typing import Iterator
 
 from referee.seats.manifest import Manifest, ManifestError, load_manifest
 
+from scheduler.store.rows import BotVersionRow
+
 ARCHIVE_LIMIT = 64 << 20
 """The default limit of a version's uncompressed tar, in bytes."""
 CACHE_MB = 2048
@@ -616,20 +618,9 @@ def _owner(author: str | None) -> str:
 
 # -- versions -----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class BotVersion:
-    """A row of ``bot_versions``; ``already``: ``submit`` found this content stored under this
-    name@version (nothing was written)."""
-    id: int
-    name: str
-    version: str
-    content_hash: str
-    author: str | None
-    protocol: str
-    language: str | None
-    size: int
-    files: int
-    manifest_json: str
-    submitted_at: float
+class BotVersion(BotVersionRow):
+    """A registry version (its ``bot_versions`` row); ``already``: ``submit`` found this
+    content stored under this name@version (nothing was written)."""
     already: bool = field(default=False, compare=False)
 
     @property
@@ -643,7 +634,7 @@ class BotVersion:
 
     def fields(self) -> dict:
         """The manifest's fields, as submitted (name and version as stored)."""
-        return json.loads(self.manifest_json)
+        return dict(self.manifest_fields)
 
     def manifest(self, folder: Path | None = None) -> Manifest:
         """The version's manifest placed in ``folder`` (where it was fetched), its

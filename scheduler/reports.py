@@ -3,8 +3,6 @@ state, a sealed record's reason, the bot versions a season pinned."""
 
 from __future__ import annotations
 
-import json
-
 
 def sealed_reason(sealed: list[dict]) -> str:
     """Why a stored record is not served yet (``Store.sealed_by``)."""
@@ -37,12 +35,12 @@ def season_rows(store) -> list[dict]:
     """Every season with its counts and state (``arena seasons --json``)."""
     out = []
     for r in store.overview():
-        config, c = json.loads(r["config_json"]), r["counts"]
-        cancel = r["cancel"] or {}
-        out.append({"name": r["name"], "variant": config.get("variant"),
+        config, c = r.config, r.counts
+        cancel = r.cancel or {}
+        out.append({"name": r.name, "variant": config.get("variant"),
                     "format": config.get("format"), "duplicate": config.get("duplicate"),
                     "bots": list(config.get("bots", [])), "matches": sum(c.values()), **c,
-                    "created_at": r["created_at"], "status": season_status(c, r["cancel"]),
+                    "created_at": r.created_at, "status": season_status(c, r.cancel),
                     "cancelled_at": cancel.get("cancelled_at"),
                     "cancelled_by": cancel.get("by")})
     return out
@@ -52,8 +50,7 @@ def bot_versions(store, season: str) -> dict[str, dict]:
     """The bot versions a season pinned, by its bots' names: {"ref", "hash"}."""
     out = {}
     for b in store.bots(season):
-        if b.get("version_hash"):
-            stored = json.loads(b["manifest_json"])
-            out[b["name"]] = {"ref": f"{stored.get('manifest_name', b['name'])}@{b['version']}",
-                              "hash": b["version_hash"]}
+        if b.version_hash:
+            named = b.manifest_fields.get("manifest_name", b.name)
+            out[b.name] = {"ref": f"{named}@{b.version}", "hash": b.version_hash}
     return out

@@ -17,19 +17,19 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from operator import itemgetter
+from operator import attrgetter
 from types import SimpleNamespace
 
 import numpy as np
 
-from referee.match.matchfile import MatchSummary
 from referee.rules import family_of, rules_for
 
 from scheduler.power import gaussian_ratings
-from scheduler.scores import FORFEIT_OUTCOME, match_tally, pair_result
+from scheduler.scores import FORFEIT_OUTCOME, pair_result
 from scheduler.ratings import rating_history, rating_intervals
+from scheduler.store.rows import SeasonRow, StandingsRow
 
 #: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and
 #: keeps a one-sided record finite (3-0 between two bots is not yet evidence at 95%)
@@ -105,34 +105,36 @@ class Standings:
                                  "units": self.paired_units}}
 
 
-def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
+def compute(season: Mapping, match_rows: list[Mapping], *, samples: int = 1000,
             seed: int = 0) -> Standings:
-    """Standings from the stored season config and its match rows (``Store.standings_rows``
-    or ``Store.matches``): a played match is counted by its result's tally columns
-    (``scheduler.scores.match_tally``), or from its summary when it has none (a result
-    written before them)."""
-    config = json.loads(season["config_json"])
+    """Standings from the stored season and its match rows (``Store.standings_rows`` or
+    ``Store.matches``, or mappings of their columns): a played match is counted by its
+    result's tally columns (``scheduler.scores.match_tally``), or from its summary when it has
+    none (a result written before them)."""
+    season = SeasonRow.of(season)
+    config = season.config
     names = list(config["bots"])
     lines = {n: BotLine(n) for n in names}
     title = family_of(rules_for(config["variant"])).title  # match points (积分) and titles
-    failed = sum(1 for row in match_rows if row.get("status") == "failed")
-    played = [_tallied(row, config["variant"]) for row in match_rows if _played(row)]
+    rows = [StandingsRow.of(row) for row in match_rows]
+    failed = sum(1 for row in rows if row.status == "failed")
+    played = [row.tallied(config["variant"]) for row in rows if row.played]
     counted = _Counted(played, names)
     counted.add_to(lines)
     if title is not None:
         for b in lines.values():
             b.match_points = 0
         for row, teams in zip(played, counted.team.tolist()):
-            if row["match_points_json"] is None:
+            mp = row.match_points
+            if mp is None:
                 continue
-            mp = json.loads(row["match_points_json"])
             for t, bot in enumerate(teams):
                 b = lines[names[bot]]
                 b.match_points += mp[t] + mp[t + 2]
                 for seat in (t, t + 2):
                     b.titles[title(mp[seat])] = b.titles.get(title(mp[seat]), 0) + 1
     # results by unit: the duplicate pair (both matches needed) or the match
-    units, paired, h2h = counted.units(config["duplicate"], [r["cluster"] for r in played])
+    units, paired, h2h = counted.units(config["duplicate"], [r.cluster for r in played])
     if config["duplicate"]:
         for [(a, b, score_a)] in units:
             for bot, sc in ((a, score_a), (b, 1 - score_a)):
@@ -148,25 +150,12 @@ def compute(season: dict, match_rows: list[dict], *, samples: int = 1000,
     for n, (r, lo, hi) in fit.ratings.items():
         lines[n].paired_rating, lines[n].paired_low, lines[n].paired_high = r, lo, hi
     ranked = sorted(lines.values(), key=lambda b: (-b.rating, -b.score, b.name))
-    return Standings(season=season["name"], variant=config["variant"],
+    return Standings(season=season.name, variant=config["variant"],
                      duplicate=config["duplicate"], matches_done=len(played),
                      matches_total=len(match_rows), deals=int(counted.deals.sum()),
                      units=len(units), lines=ranked, head_to_head=h2h, matches_failed=failed,
                      paired_sigma=fit.sigma, paired_units=fit.units,
                      history=rating_history(units, names, prior=PRIOR))
-
-
-def _played(row: dict) -> bool:
-    """Whether the match has a result (it has none before it is played, or when set aside)."""
-    return bool(row["played"]) if "played" in row else row.get("summary_json") is not None
-
-
-def _tallied(row: dict, variant: str) -> dict:
-    """The row with its result's tally columns: as stored, else from its summary."""
-    if row.get("deal_count") is not None and row.get("deal_scores_json") is not None:
-        return row
-    s = MatchSummary.from_dict(json.loads(row["summary_json"]), f"match {row['id']}: summary")
-    return {**row, **match_tally(s, variant)}
 
 
 #: the sums ``_Counted.add_to`` makes per bot over its team's matches: (its ``BotLine``
@@ -184,27 +173,24 @@ class _Counted:
     (an index into the season's bots), the tally columns, the forfeiting team (-1: none)
     and team 0's continuous outcome of each deal (``deals_played`` of them)."""
 
-    def __init__(self, played: list[dict], names: list[str]) -> None:
+    def __init__(self, played: list[StandingsRow], names: list[str]) -> None:
         self.names = names
         index = {n: i for i, n in enumerate(names)}
-        teams: dict[str, tuple[int, int]] = {}  # seats_json -> the bots of team 0 and team 1
+        teams: dict[tuple, tuple[int, int]] = {}  # seats -> the bots of team 0 and team 1
         for row in played:
-            if row["seats_json"] not in teams:
-                seats = json.loads(row["seats_json"])
-                teams[row["seats_json"]] = (index[seats[0]], index[seats[1]])
+            if row.seats not in teams:
+                teams[row.seats] = (index[row.seats[0]], index[row.seats[1]])
         n = len(played)
-        self.team = np.array([teams[r["seats_json"]] for r in played], dtype=np.int64
-                             ).reshape(n, 2)
-        columns = np.array(list(map(itemgetter(*_INTEGERS), played)), dtype=np.int64
+        self.team = np.array([teams[r.seats] for r in played], dtype=np.int64).reshape(n, 2)
+        columns = np.array(list(map(attrgetter(*_INTEGERS), played)), dtype=np.int64
                            ).reshape(n, len(_INTEGERS))
         self.column = dict(zip(_INTEGERS, columns.T))
         self.deals = self.column["deal_count"]
-        self.score = np.array(list(map(itemgetter("score_0", "score_1"), played)), dtype=float
+        self.score = np.array(list(map(attrgetter("score_0", "score_1"), played)), dtype=float
                               ).reshape(n, 2)
-        self.forfeit = np.array([-1 if r["forfeit_team"] is None else r["forfeit_team"]
+        self.forfeit = np.array([-1 if r.forfeit_team is None else r.forfeit_team
                                  for r in played], dtype=np.int64)
-        # one parse for all (the same numbers as one a match, faster)
-        outcomes = json.loads("[" + ",".join(r["deal_scores_json"] for r in played) + "]")
+        outcomes = [r.deal_scores for r in played]
         self.deals_played = np.array([len(x) for x in outcomes], dtype=np.int64)
         self.outcome = np.zeros((n, max(self.deals_played.tolist(), default=0)))
         for i, x in enumerate(outcomes):

@@ -168,9 +168,9 @@ def _warm_up(**_kw) -> None:
     db = os.environ.get("ARENA_DB")
     if db:
         from scheduler.execute import execute_match  # noqa: F401
-        from scheduler.store import Store
+        from scheduler.store import open_store
         try:
-            Store(db).counts("")
+            open_store(db).counts("")
         except Exception as e:  # the task reports it properly; a worker should still start
             print(f"arena worker: the store at {db} does not answer yet: {e}", flush=True)
 

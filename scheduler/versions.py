@@ -28,7 +28,7 @@ from referee.seats.launch import ARENA_ROOT, SDK
 from referee.seats.manifest import Manifest
 
 from scheduler.season import Season, SeasonBot, SeasonError
-from scheduler.store import Store
+from scheduler.store import BotRow, Store
 
 BOT = Path("@bot")
 PORTABLE_ROOTS = {Path("@sdk"): SDK, Path("@arena"): ARENA_ROOT}
@@ -135,21 +135,20 @@ def pin_portable(version, where: str = "bot") -> Manifest:
     return portable(version.manifest(), where)
 
 
-def _pinned_version(store: Store, row: dict, where: str):
-    """The registry version a stored season bot (``bots`` row) is pinned to."""
+def _pinned_version(store: Store, row: BotRow, where: str):
+    """The registry version a stored season bot is pinned to."""
     from scheduler import registry
-    stored = json.loads(row["manifest_json"])
-    got = store.bot_version(stored.get("manifest_name", row["name"]), row["version"])
-    if got is None or got["content_hash"] != row["version_hash"]:
+    got = store.bot_version(row.manifest_fields.get("manifest_name", row.name), row.version)
+    if got is None or got.content_hash != row.version_hash:
         got = next((r for r in store.bot_versions()
-                    if r["content_hash"] == row["version_hash"]), None)
+                    if r.content_hash == row.version_hash), None)
     if got is None:
-        raise SeasonError(f"{where}: the version the season pinned ({row['version_hash'][:12]}"
+        raise SeasonError(f"{where}: the version the season pinned ({row.version_hash[:12]}"
                           ") is no longer in the registry")
     return registry.BotVersion.of(got)
 
 
-def _note_edits(bot: SeasonBot, version, row: dict, where: str, out) -> None:
+def _note_edits(bot: SeasonBot, version, row: BotRow, where: str, out) -> None:
     """Say so when a folder bot's folder is no longer the version its season pinned, and
     which of its files changed."""
     from referee.seats.manifest import changed_files
@@ -160,7 +159,7 @@ def _note_edits(bot: SeasonBot, version, row: dict, where: str, out) -> None:
         return
     if now == version.content_hash or out is None:
         return
-    before = json.loads(row["manifest_json"]).get("files")
+    before = row.manifest_fields.get("files")
     files = f" (files {changed_files(before, bot.manifest.file_hashes())})" if before else ""
     print(f"note: {where}: {bot.manifest.folder} is no longer {version.ref}{files}; the season "
           f"plays {version.ref}, the version it pinned; submit the folder as a new version for "

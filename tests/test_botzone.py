@@ -23,6 +23,7 @@ from referee.play.selfplay import random_policies
 from referee.rules import (Bury, DecisionKind, IllegalActionError, Play, apply, check,
                            is_legal, legal_actions, rules_for)
 from referee.rules.cards import Card
+from referee.rules.events import Event
 from referee.rules.families.two_deck.legal import lead_units
 from referee.rules.record import MatchRecord, verify
 from referee.rules.trump import TRUMP
@@ -240,7 +241,7 @@ def test_a_botzone_seats_requests_show_only_what_it_may_see(tmp_path):
             d = json.loads(e.json)
             if d["event"] == "DealStarted":
                 game = BotzoneGame(1)
-            game.see(d)
+            game.see(Event.from_dict(d))
         if body == "request":
             _, request = game.turn(DECISION_OF_PB[msg.request.kind],
                                    msg.request.observation.phase)

@@ -221,10 +221,12 @@ def _botzone_turn(game, events, viewer, after):
     (visible ones, as dicts), and, when the viewer decides now, its requests for it."""
     game = copy.deepcopy(game)
     sent = [e.to_dict() for e in events if e.visible(viewer)]
-    for d in sent:
-        if d["event"] == "DealStarted":
+    for e in events:
+        if not e.visible(viewer):
+            continue
+        if type(e).__name__ == "DealStarted":
             game = BotzoneGame(viewer)
-        game.see(d)
+        game.see(e)
     if after.turn != viewer or after.phase == "game_over":
         return sent, None
     return sent, game.turn(after.decision, after.phase)
@@ -282,11 +284,10 @@ def test_botzone_requests_ignore_hidden_cards(variant):
                 for e in events:
                     if not e.visible(v):
                         continue
-                    d = e.to_dict()
-                    if d["event"] == "DealStarted":
+                    if type(e).__name__ == "DealStarted":
                         games[v] = BotzoneGame(v)
                     if games[v] is not None:
-                        games[v].see(d)
+                        games[v].see(e)
 
         play(rules, seed, random_policies(seed, 0.3), max_deals=2, on_action=hook)
     assert checked["events"] > 500 and checked["requests"] > 120, checked

@@ -24,6 +24,8 @@ from referee.seats.launch import launch
 from referee.seats.mailbox import Mailbox
 from referee.seats.manifest import load_manifest
 from referee.seats.sandbox import sandbox_problem
+from referee.rules.actions import Action, Play
+from referee.rules.cards import Card
 from referee.seats.seat import TIMED_OUT, UNWATCHED, Closed, Seat
 
 BOTS = {"node": load_manifest(ROOT / "sample_bots" / "node"),
@@ -194,6 +196,12 @@ def _ended_well(table: Table, logs: dict[int, str]) -> None:
         _no_crash(logs[s])
 
 
+def _answered(got) -> bool:
+    """Whether a seat's reply is an action, read for the open request (an answer to another
+    request is ``Unreadable``)."""
+    return isinstance(got, Action)
+
+
 # -- a rejection ------------------------------------------------------------------------------
 class Rejecting(Table):
     """Seat 1's first answer to a play (lead or follow) reaches the runner as five big jokers,
@@ -204,14 +212,9 @@ class Rejecting(Table):
     async def tamper(self, seat, message, pending):
         got = await pending
         if seat == 1 and self.rejected is None and message.request.kind in PLAYS \
-                and isinstance(got, pb.BotMessage):
-            self.rejected = got.answer.request_id
-            forged = pb.BotMessage()
-            forged.CopyFrom(got)
-            forged.answer.action.kind = pb.ACTION_KIND_PLAY
-            del forged.answer.action.cards[:]
-            forged.answer.action.cards.extend(["BJ"] * 5)
-            return forged
+                and _answered(got):
+            self.rejected = message.request.request_id
+            return Play((Card.parse("BJ"),) * 5)
         return got
 
 
@@ -236,8 +239,7 @@ def test_a_rejected_play_is_read_and_the_bot_plays_on_to_the_end(bot, tmp_path, 
     assert "strikes 1" in line, line
     later = [(req, got) for req, got in table.seen[1] if req.request_id > rid]
     assert any(req.kind in PLAYS for req, _ in later)
-    assert all(isinstance(got, pb.BotMessage) and got.answer.request_id == req.request_id
-               for req, got in later)
+    assert all(_answered(got) for req, got in later)
     assert table.answered(1) == table.requested(1)  # each request once, none again
     assert runner.unsolicited == [0, 0, 0, 0]
     _ended_well(table, logs)
@@ -343,9 +345,7 @@ def test_under_a_tight_clock_late_answers_are_dropped_and_the_bot_plays_on(bot, 
     assert {f["kind"] for f in record["faults"]} <= {"timeout", "flood"}
     for seat in range(4):
         seen, answered = table.seen[seat], table.answered(seat)
-        assert seen and all(got is TIMED_OUT or (isinstance(got, pb.BotMessage)
-                                                 and got.answer.request_id == req.request_id)
-                            for req, got in seen), seat
+        assert seen and all(got is TIMED_OUT or _answered(got) for req, got in seen), seat
         timed_out = [req.request_id for req, got in seen if got is TIMED_OUT]
         faults = [f["request_id"] for f in record["faults"]
                   if f["seat"] == seat and f["kind"] == "timeout"]

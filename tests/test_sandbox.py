@@ -328,7 +328,7 @@ def test_every_sample_language_plays_sandboxed_and_the_record_says_so(tmp_path):
     result, record, runner = run_match(spec, bots, tmp_path)
     assert record["faults"] == [] and result["forfeit"] is None
     match = MatchFile.from_dict(json.loads(json.dumps(record)))
-    assert match.result.sandbox == "bubblewrap" and match.extra["sandbox"] == "bubblewrap"
+    assert match.result.sandbox == "bubblewrap" and match.sandbox == "bubblewrap"
     assert match.verify() == []
     _no_process_left(runner.bot_processes)
     uids = {p.seat_uid for p in runner.bot_processes}

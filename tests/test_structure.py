@@ -144,3 +144,234 @@ def test_the_checks_see_the_project():
     assert {"referee.rules.engine", "scheduler.store", "cli.main"} <= set(MODULES)
     assert any(_ours(t) == "referee.rules" or (_ours(t) or "").startswith("referee.")
                for _l, t, _n in _top_level_imports("scheduler.execute"))
+
+
+# -- the match record is written and read as typed values ----------------------------------------
+_RECORD_WRITERS = ("referee.match.runner", "referee.match.local", "referee.serve")
+"""The modules that build a match's record: they make its faults, deal results and result as the
+typed values of ``referee.match.results``, and set the match file's fields."""
+
+
+def _record_shapes() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Each typed value of a match record: (its fields, those with no default)."""
+    from dataclasses import MISSING, fields
+
+    from referee.match.matchfile import MatchFile
+    from referee.match.results import DealResult, Fault, Forfeit, MatchResult
+    return {t.__name__: (frozenset(f.name for f in fields(t)),
+                         frozenset(f.name for f in fields(t)
+                                   if f.default is MISSING and f.default_factory is MISSING))
+            for t in (Fault, DealResult, Forfeit, MatchResult, MatchFile)}
+
+
+def _string_keys(node: ast.AST) -> set[str] | None:
+    """The constant string keys of a dict display or a ``dict(...)`` call, else None."""
+    if isinstance(node, ast.Dict):
+        return {k.value for k in node.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        return {k.arg for k in node.keywords if k.arg is not None}
+    return None
+
+
+def _dicts_shaped_like_records(module: str, tree: ast.Module | None = None) -> list[str]:
+    """Where ``module`` (or the source ``tree``) writes a record value as a dict: a dict whose
+    keys are fields of a typed value, two of them required ones, or a string key of one set on
+    a dict."""
+    shapes = _record_shapes()
+    named = set().union(*(every for every, _ in shapes.values()))
+    found = []
+    for node in ast.walk(MODULES[module] if tree is None else tree):
+        keys = _string_keys(node)
+        if keys:
+            for name, (every, required) in shapes.items():
+                if keys <= every and len(keys & required) >= 2:
+                    found.append(f"{module}:{node.lineno}: a {name} as a dict {sorted(keys)}")
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, ast.AugAssign) else [])
+        for t in targets:
+            if (isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
+                    and t.slice.value in named):
+                found.append(f"{module}:{node.lineno}: sets {t.slice.value!r} on a dict")
+    return found
+
+
+def test_the_referee_builds_its_record_as_typed_values():
+    found = [f for module in _RECORD_WRITERS for f in _dicts_shaped_like_records(module)]
+    assert found == []
+
+
+def test_the_record_shape_check_finds_a_fault_written_as_a_dict():
+    """The check above, on a fault, a deal result and a key set the way the runner once wrote
+    them."""
+    once = ast.parse(
+        'entry = {"seat": seat, "kind": kind, "reason": reason, "strikes": n}\n'
+        'entry["default_action"] = action.text()\n'
+        'deal = dict(game=index, deal=e.deal, attacker_total=e.attacker_total, levels=x)\n')
+    found = _dicts_shaped_like_records("referee.match.runner", once)
+    assert sorted(f.split(" [")[0] for f in found) == [
+        "referee.match.runner:1: a Fault as a dict",
+        "referee.match.runner:2: sets 'default_action' on a dict",
+        "referee.match.runner:3: a DealResult as a dict"]
+
+
+_DEAL_FOLD = "referee.match.results"
+"""Where a deal's events are folded into its summary (``DealFold``), the only place."""
+_FOLD_USERS = ("referee.match.matchfile", "lab.match", "scheduler.power")
+
+
+def _summaries_made(module: str) -> list[int]:
+    """The lines of ``module`` that make a deal's summary from its events
+    (``DealSummary.of``)."""
+    return [node.lineno for node in ast.walk(MODULES[module])
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "of" and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "DealSummary"]
+
+
+def test_a_deals_events_are_folded_into_its_summary_in_one_place():
+    folds = {m: lines for m in MODULES if (lines := _summaries_made(m))}
+    assert list(folds) == [_DEAL_FOLD], folds
+    for module in _FOLD_USERS:
+        imported = {name for _l, target, names, _a in _all_imports(module)
+                    if _ours(target) in (_DEAL_FOLD, "referee.match.matchfile")
+                    for name in names}
+        assert imported & {"DealFold", "fold_deals"}, f"{module} folds no deal with DealFold"
+
+
+# -- the store package ------------------------------------------------------------------------
+STORE = ROOT / "scheduler" / "store"
+#: the longest a file of the store package may grow
+STORE_FILE_LINES = 400
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` of a chain of attributes on a name; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _store_object(dotted: str):
+    """The object ``dotted`` names under ``scheduler.store`` (its longest importable module,
+    then attributes); None when it names nothing there."""
+    import importlib
+    parts = dotted.split(".")
+    for cut in range(len(parts), 1, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr, None)
+        return obj
+    return None
+
+
+def _imported(module: str, node: ast.AST):
+    """(module imported, name, bound as) of each name an import statement binds."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            yield alias.name, None, alias.asname
+    elif isinstance(node, ast.ImportFrom):
+        for alias in node.names:
+            yield _absolute(module, node), alias.name, alias.asname
+
+
+def _table_uses(module: str, body: list[ast.AST], bound: dict[str, str]):
+    """(line, what) of each SQLAlchemy import and each store table named in ``body``, a
+    scope whose imports bind names (``bound``: name -> the dotted path it stands for) for it
+    and the scopes nested in it only."""
+    from sqlalchemy import Table
+    bound, here, nested, todo = dict(bound), [], [], list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            nested.append(node.body)
+        elif isinstance(node, ast.Lambda):
+            nested.append([node.body])
+        else:
+            here.append(node)
+            todo.extend(ast.iter_child_nodes(node))
+    for node in here:
+        for target, name, asname in _imported(module, node):
+            if target.split(".")[0] == "sqlalchemy":
+                yield node.lineno, f"imports {target}"
+            if name is not None:
+                if target.startswith("scheduler.store") and \
+                        isinstance(_store_object(f"{target}.{name}"), Table):
+                    yield node.lineno, f"imports the table {target}.{name}"
+                bound[asname or name] = f"{target}.{name}"
+            else:
+                bound[asname or target.split(".")[0]] = target if asname else \
+                    target.split(".")[0]
+    for node in here:
+        dotted = _dotted(node) if isinstance(node, (ast.Attribute, ast.Name)) else None
+        head, _, rest = (dotted or "").partition(".")
+        if head not in bound:
+            continue
+        path = ".".join(p for p in (bound[head], rest) if p)
+        if path.startswith("scheduler.store") and isinstance(_store_object(path), Table):
+            yield node.lineno, f"{dotted} is the table {path}"
+    for inner in nested:
+        yield from _table_uses(module, inner, bound)
+
+
+def test_the_dashboard_and_the_command_line_build_no_sql():
+    """No module of ``web/`` or ``cli/`` imports SQLAlchemy, nor names a table (a SQLAlchemy
+    ``Table``) of the store package, whether imported (``from scheduler.store import
+    matches``) or reached through the module (``store.matches``, with the store imported in
+    that scope): they call the store's queries."""
+    found = sorted({f"{module}:{line}: {what}" for module, tree in MODULES.items()
+                    if module.split(".")[0] in ("web", "cli")
+                    for line, what in _table_uses(module, tree.body, {})})
+    assert found == []
+
+
+def _json_columns() -> frozenset[str]:
+    from scheduler.store.schema import metadata
+    return frozenset(c.name for t in metadata.tables.values() for c in t.columns
+                     if c.name.endswith("_json"))
+
+
+def test_only_the_store_package_reads_its_json_columns():
+    """A JSON column of the store (a ``*_json`` column of its ``metadata``) is read back only
+    inside ``scheduler/store/``, by the typed rows (``row.seats``, ``row.summary``, ...). Outside
+    it, the AST never reads one by name: no subscript (``row["seats_json"]``), no
+    ``.get("seats_json")``, no attribute read (``row.seats_json``), so no ``json.loads`` of a
+    column either. Writing one (a key of a new row's dict, a keyword) stays allowed."""
+    columns = _json_columns()
+    assert {"seats_json", "summary_json", "config_json", "manifest_json"} <= columns
+    found = []
+    for module, tree in MODULES.items():
+        if module == "scheduler.store" or module.startswith("scheduler.store."):
+            continue
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+                    and isinstance(node.slice, ast.Constant):
+                name = node.slice.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "get" and node.args \
+                    and isinstance(node.args[0], ast.Constant):
+                name = node.args[0].value
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                name = node.attr
+            if isinstance(name, str) and name in columns:
+                found.append(f"{module}:{node.lineno}: reads the column {name}")
+    assert found == []
+
+
+def test_no_file_of_the_store_package_is_over_its_length():
+    """Every file of ``scheduler/store/`` has at most ``STORE_FILE_LINES`` lines; and none is
+    named as a table (the module would hide the table the package exports by that name)."""
+    from scheduler.store.schema import metadata
+    files = sorted(STORE.glob("*.py"))
+    long = {path.name: n for path in files
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > STORE_FILE_LINES}
+    assert len(files) >= 5 and long == {}
+    assert {path.stem for path in files} & set(metadata.tables) == set()

@@ -97,7 +97,7 @@ def build(folder: Path, matches: int = 10000, bots: int = 10, *, variant: str = 
     now = time.time()
     rows, ids = [], []
     for r in store.matches(name):
-        seats = json.loads(r["seats_json"])
+        seats = list(r.seats)
         s = _summary(seats, strength, rng, match_points=variant == "three-deck")
         levels = s["deals"][-1]["after"]
         result = {"match_id": r["id"], "variant": variant,

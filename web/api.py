@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from enum import Enum
@@ -11,11 +10,10 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import and_, case, false, func, or_, select, true
 
 from scheduler.reports import bot_versions, sealed_reason, season_rows, season_status
 from scheduler.standings import compute  # imported with the app, not on the first request
-from scheduler.store import STATUSES, matches, results
+from scheduler.store import STATUSES
 
 MAX_LIMIT = 500
 #: bytes of a faulting bot's log shown with its faults
@@ -144,18 +142,12 @@ def progress(store, name: str) -> dict:
     season_or_404(store, name)
     c = store.counts(name)
     now = time.time()
-    with store.engine.connect() as conn:
-        n, first, last = conn.execute(
-            select(func.count(), func.min(results.c.written_at), func.max(results.c.written_at))
-            .where(results.c.season == name)).one()
-        recent = conn.execute(select(func.count(), func.min(results.c.written_at))
-                              .where(results.c.season == name,
-                                     results.c.written_at >= now - 120)).one()
+    pace = store.result_pace(name, since=now - 120)
     rate = None
-    if recent[0] >= 2 and now > recent[1]:
-        rate = recent[0] / (now - recent[1]) * 60
-    elif n >= 2 and last > first:
-        rate = (n - 1) / (last - first) * 60
+    if pace.recent >= 2 and now > pace.recent_first:
+        rate = pace.recent / (now - pace.recent_first) * 60
+    elif pace.count >= 2 and pace.last > pace.first:
+        rate = (pace.count - 1) / (pace.last - pace.first) * 60
     left = c["pending"] + c["running"]
     eta = left / rate * 60 if rate and left else (0.0 if not left else None)
     return {"season": name, "total": sum(c.values()), **c,
@@ -164,72 +156,31 @@ def progress(store, name: str) -> dict:
             "eta_s": round(eta, 1) if eta is not None else None, "at": now}
 
 
-def _match_row(r: dict) -> dict:
-    out = {"id": r["id"], "season": r["season"], "ordinal": r["ordinal"], "pairing": r["pairing"],
-           "mirror": bool(r["mirror"]), "seats": json.loads(r["seats_json"]),
-           "status": r["status"], "attempts": r["attempts"],
-           "error": (r.get("error") or "").splitlines()[0][:300] if r.get("error") else None}
-    if r.get("summary_json"):
-        s = json.loads(r["summary_json"])
-        out.update(net=s["net"], score=s["score"], faults=s.get("faults", 0),
-                   forfeit_team=s.get("forfeit_team"), duration_s=r.get("duration_s"))
+def _match_row(r) -> dict:
+    """A match's line (a ``MatchResultRow``), its result's numbers once it has one."""
+    out = {"id": r.id, "season": r.season, "ordinal": r.ordinal, "pairing": r.pairing,
+           "mirror": bool(r.mirror), "seats": list(r.seats), "status": r.status,
+           "attempts": r.attempts,
+           "error": r.error.splitlines()[0][:300] if r.error else None}
+    if r.played:
+        s = r.summary
+        out.update(net=list(s.net), score=list(s.score), faults=s.faults,
+                   forfeit_team=s.forfeit_team, duration_s=r.duration_s)
     return out
 
 
-def _seats_like(bot: str):
-    return matches.c.seats_json.like(f'%{json.dumps(bot)}%')
-
-
-def _version_condition(store, version: str, season: str | None):
-    """The matches in which a bot pinned to ``version`` (``name@version``) sat: in each season
+def _seated(store, version: str, season: str | None) -> list[tuple[str, str]]:
+    """(season, bot) of every bot pinned to ``version`` (``name@version``): in each season
     that pinned it, under the name the season gave it."""
     seasons = [season] if season else store.season_names()
-    either = [and_(matches.c.season == s, _seats_like(bot))
-              for s in seasons for bot, v in bot_versions(store, s).items() if v["ref"] == version]
-    return or_(*either) if either else false()
-
-
-def _faults(r) -> tuple[int, int | None]:
-    """A candidate row's bot faults and forfeiting team: its result's columns, else (a result
-    written before them) its summary's; (0, None) before a result."""
-    if r.faults is not None or r.summary_json is None:
-        return r.faults or 0, r.forfeit_team
-    s = json.loads(r.summary_json)
-    return s.get("faults", 0), s.get("forfeit_team")
+    return [(s, bot) for s in seasons for bot, v in bot_versions(store, s).items()
+            if v["ref"] == version]
 
 
 def _has_fault_kind(store, match_id: str, kind: str) -> bool:
     """Whether the match's stored record has a fault of ``kind``."""
     record = store.record(match_id) or {}
     return any(f.get("kind") == kind for f in record.get("faults") or [])
-
-
-def _fault_filtered(c, store, where, order, fault: bool | None,
-                    fault_kind: str | None) -> list[str]:
-    """The ids, in order, of the matches ``where`` selects that pass the fault filters, told by
-    their results' ``faults`` and ``forfeit_team`` columns (by the summary for a result
-    written before them); ``fault_kind`` reads the records of those with faults only."""
-    told = results.c.faults.isnot(None)
-    old = and_(results.c.faults.is_(None), results.c.summary_json.isnot(None))
-    flagged = or_(results.c.faults > 0, results.c.forfeit_team.isnot(None))
-    maybe = [or_(results.c.faults > 0, old) if fault_kind is not None else true()]
-    if fault is True:
-        maybe.append(or_(flagged, old))
-    elif fault is False:
-        maybe.append(or_(results.c.match_id.is_(None), and_(told, ~flagged), old))
-    q = (select(matches.c.id, results.c.faults, results.c.forfeit_team,
-                case((old, results.c.summary_json), else_=None).label("summary_json"))
-         .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
-         .where(where, *maybe).order_by(*order))
-    out = []
-    for r in c.execute(q).all():
-        faults, forfeit = _faults(r)
-        if fault is not None and bool(faults or forfeit is not None) != fault:
-            continue
-        if fault_kind is not None and not (faults and _has_fault_kind(store, r.id, fault_kind)):
-            continue
-        out.append(r.id)
-    return out
 
 
 def match_list(store, *, season: str | None = None, bot: str | None = None,
@@ -240,31 +191,14 @@ def match_list(store, *, season: str | None = None, bot: str | None = None,
     matches with bot faults (or a forfeit); ``False``: only those without; ``fault_kind``:
     only those whose record has a fault of that kind; ``version``: only those a bot pinned
     to that ``name@version`` played."""
-    cond = []
-    if season:
-        cond.append(matches.c.season == season)
-    if status:
-        cond.append(matches.c.status == status)
-    if bot:
-        cond.append(_seats_like(bot))
-    if version:
-        cond.append(_version_condition(store, version, season))
-    where = and_(True, *cond)
-    cols = (matches, results.c.summary_json, results.c.duration_s)
-    base = select(*cols).select_from(
-        matches.outerjoin(results, results.c.match_id == matches.c.id))
-    order = (matches.c.season, matches.c.ordinal)
-    with store.engine.connect() as c:
-        if fault is None and fault_kind is None:
-            total = c.execute(select(func.count()).select_from(matches).where(where)).scalar_one()
-            page = base.where(where).order_by(*order).limit(limit).offset(offset)
-        else:  # the ids that pass, then the rows of the page asked for
-            ids = _fault_filtered(c, store, where, order, fault, fault_kind)
-            total = len(ids)
-            page = base.where(matches.c.id.in_(ids[offset:offset + limit])).order_by(*order)
-        rows = [dict(r) for r in c.execute(page).mappings()]
-    return {"total": total, "limit": limit, "offset": offset,
-            "matches": [_match_row(r) for r in rows]}
+    page = store.match_page(
+        season=season, status=status, bot=bot,
+        seated=_seated(store, version, season) if version else None, fault=fault,
+        record_has=None if fault_kind is None else (
+            lambda match_id: _has_fault_kind(store, match_id, fault_kind)),
+        limit=limit, offset=offset)
+    return {"total": page.total, "limit": limit, "offset": offset,
+            "matches": [_match_row(r) for r in page.rows]}
 
 
 def _timings(record: dict) -> list[dict]:
@@ -281,14 +215,11 @@ def match_detail(store, match_id: str) -> dict:
     """A match: its row and, once its record may be served, its deals, faults (with the
     faulting bots' log tails), decision timings and bot versions. A sealed record serves
     none of that: only who it waits for."""
-    with store.engine.connect() as c:
-        r = c.execute(select(matches, results.c.summary_json, results.c.duration_s)
-                      .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
-                      .where(matches.c.id == match_id)).mappings().first()
+    r = store.match_and_result(match_id)
     if r is None:
         raise HTTPException(404, f"no match {match_id!r}")
-    row = _match_row(dict(r))
-    sealed = store.sealed_by(match_id) if r["summary_json"] else []
+    row = _match_row(r)
+    sealed = store.sealed_by(match_id) if r.played else []
     if sealed:
         for k in ("net", "score", "faults", "forfeit_team", "duration_s"):
             row[k] = None
@@ -297,18 +228,17 @@ def match_detail(store, match_id: str) -> dict:
     out = {"match": row, "sealed": False,
            "attempts": [{k: a[k] for k in ("attempt", "worker", "started_at", "ended_at",
                                           "outcome", "reason")}
-                        for a in store.attempt_log(r["season"], match_id)]}
-    if r["summary_json"]:
-        out["deals"] = json.loads(r["summary_json"])["deals"]
-    record = store.record(match_id) if r["summary_json"] else None
+                        for a in store.attempt_log(r.season, match_id)]}
+    if r.played:
+        out["deals"] = [d.to_dict() for d in r.summary.deals]
+    record = store.record(match_id) if r.played else None
     if record:
         from referee.match.matchfile import MatchFile
-        MatchFile.from_dict(record, match_id)  # a record that does not read back is an error
-        faults = record.get("faults") or []
-        out["faults"] = faults
+        match = MatchFile.from_dict(record, match_id)  # one that does not read back: an error
+        out["faults"] = [f.to_dict() for f in match.faults]
         logs = record.get("bot_logs") or {}
         out["logs"] = {str(s): logs[str(s)][-LOG_TAIL:]
-                       for s in sorted({f["seat"] for f in faults}) if logs.get(str(s))}
+                       for s in sorted({f.seat for f in match.faults}) if logs.get(str(s))}
         out["timings"] = _timings(record)
         out["versions"] = list(record.get("bots") or [])
     return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
@@ -13,20 +12,9 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from scheduler.store import NoStore, open_store  # noqa: F401  (NoStore: raised by create_app)
+
 HERE = Path(__file__).resolve().parent
-
-
-class NoStore(Exception):
-    """A SQLite store that is not there (the dashboard never creates one)."""
-
-
-def _store(db_url: str):
-    from scheduler.store import Store
-    if db_url.startswith("sqlite:///"):
-        path = db_url[len("sqlite:///"):]
-        if not path or path == ":memory:" or not os.path.exists(path):
-            raise NoStore(f"there is no store at {path or db_url} (a season run creates it)")
-    return Store(db_url)
 
 
 #: What every response may load and run: the dashboard's own scripts, styles and API, plus
@@ -79,11 +67,12 @@ def _is_api(request: Request) -> bool:
 
 
 def create_app(db_url: str) -> FastAPI:
-    """The dashboard's pages and its JSON API (under /api) over the store at ``db_url``."""
+    """The dashboard's pages and its JSON API (under /api) over the store at ``db_url``, which
+    must be there (``NoStore``: the dashboard never creates one)."""
     from web import api, pages
     app = Dashboard(title="Shengji Arena", summary="Seasons, standings, matches and bots of "
                     "a results store, read only", docs_url=None, redoc_url=None)
-    app.state.store = _store(db_url)
+    app.state.store = open_store(db_url, create=False)
     app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.state.standings_cache = {}
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")

@@ -1,7 +1,7 @@
 """A match's replay, built from its stored record: the steps as JSON, and the page that walks
 them.
 
-The full view is every game's events; "as seat N" is ``MatchFile.seat_view(N)``, the events the
+The full view is every game's events; "as seat N" is ``MatchFile.events(N)``, the events the
 referee showed that seat, so a seat's steps never hold a card it was not shown. Each step keeps
 its events and the table after it: the hands known in that view, the trick on the table, the
 kitty, the declarations, the trump, the dealer, the levels and the points taken.
@@ -25,7 +25,13 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from referee.match.matchfile import MatchFile
-from referee.rules.cards import Card
+from referee.rules.cards import RANK_TEXT, SUITS, TEXT, Card
+from referee.rules.events import (Buried, BuriedPublic, CardDealt, CardsPassed,
+                                  CardsPassedPublic, DealEnded, DealerSet, DealStarted, Declared,
+                                  Event, GameEnded, KittyCardDrawn, KittyOpened, KittyShown,
+                                  KittyTaken, KittyTakenPublic, MatchPoints, Passed, Played,
+                                  PreKittyAction, RedealDemanded, Redealt, ThrowFailed, TrickWon,
+                                  TrumpSet)
 from scheduler.reports import sealed_reason
 
 router = APIRouter()
@@ -33,18 +39,23 @@ router = APIRouter()
 _DISPLAY_SUITS = (0, 1, 3, 2)  # spades, hearts, clubs, diamonds: colours alternate
 
 
-def _sort_key(text: str) -> tuple[int, int]:
-    c = Card.parse(text)
+def _sort_key(card: int) -> tuple[int, int]:
+    c = Card(card)
     if c.suit is None:
-        return (0, -int(c))
+        return (0, -card)
     return (1 + _DISPLAY_SUITS.index(c.suit), -c.rank)
 
 
-def _sorted(cards: list[str]) -> list[str]:
-    return sorted(cards, key=_sort_key)
+def _texts(cards) -> list[str]:
+    return [TEXT[c] for c in cards]
 
 
-def _remove(hand: list[str] | None, cards: list[str]) -> None:
+def _trump(trump: int | None) -> str:
+    """A trump as the record writes it: its suit's letter, or "none"."""
+    return "none" if trump is None else SUITS[trump]
+
+
+def _remove(hand: list[int] | None, cards) -> None:
     if hand is None:
         return
     for c in cards:
@@ -59,11 +70,11 @@ class _Table:
         self.game = 0
         self.new_deal(None)
 
-    def new_deal(self, started: dict | None) -> None:
-        self.deal = started["deal"] if started else None
-        self.dealer = started["dealer"] if started else None
-        self.levels = list(started["levels"]) if started else None
-        self.hands: list[list[str] | None] = [None] * 4
+    def new_deal(self, started: DealStarted | None) -> None:
+        self.deal = started.deal if started else None
+        self.dealer = started.dealer if started else None
+        self.levels = [RANK_TEXT[x] for x in started.levels] if started else None
+        self.hands: list[list[int] | None] = [None] * 4
         self.trick: list[dict] = []
         self.trick_no = 0
         self.trick_winner: int | None = None
@@ -74,66 +85,69 @@ class _Table:
         self.trump: str | None = None
         self.result: dict | None = None
 
-    def apply(self, e: dict) -> None:
-        kind = e["event"]
-        if kind == "DealStarted":
+    def apply(self, e: Event) -> None:
+        kind = type(e)
+        if kind is DealStarted:
             self.new_deal(e)
-        elif kind == "CardDealt":
-            hand = self.hands[e["seat"]]
+        elif kind is CardDealt:
+            hand = self.hands[e.seat]
             if hand is None:
-                hand = self.hands[e["seat"]] = []
-            hand.append(e["card"])
-        elif kind == "Declared":
-            self.declarations.append({k: e[k] for k in ("seat", "cards", "trump", "overturn")})
-            self.trump = e["trump"]
-        elif kind == "DealerSet":
-            self.dealer = e["seat"]
-        elif kind in ("TrumpSet", "KittyCardDrawn"):
-            self.trump = e["trump"]
-        elif kind == "KittyOpened":
-            self.trump = e["trump"]
-            self.kitty = {"cards": list(e["cards"]), "holder": None, "state": "shown"}
-        elif kind == "KittyShown":
-            self.kitty = {**self.kitty, "cards": list(e["cards"]), "state": "shown"}
-        elif kind == "KittyTaken":
-            if self.hands[e["seat"]] is not None:
-                self.hands[e["seat"]] += e["cards"]
-            self.kitty = {"cards": list(e["cards"]), "holder": e["seat"], "state": "taken up"}
-        elif kind == "KittyTakenPublic":
+                hand = self.hands[e.seat] = []
+            hand.append(e.card)
+        elif kind is Declared:
+            self.trump = _trump(e.trump)
+            self.declarations.append({"seat": e.seat, "cards": _texts(e.cards),
+                                      "trump": self.trump, "overturn": e.overturn})
+        elif kind is DealerSet:
+            self.dealer = e.seat
+        elif kind is TrumpSet or kind is KittyCardDrawn:
+            self.trump = _trump(e.trump)
+        elif kind is KittyOpened:
+            self.trump = _trump(e.trump)
+            self.kitty = {"cards": _texts(e.cards), "holder": None, "state": "shown"}
+        elif kind is KittyShown:
+            self.kitty = {**self.kitty, "cards": _texts(e.cards), "state": "shown"}
+        elif kind is KittyTaken:
+            if self.hands[e.seat] is not None:
+                self.hands[e.seat] += e.cards
+            self.kitty = {"cards": _texts(e.cards), "holder": e.seat, "state": "taken up"}
+        elif kind is KittyTakenPublic:
             if self.kitty["holder"] is None:
-                self.kitty = {**self.kitty, "holder": e["seat"], "state": "taken up"}
-        elif kind == "Buried":
-            _remove(self.hands[e["seat"]], e["cards"])
-            self.kitty = {"cards": list(e["cards"]), "holder": e["seat"], "state": "buried"}
-        elif kind == "BuriedPublic":
+                self.kitty = {**self.kitty, "holder": e.seat, "state": "taken up"}
+        elif kind is Buried:
+            _remove(self.hands[e.seat], e.cards)
+            self.kitty = {"cards": _texts(e.cards), "holder": e.seat, "state": "buried"}
+        elif kind is BuriedPublic:
             if self.kitty["state"] != "buried":
-                self.kitty = {"cards": None, "holder": e["seat"], "state": "buried"}
-        elif kind == "CardsPassed":
-            _remove(self.hands[e["giver"]], e["cards"])
-            if self.hands[e["receiver"]] is not None:
-                self.hands[e["receiver"]] += e["cards"]
-        elif kind == "Played":
-            if e["lead"]:
+                self.kitty = {"cards": None, "holder": e.seat, "state": "buried"}
+        elif kind is CardsPassed:
+            _remove(self.hands[e.giver], e.cards)
+            if self.hands[e.receiver] is not None:
+                self.hands[e.receiver] += e.cards
+        elif kind is Played:
+            if e.lead:
                 self.trick, self.trick_winner, self.trick_points = [], None, None
                 self.trick_no += 1
-            _remove(self.hands[e["seat"]], e["cards"])
-            self.trick.append({"seat": e["seat"], "cards": list(e["cards"]),
-                               "lead": e["lead"]})
-        elif kind == "TrickWon":
-            self.trick_winner, self.trick_points = e["seat"], e["points"]
-            self.points[e["seat"] % 2] += e["points"]
-        elif kind == "DealEnded":
-            self.kitty = {**self.kitty, "cards": list(e["kitty"]), "state": "shown"}
-            self.result = {k: e[k] for k in ("attacker_points", "kitty_bonus", "penalties",
-                                             "attacker_total", "levels", "next_dealer")}
-        elif kind == "GameEnded":
+            _remove(self.hands[e.seat], e.cards)
+            self.trick.append({"seat": e.seat, "cards": _texts(e.cards), "lead": e.lead})
+        elif kind is TrickWon:
+            self.trick_winner, self.trick_points = e.seat, e.points
+            self.points[e.seat % 2] += e.points
+        elif kind is DealEnded:
+            self.kitty = {**self.kitty, "cards": _texts(e.kitty), "state": "shown"}
+            self.result = {"attacker_points": e.attacker_points, "kitty_bonus": e.kitty_bonus,
+                           "penalties": list(e.penalties), "attacker_total": e.attacker_total,
+                           "levels": [RANK_TEXT[x] for x in e.levels],
+                           "next_dealer": e.next_dealer}
+        elif kind is GameEnded:
             self.game += 1
 
     def state(self) -> dict[str, Any]:
         return {
             "game": self.game, "deal": self.deal, "dealer": self.dealer, "levels": self.levels,
             "trump": self.trump,
-            "hands": [None if h is None else _sorted(h) for h in self.hands],
+            "hands": [None if h is None else _texts(sorted(h, key=_sort_key))
+                      for h in self.hands],
             "trick": {"number": self.trick_no, "plays": [dict(p) for p in self.trick],
                       "winner": self.trick_winner, "points": self.trick_points},
             "points": list(self.points),
@@ -145,70 +159,72 @@ class _Table:
 
 
 _GROUP = {
-    "DealStarted": "deal", "Redealt": "deal", "RedealDemanded": "deal",
-    "CardDealt": "dealing",
-    "Declared": "declaration", "Passed": "declaration", "DealerSet": "declaration",
-    "TrumpSet": "declaration", "KittyCardDrawn": "declaration",
-    "KittyOpened": "kitty", "KittyShown": "kitty", "KittyTaken": "kitty",
-    "KittyTakenPublic": "kitty", "Buried": "kitty", "BuriedPublic": "kitty",
-    "PreKittyAction": "kitty", "CardsPassed": "kitty", "CardsPassedPublic": "kitty",
-    "Played": "trick", "ThrowFailed": "trick", "TrickWon": "trick",
-    "DealEnded": "result", "GameEnded": "result", "MatchPoints": "result",
+    DealStarted: "deal", Redealt: "deal", RedealDemanded: "deal",
+    CardDealt: "dealing",
+    Declared: "declaration", Passed: "declaration", DealerSet: "declaration",
+    TrumpSet: "declaration", KittyCardDrawn: "declaration",
+    KittyOpened: "kitty", KittyShown: "kitty", KittyTaken: "kitty",
+    KittyTakenPublic: "kitty", Buried: "kitty", BuriedPublic: "kitty",
+    PreKittyAction: "kitty", CardsPassed: "kitty", CardsPassedPublic: "kitty",
+    Played: "trick", ThrowFailed: "trick", TrickWon: "trick",
+    DealEnded: "result", GameEnded: "result", MatchPoints: "result",
 }
 
 
-def _title(kind: str, events: list[dict], table: _Table) -> str:
+def _title(kind: str, events: list[Event], table: _Table) -> str:
     """A line saying what the step did, naming no card (cards are shown as cards)."""
     if kind == "deal":
-        started = next((e for e in events if e["event"] == "DealStarted"), None)
+        started = next((e for e in events if type(e) is DealStarted), None)
         if started is None:
             return "Redeal"
-        dealer = "not yet known" if started["dealer"] is None else f"seat {started['dealer']}"
-        return (f"Game {table.game + 1}, deal {started['deal'] + 1}: dealer {dealer}, "
-                f"levels {started['levels'][0]} / {started['levels'][1]}")
+        dealer = "not yet known" if started.dealer is None else f"seat {started.dealer}"
+        return (f"Game {table.game + 1}, deal {started.deal + 1}: dealer {dealer}, "
+                f"levels {RANK_TEXT[started.levels[0]]} / {RANK_TEXT[started.levels[1]]}")
     if kind == "dealing":
-        seats = sorted({e["seat"] for e in events})
+        seats = sorted({e.seat for e in events})
         return f"Dealing: {len(events)} card(s) to seat(s) {', '.join(map(str, seats))}"
     if kind == "declaration":
         parts = []
         for e in events:
-            if e["event"] == "Declared":
-                trump = "no trump" if e["trump"] == "none" else f"trump {e['trump']}"
-                parts.append(f"seat {e['seat']} {'overturns' if e['overturn'] else 'declares'}"
+            t = type(e)
+            if t is Declared:
+                trump = "no trump" if e.trump is None else f"trump {SUITS[e.trump]}"
+                parts.append(f"seat {e.seat} {'overturns' if e.overturn else 'declares'}"
                              f" ({trump})")
-            elif e["event"] == "DealerSet":
-                parts.append(f"seat {e['seat']} is the dealer ({e['reason']})")
-            elif e["event"] == "Passed":
-                parts.append(f"seat {e['seat']} passes")
-            elif e["event"] in ("TrumpSet", "KittyCardDrawn"):
-                parts.append("trump fixed: " + ("none" if e["trump"] == "none" else e["trump"]))
+            elif t is DealerSet:
+                parts.append(f"seat {e.seat} is the dealer ({e.reason})")
+            elif t is Passed:
+                parts.append(f"seat {e.seat} passes")
+            elif t is TrumpSet or t is KittyCardDrawn:
+                parts.append(f"trump fixed: {_trump(e.trump)}")
         return "Declaration: " + "; ".join(parts)
     if kind == "kitty":
         parts = []
         for e in events:
-            if e["event"] in ("KittyTaken", "KittyTakenPublic"):
-                parts.append(f"seat {e['seat']} takes up the kitty")
-            elif e["event"] in ("Buried", "BuriedPublic"):
-                parts.append(f"seat {e['seat']} buries the kitty")
-            elif e["event"] in ("KittyShown", "KittyOpened"):
+            t = type(e)
+            if t is KittyTaken or t is KittyTakenPublic:
+                parts.append(f"seat {e.seat} takes up the kitty")
+            elif t is Buried or t is BuriedPublic:
+                parts.append(f"seat {e.seat} buries the kitty")
+            elif t is KittyShown or t is KittyOpened:
                 parts.append("the kitty is shown")
-            elif e["event"] in ("CardsPassed", "CardsPassedPublic"):
-                parts.append(f"seat {e['giver']} passes cards to seat {e['receiver']}")
-            elif e["event"] == "PreKittyAction":
-                parts.append(f"seat {e['seat']}: {e['action']}")
+            elif t is CardsPassed or t is CardsPassedPublic:
+                parts.append(f"seat {e.giver} passes cards to seat {e.receiver}")
+            elif t is PreKittyAction:
+                parts.append(f"seat {e.seat}: {e.action}")
         return "Kitty: " + "; ".join(dict.fromkeys(parts))
     if kind == "trick":
-        plays = [e for e in events if e["event"] == "Played"]
-        lead = plays[0]["seat"] if plays else None
-        won = next((e for e in events if e["event"] == "TrickWon"), None)
+        plays = [e for e in events if type(e) is Played]
+        lead = plays[0].seat if plays else None
+        won = next((e for e in events if type(e) is TrickWon), None)
         text = f"Trick {table.trick_no}: seat {lead} leads"
-        if any(e["event"] == "ThrowFailed" for e in events):
+        if any(type(e) is ThrowFailed for e in events):
             text += " (a throw fails)"
         if won is not None:
-            text += f", seat {won['seat']} wins {won['points']} point(s)"
+            text += f", seat {won.seat} wins {won.points} point(s)"
         return text
     if kind != "result":
-        return ", ".join(dict.fromkeys(e["event"] for e in events))
+        return ", ".join(dict.fromkeys(type(e).__name__ for e in events))
     r = table.result
     if r is None:
         return "Game over"
@@ -216,34 +232,35 @@ def _title(kind: str, events: list[dict], table: _Table) -> str:
             f"{r['attacker_total']} points; levels {r['levels'][0]} / {r['levels'][1]}")
 
 
-def build_steps(events: list[dict]) -> list[dict[str, Any]]:
+def build_steps(events: list[Event]) -> list[dict[str, Any]]:
     """The viewer's steps over ``events`` (one view's, in order): the deal's start, dealing
     (cut by each declaration), each declaration, the kitty, each trick, the deal's result;
-    each with its events and the table after them."""
+    each with its events (as the record writes them, without ``visible_to``) and the table
+    after them."""
     table = _Table()
     steps: list[dict[str, Any]] = []
-    current: list[dict] = []
+    current: list[Event] = []
     group = None
 
     def close() -> None:
         nonlocal current
         if current:
             steps.append({"index": len(steps), "kind": group,
-                          "title": _title(group, current, table), "events": current,
-                          "state": table.state()})
+                          "title": _title(group, current, table),
+                          "events": [e.to_dict() for e in current], "state": table.state()})
         current = []
 
     for e in events:
-        kind = _GROUP.get(e["event"], "other")
-        starts = (kind != group or e["event"] == "DealStarted"
-                  or (e["event"] == "Declared" and kind == group)
-                  or (e["event"] == "Played" and e["lead"]))
+        t = type(e)
+        kind = _GROUP.get(t, "other")
+        starts = (kind != group or t is DealStarted or (t is Declared and kind == group)
+                  or (t is Played and e.lead))
         if starts:
             close()
             group = kind
         table.apply(e)
         current.append(e)
-        if e["event"] == "TrickWon":
+        if t is TrickWon:
             close()
             group = None
     close()
@@ -275,11 +292,7 @@ def _seat(seat: str | None) -> int | None:
 
 def replay_of(match: MatchFile, seat: int | None) -> dict[str, Any]:
     """The replay JSON of ``match`` in the full view (``seat`` None) or as ``seat`` saw it."""
-    if seat is None:
-        events = [{k: v for k, v in e.items() if k != "visible_to"}
-                  for game in match.games for e in game.events]
-    else:
-        events = match.seat_view(seat)
+    events = match.events(seat)
     return {"match_id": match.match_id, "variant": match.variant, "seats": list(match.seats),
             "view": "full" if seat is None else f"seat {seat}", "seat": seat,
             "steps": build_steps(events)}
@@ -294,7 +307,12 @@ _ERRORS = {400: {"description": "a bad seat (not 0-3)"},
 def replay_api(request: Request, match_id: str, seat: str | None = None) -> dict[str, Any]:
     """The match's replay steps, in the full view or as ``seat`` (0-3) saw it."""
     view = _seat(seat)
-    return replay_of(_match(request, match_id), view)
+    match = _match(request, match_id)
+    try:
+        return replay_of(match, view)
+    except ValueError as e:  # an event that cannot be read
+        raise HTTPException(500, f"match {match_id}: the stored record cannot be read: "
+                                 f"{e}") from None
 
 
 @router.get("/matches/{match_id}/replay", response_class=HTMLResponse, include_in_schema=False)

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from referee.match.matchfile import MatchFile
+from referee.match.results import MatchResult
 from referee.match.runner import MatchRunner
 from referee.match.socket_folders import SOCKETS_PREFIX, SOCKETS_ROOT, sweep_socket_folders
 from referee.match.spec import MatchSpec
@@ -28,12 +30,13 @@ from referee.seats.stdio_seat import StdioSeat
 from referee.server.servicer import create_server, mark_serving
 
 
-async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir: Path,
-                          tcp_port: int | None = None, keep_sent: bool = False,
-                          tokens: list[str] | None = None, sandbox=None,
-                          listening: Callable[[str], None] | None = None):
+async def play_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir: Path,
+                           tcp_port: int | None = None, keep_sent: bool = False,
+                           tokens: list[str] | None = None, sandbox=None,
+                           listening: Callable[[str], None] | None = None
+                           ) -> tuple[MatchResult, MatchFile, MatchRunner]:
     """Play ``spec`` between ``bots`` (seat order; None for a seat played from elsewhere over
-    TCP, which needs ``tcp_port``: 0 for a free one); returns (result, record, runner).
+    TCP, which needs ``tcp_port``: 0 for a free one); returns (result, match file, runner).
     ``listening`` is told the TCP address ("127.0.0.1:PORT") once the referee listens there,
     before any bot is started.
 
@@ -111,15 +114,16 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
             result = await runner.run()
         except Exception as e:
             if runner.handling is not None:  # a crash names the seat whose answer it was judging
-                e.add_note(f"the referee failed while judging seat {runner.handling['seat']}'s "
-                           f"answer to request {runner.handling['request_id']}")
+                seat, request_id = runner.handling
+                e.add_note(f"the referee failed while judging seat {seat}'s answer to request "
+                           f"{request_id}")
             raise
-        result["sandbox"] = "none" if policy is None else "bubblewrap"
-        record = runner.record(result, hub.refused, hub.refused_more)
-        record["bots"] = [None if b is None else b.label for b in bots]
-        record["sandbox"] = result["sandbox"]
+        result = dataclasses.replace(result, sandbox="none" if policy is None else "bubblewrap")
+        match = runner.record(result, hub.refused, hub.refused_more)
+        match.bots = tuple(None if b is None else b.label for b in bots)
+        match.sandbox = result.sandbox
         if policy is not None:
-            record["sandbox_limits"] = policy.to_dict()
+            match.sandbox_limits = policy.to_dict()
         await asyncio.sleep(0.05)
     finally:
         await asyncio.gather(*(asyncio.wait_for(server.stop(grace=0.5), 10)
@@ -133,7 +137,15 @@ async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir:
             listener.close()  # (a seat whose bot never started)
         shutil.rmtree(sock_dir, ignore_errors=True)
     runner.bot_processes = procs  # stopped: for the tests, their seats' uids and pids
-    return result, record, runner
+    return result, match, runner
+
+
+async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir: Path, **kw
+                          ) -> tuple[dict, dict, MatchRunner]:
+    """``play_match_async`` with the result and the record as plain data: the result as the
+    record holds it, the record as the referee writes it (``MatchFile.to_dict``)."""
+    result, match, runner = await play_match_async(spec, bots, workdir, **kw)
+    return result.to_dict(), match.to_dict(), runner
 
 
 def _start_botzone(bot: Manifest, seat: int, match_id: str, policy, log_path: Path):
@@ -145,7 +157,13 @@ def _start_botzone(bot: Manifest, seat: int, match_id: str, policy, log_path: Pa
     return launch(bot, seat=seat, match_id=match_id, log_path=log_path, sandbox=policy)
 
 
-def run_match(spec: MatchSpec, bots: list[Manifest | None], workdir: Path, **kw):
+def play_match(spec: MatchSpec, bots: list[Manifest | None], workdir: Path, **kw
+               ) -> tuple[MatchResult, MatchFile, MatchRunner]:
+    return asyncio.run(play_match_async(spec, bots, workdir, **kw))
+
+
+def run_match(spec: MatchSpec, bots: list[Manifest | None], workdir: Path, **kw
+              ) -> tuple[dict, dict, MatchRunner]:
     return asyncio.run(run_match_async(spec, bots, workdir, **kw))
 
 

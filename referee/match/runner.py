@@ -1,6 +1,7 @@
 """The match runner: plays one match over four seats (``referee.seats.seat.Seat``: a gRPC
-stream, a program's pipes) with the referee's own clock and fault policy, and writes the match
-record.
+stream, a program's pipes) with the referee's own clock and fault policy, and makes the match
+record: its faults, deal results and result as the typed values of ``referee.match.results``,
+gathered in a ``MatchFile`` (``record``) whose ``to_dict()`` is what gets written.
 
 A match is either a whole game (to its end or ``max_deals``) or a fixed list of deals, each
 from its own seed with given starting levels and dealer (what duplicate league matches use).
@@ -12,6 +13,7 @@ import asyncio
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 
 from shengji_arena.v1 import referee_pb2 as pb
@@ -19,10 +21,9 @@ from shengji_arena.v1 import referee_pb2 as pb
 from referee.play.chance import chance_action
 from referee.play.random_play import default_action
 from referee.wire.hints import legal_hint
-from referee.wire.protocol import (DECISION_TO_PB, PROTOCOL, action_from_pb, action_to_pb,
-                                   event_to_pb, observation_bytes)
+from referee.wire.protocol import (DECISION_TO_PB, PROTOCOL, action_to_pb, event_to_pb,
+                                   observation_bytes)
 from referee.rules.actions import Pass
-from referee.rules.cards import RANK_TEXT
 from referee.rules.errors import InvalidActionError
 from referee.rules.families.two_deck.scoring import error_scores
 from referee.rules.events import DealEnded, DealStarted, TrickWon
@@ -32,14 +33,13 @@ from referee.rules.engine import new_game
 from referee.rules.state import CHANCE
 from referee.rules.engine import apply, check
 from referee.seats.mailbox import loop_lag, waited_through
-from referee.seats.seat import (TIMED_OUT, Closed, NotConnected, OverTime, RequestWatch, Seat,
-                                Unreadable)
-from referee.match.matchfile import MATCH_FORMAT
+from referee.seats.seat import (REASON_MOST, TIMED_OUT, Closed, NotConnected,  # noqa: F401
+                                OverTime, RequestWatch, Seat, Unreadable, cut)
+from referee.match.matchfile import MatchFile
+from referee.match.results import DealResult, Fault, Forfeit, MatchResult
 from referee.match.spec import MatchSpec
 
 FLOOD_BATCH = 20  # unsolicited messages that make one strike
-REASON_MOST = 400
-"""The longest reason a fault gives for an answer, in characters (longer: cut, with its length)."""
 EXIT_GRACE_S = 1.0
 """How long a seat's process that is gone from its connection is given to exit, so that its
 fault can say how it ended."""
@@ -53,11 +53,23 @@ _NOTICES = {False: frozenset({"deal_start", "trick", "deal_end"}),
 events with its requests (``Seat.events_with_requests``)."""
 
 
-class Forfeit(Exception):
+class Forfeited(Exception):
+    """A seat's fault ends the match: its team forfeits."""
+
     def __init__(self, seat: int, reason: str) -> None:
         super().__init__(reason)
         self.seat = seat
         self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where in the match a request was open (what a fault there records): the game, the
+    action's index in it and the request's id."""
+
+    game: int
+    action: int
+    request_id: int
 
 
 class MatchRunner:
@@ -79,22 +91,22 @@ class MatchRunner:
         self.strikes = [0, 0, 0, 0]
         self.unsolicited = [0, 0, 0, 0]
         self.reconnects = [0, 0, 0, 0]  # noted so far, per seat
-        self.faults: list[dict] = []
+        self.faults: list[Fault] = []
         self.timings: list[list] = []
         self.pending: list[list] = [[], [], [], []]  # events not yet sent, per seat
         self.request_id = 0
         self.games: list[MatchRecord] = []
-        self.deal_results: list[dict] = []
+        self.deal_results: list[DealResult] = []
         self.sent: list[list] = [[], [], [], []]  # every message the runner sent, per seat
         # (for tests; a seat's own sending again on a new connection is not in it)
         self.keep_sent = False
         self.messages_sent = 0  # to every seat, requests included (for the link benchmark)
         self.events_applied = 0  # in the current game: what a message sent now may reflect
-        self.open: list[dict | None] = [None] * 4  # each seat's open request ("where")
+        self.open: list[Where | None] = [None] * 4  # each seat's open request
         self.excused_s = 0.0  # the loop's stalls not charged to the seats they were timing
-        self.handling: dict | None = None
-        """The seat (and request id) whose reply is being judged, while one is: a crash of
-        the referee then names it."""
+        self.handling: tuple[int, int] | None = None
+        """The seat and request id whose reply is being judged, while one is: a crash of the
+        referee then names them."""
         self.watches = [RequestWatch(self.tc.reconnect_window_ms,
                                      partial(self._stray, seat), partial(self._rejoined, seat))
                         for seat in range(4)]
@@ -141,7 +153,8 @@ class MatchRunner:
                           time_control=self.tc.to_pb(), protocol=PROTOCOL)
 
     # -- the match -------------------------------------------------------------------------
-    async def run(self) -> dict:
+    async def run(self) -> MatchResult:
+        """Play the match; its result, as announced to every seat at the end."""
         started, cpu_started = time.monotonic(), time.process_time()
         forfeit = None
         try:
@@ -156,11 +169,11 @@ class MatchRunner:
                     await self._play_game(deal.seed, list(deal.levels), deal.dealer, 1, i)
             else:
                 await self._play_game(self.spec.seed, None, None, self.spec.max_deals, 0)
-        except Forfeit as f:
-            forfeit = {"seat": f.seat, "team": f.seat % 2, "reason": f.reason}
+        except Forfeited as f:
+            forfeit = Forfeit(f.seat, f.seat % 2, f.reason)
         result = self._result(forfeit)
         end = pb.MatchEnd(reason="forfeit" if forfeit else "finished",
-                          result_json=json.dumps(result))
+                          result_json=json.dumps(result.to_dict()))
         self._notice("match_end")  # events left after a forfeit, to seats that wait for them
         for seat in range(4):
             self._send(seat, pb.RefereeMessage(match_end=end))
@@ -194,7 +207,7 @@ class MatchRunner:
                                       f"seat {seat} {'did not connect' if ended else why}",
                                       ended_first=ended)
         if failed:
-            raise Forfeit(failed[0][0], "never connected")
+            raise Forfeited(failed[0][0], "never connected")
 
     async def _connect(self, seat: int, timeout: float) -> str | None:
         """None once ``seat``'s bot is there, else why not."""
@@ -259,7 +272,7 @@ class MatchRunner:
                 seat = state.turn
                 default_seed = f"{seed}:{steps}"  # the hint's sample and a default action
                 msg = self._request(state, seat, default_seed)
-                where = {"game": index, "action": steps, "request_id": self.request_id}
+                where = Where(index, steps, self.request_id)
                 sent = time.monotonic()  # the seat's clock starts as its request goes out
                 self.open[seat] = where
                 self._turn(seat, True)
@@ -288,9 +301,7 @@ class MatchRunner:
         reason = None
         for e in events:
             if isinstance(e, DealEnded):
-                self.deal_results.append({"game": index, "deal": e.deal,
-                                          "attacker_total": e.attacker_total,
-                                          "levels": [RANK_TEXT[x] for x in e.levels]})
+                self.deal_results.append(DealResult.of(index, e))
                 reason = "deal_end"
             elif isinstance(e, TrickWon) and reason is None:
                 reason = "trick"
@@ -337,35 +348,35 @@ class MatchRunner:
         self._note_reconnects(seat, self.open[seat])
 
     async def _answer(self, state, seat: int, reply, started: float, default_seed: str,
-                      where: dict):
+                      where: Where):
         """Wait for ``seat``'s ``reply`` (the awaitable of a request sent at ``started``) and
         judge it: the action to play and, for an accepted answer, what applying it gave."""
         try:
             self._note_reconnects(seat, where)  # any between its turns
-        except Forfeit:
+        except Forfeited:
             reply.close()  # not waited for
             raise
-        self.handling = {"seat": seat, "request_id": where["request_id"]}
+        self.handling = (seat, where.request_id)
         try:
             try:
                 got = await reply
                 judged = await self._judge(state, seat, got, started, default_seed, where)
-            except Forfeit:
+            except Forfeited:
                 raise
             except Exception as e:  # whatever the bot sent fails its own seat, not the match
                 reason = (f"the referee could not judge its answer: {type(e).__name__}: "
-                          f"{_cut(str(e))}")
+                          f"{cut(str(e))}")
                 judged = self._default(state, seat, default_seed, "garbage", reason, where), None
-        except Forfeit:
+        except Forfeited:
             self.handling = None
             raise
         self.handling = None  # (left set when the referee fails all the same: it names the seat)
         return judged
 
     async def _judge(self, state, seat: int, got, started: float, default_seed: str,
-                     where: dict):
-        """``_answer`` once ``seat``'s reply ``got`` is there."""
-        rid = where["request_id"]
+                     where: Where):
+        """``_answer`` once ``seat``'s reply ``got`` is there: the action its seat read, or
+        why there is none (``referee.seats.seat.Reply``)."""
         allowance = self.tc.per_decision_ms
         if got is TIMED_OUT or isinstance(got, OverTime):
             self._spend(seat, started, allowance)
@@ -375,25 +386,19 @@ class MatchRunner:
                                  where), None
         if isinstance(got, Closed):
             await self._process_fault(seat, "disconnect", f"seat {seat} {got.reason}", where)
-            raise Forfeit(seat, "disconnected")
+            raise Forfeited(seat, "disconnected")
         self._spend(seat, started, allowance)
         if isinstance(got, Unreadable):
             return self._default(state, seat, default_seed, "garbage", got.reason, where), None
-        if got.answer.request_id != rid:
-            return self._default(state, seat, default_seed, "garbage",
-                                 f"answer to request {got.answer.request_id}, but the open "
-                                 f"request is {rid}", where), None
-        try:
-            action = action_from_pb(got.answer.action)
-            # judged by applying it (what check does, and the result is wanted anyway)
-            applied = apply(state, action, seat)
+        try:  # judged by applying it (what check does, and the result is wanted anyway)
+            applied = apply(state, got, seat)
         except InvalidActionError as e:
-            return self._default(state, seat, default_seed, "garbage", _cut(str(e)),
+            return self._default(state, seat, default_seed, "garbage", cut(str(e)),
                                  where), None
         except ValueError as e:  # (its reason may list every card the bot named)
-            return self._default(state, seat, default_seed, "illegal", _cut(str(e)),
+            return self._default(state, seat, default_seed, "illegal", cut(str(e)),
                                  where), None
-        return action, applied
+        return got, applied
 
     def _spend(self, seat: int, started: float, allowance: int) -> None:
         """Charge ``seat`` for its decision, open since ``started``: the time it took, less the
@@ -407,7 +412,7 @@ class MatchRunner:
         if used > allowance:
             self.bank_ms[seat] = max(0, self.bank_ms[seat] - (used - allowance))
 
-    def _note_reconnects(self, seat: int, where: dict) -> None:
+    def _note_reconnects(self, seat: int, where: Where | None) -> None:
         """Record the seat's reconnections since they were last noted; past ``max_reconnects``
         in the match its team forfeits."""
         made = self.seats[seat].rejoins
@@ -418,74 +423,68 @@ class MatchRunner:
         times = f" {new} times" if new > 1 else ""
         self._fault(seat, "reconnect", f"seat {seat} reconnected{times}", where, strike=False)
         if made > self.tc.max_reconnects:
-            raise Forfeit(seat, f"reconnected {made} time{'s' if made > 1 else ''} (at most "
+            raise Forfeited(seat, f"reconnected {made} time{'s' if made > 1 else ''} (at most "
                                 f"{self.tc.max_reconnects})")
 
-    def _unsolicited(self, seat: int, where: dict) -> None:
+    def _unsolicited(self, seat: int, where: Where | None) -> None:
         self.unsolicited[seat] += 1
         if self.unsolicited[seat] % FLOOD_BATCH == 0:
             self._fault(seat, "flood", f"{self.unsolicited[seat]} messages that answer no open "
                         "request", where)
 
-    def _default(self, state, seat: int, seed: str, kind: str, reason: str, where: dict):
+    def _default(self, state, seat: int, seed: str, kind: str, reason: str, where: Where):
         action = Pass() if _pass_is_legal(state, seat) else default_action(state, seed)
         self._fault(seat, kind, reason, where, action=action)
         self._send(seat, pb.RefereeMessage(rejection=pb.Rejection(
-            request_id=where["request_id"], reason=f"{kind}: {reason}",
+            request_id=where.request_id, reason=f"{kind}: {reason}",
             strikes=self.strikes[seat], default_action=action_to_pb(action))))
         return action
 
-    def _fault(self, seat, kind, reason, where, strike=True, action=None, **more) -> None:
+    def _fault(self, seat: int, kind: str, reason: str, where: Where | None,
+               strike: bool = True, action=None, exit_status: int | None = None,
+               log_tail: str | None = None) -> None:
+        """Record a fault of ``seat`` (with a strike unless ``strike`` is false; past
+        ``max_strikes`` its team forfeits); ``action``: the move played for it."""
         if strike:
             self.strikes[seat] += 1
-        entry = {"seat": seat, "kind": kind, "reason": reason, "strikes": self.strikes[seat]}
-        if where:
-            entry.update(where)
-        entry.update(more)
-        if action is not None:
-            entry["default_action"] = action.text()
-        self.faults.append(entry)
+        self.faults.append(Fault(
+            seat, kind, reason, self.strikes[seat],
+            game=None if where is None else where.game,
+            action=None if where is None else where.action,
+            request_id=None if where is None else where.request_id,
+            default_action=None if action is None else action.text(),
+            exit_status=exit_status, log_tail=log_tail))
         if strike and self.strikes[seat] >= self.tc.max_strikes:
-            raise Forfeit(seat, f"{self.strikes[seat]} strikes")
+            raise Forfeited(seat, f"{self.strikes[seat]} strikes")
 
-    def _result(self, forfeit) -> dict:
-        last = self.games[-1] if self.games else None
-        out: dict = {
-            "match_id": self.spec.match_id, "variant": self.rules.variant,
-            "deals": self.deal_results, "strikes": self.strikes,
-            "forfeit": forfeit,
-            "winner_team": (1 - forfeit["team"]) if forfeit else (
-                last.result.get("winner_team") if last and last.result else None),
-        }
+    def _result(self, forfeit: Forfeit | None) -> MatchResult:
+        last = self.games[-1].result if self.games else None
+        scores = None
         if forfeit and self.rules.single_deal:  # Botzone: an error ends the game so
-            out["scores"] = list(error_scores(forfeit["seat"]))
-        elif last is not None and "scores" in (last.result or {}):
-            out["scores"] = last.result["scores"]
-        if last is not None and last.result:
-            out["levels"] = last.result["levels"]
-            if "match_points" in last.result:
-                out["match_points"] = last.result["match_points"]
-                out["titles"] = last.result["titles"]
-        return out
+            scores = error_scores(forfeit.seat)
+        elif last and "scores" in last:
+            scores = last["scores"]
+        ranked = last and "match_points" in last
+        return MatchResult(
+            self.spec.match_id, self.rules.variant,
+            winner_team=(1 - forfeit.team) if forfeit else (
+                last.get("winner_team") if last else None),
+            strikes=tuple(self.strikes), forfeit=forfeit, deals=tuple(self.deal_results),
+            levels=tuple(last["levels"]) if last else None,
+            match_points=tuple(last["match_points"]) if ranked else None,
+            titles=tuple(last["titles"]) if ranked else None,
+            scores=None if scores is None else tuple(scores))
 
-    def record(self, result: dict, refused: Sequence[dict] = (), refused_more: int = 0) -> dict:
+    def record(self, result: MatchResult, refused: Sequence[dict] = (),
+               refused_more: int = 0) -> MatchFile:
         """The match record: rules, seeds, every engine game (actions, events with who could
         see them), faults, the connections refused (``refused``, and a count of
         ``refused_more``), timings and the result."""
-        return {
-            "format": MATCH_FORMAT, "match_id": self.spec.match_id,
-            "variant": self.rules.variant, "options": self.spec.options,
-            "rules": self.rules.to_dict(), "seats": self.spec.seat_names,
-            "time_control": self.tc.to_dict(), "games": [g.to_dict() for g in self.games],
-            "faults": self.faults, "refused_streams": list(refused),
-            "refused_streams_more": refused_more,
-            "timings": self.timings, "result": result,
-        }
-
-
-def _cut(text: str, most: int = REASON_MOST) -> str:
-    """An error's message as a fault quotes it: bounded, with its length when cut."""
-    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+        return MatchFile(
+            self.spec.match_id, self.rules.variant, self.spec.options, self.rules.to_dict(),
+            tuple(self.spec.seat_names), self.tc, self.games, self.faults, result,
+            extra={"refused_streams": list(refused), "refused_streams_more": refused_more,
+                   "timings": self.timings})
 
 
 def _pass_is_legal(state, seat: int) -> bool:

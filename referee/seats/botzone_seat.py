@@ -7,9 +7,10 @@ that prints ``>>>BOTZONE_REQUEST_KEEP_RUNNING<<<`` after its answer is kept runn
 then on reads only each next request, one JSON line; any other bot is started afresh each turn
 (in its seat's sandbox, like every bot) and ended after its answer.
 
-``BotzoneGame`` turns what one seat sees of a deal (event dicts, as the referee sends them or a
-match record holds them) into Botzone requests, and Botzone answers into actions; it is pure,
-so the log export (``botzone_log``) replays a record through the very same translation.
+``BotzoneGame`` turns what one seat sees of a deal (the engine's events, as the referee sends
+them or a match record holds them) into Botzone requests, and Botzone answers into actions; it
+is pure, so the log export (``botzone_log``) replays a record through the very same
+translation.
 ``BotzoneSeat`` is the ``Seat`` the match runner talks to.
 
 Cards are Botzone ids 0-107: ``id % 54`` is 52 (LJ), 53 (BJ), or ``rank * 4 + suit`` with ranks
@@ -31,7 +32,10 @@ from typing import Any
 from shengji_arena.v1 import referee_pb2 as pb
 
 from referee.rules.actions import Action, Bury, DecisionKind, Declare, Pass, Play
-from referee.rules.cards import RANK_TEXT, SUITS, TEXT, Card
+from referee.rules.cards import RANK_TEXT, TEXT
+from referee.rules.events import (Buried, CardDealt, DealerSet, DealStarted, Declared, Event,
+                                  KittyCardDrawn, KittyOpened, KittyTaken, Played, TrickWon,
+                                  TrumpSet)
 from referee.rules.state import CHANCE
 from referee.seats.manifest import ManifestError
 from referee.seats.seat import (
@@ -39,12 +43,13 @@ from referee.seats.seat import (
     UNWATCHED,
     Closed,
     OverTime,
+    Reply,
     RequestWatch,
     Seat,
     Unreadable,
 )
 from referee.wire.bot_json import load_bot_json
-from referee.wire.protocol import DECISION_TO_PB, action_from_pb, action_to_pb
+from referee.wire.protocol import DECISION_TO_PB, action_from_pb
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 LINE_LIMIT = 64 * 1024
@@ -113,10 +118,6 @@ class BotzoneAnswerError(ValueError):
     """A Botzone answer that cannot stand for any action here (the reason follows "seat N")."""
 
 
-def _kinds(texts) -> list[int]:
-    return [int(Card.parse(t)) for t in texts]
-
-
 @dataclass
 class BotzoneGame:
     """One Botzone game (one deal) as one seat sees it; see the module docstring.
@@ -148,45 +149,41 @@ class BotzoneGame:
     asked: int = 0                                  # requests the bot itself answers
 
     # -- what the seat sees -------------------------------------------------------------------
-    def see(self, d: dict) -> None:
-        kind = d.get("event")
-        if kind == "DealStarted":
-            self.levels = tuple(d["levels"])
-            self.level = self.levels[0] if d["dealer"] is None else self.levels[d["dealer"] % 2]
-            if d["dealer"] is not None:
-                self.banker = d["dealer"]
-        elif kind == "CardDealt" and d["seat"] == self.seat:
+    def see(self, e: Event) -> None:
+        """Take the next event the seat may see."""
+        kind = type(e)
+        if kind is DealStarted:
+            self.levels = tuple(RANK_TEXT[x] for x in e.levels)
+            self.level = self.levels[0] if e.dealer is None else self.levels[e.dealer % 2]
+            if e.dealer is not None:
+                self.banker = e.dealer
+        elif kind is CardDealt and e.seat == self.seat:
             # (the request of a card shows the table as it was when the card came)
-            self.pending.append(self._deal_request(self._take(Card.parse(d["card"]))))
-        elif kind == "DealerSet":
-            self.banker, self.level = d["seat"], d["level"]
-        elif kind == "Declared":
-            if d["overturn"]:
-                self.snatched = d["seat"]
+            self.pending.append(self._deal_request(self._take(e.card)))
+        elif kind is DealerSet:
+            self.banker, self.level = e.seat, RANK_TEXT[e.level]
+        elif kind is Declared:
+            if e.overturn:
+                self.snatched = e.seat
             else:
-                self.called = d["seat"]
-            self._trump(d["trump"])
-        elif kind in ("TrumpSet", "KittyOpened"):
-            self._trump(d["trump"])
-        elif kind == "KittyCardDrawn":
-            self._trump(d.get("trump"))
-        elif kind == "KittyTaken" and d["seat"] == self.seat:
-            self.kitty = [self._take(k) for k in _kinds(d["cards"])]
-        elif kind == "Buried" and d["seat"] == self.seat:
-            self._give(_kinds(d["cards"]))
-        elif kind == "Played":
-            if d.get("lead"):
+                self.called = e.seat
+            self.major = MAJOR_TEXT[e.trump]
+        elif kind is TrumpSet or kind is KittyOpened or kind is KittyCardDrawn:
+            self.major = MAJOR_TEXT[e.trump]
+        elif kind is KittyTaken and e.seat == self.seat:
+            self.kitty = [self._take(k) for k in e.cards]
+        elif kind is Buried and e.seat == self.seat:
+            self._give(e.cards)
+        elif kind is Played:
+            if e.lead:
                 if len(self.current) == 4:
                     self.previous, self.previous_leader = self.current, self.current_leader
-                self.current, self.current_leader = [], d["seat"]
-            cards = _kinds(d["cards"])
-            ids = self._give(cards) if d["seat"] == self.seat else [self._other(k) for k in cards]
+                self.current, self.current_leader = [], e.seat
+            ids = (self._give(e.cards) if e.seat == self.seat
+                   else [self._other(k) for k in e.cards])
             self.current.append(ids)
-        elif kind == "TrickWon" and self.banker >= 0 and d["seat"] % 2 != self.banker % 2:
-            self.score += d["points"]
-
-    def _trump(self, text) -> None:
-        self.major = "n" if text in (None, "none") else MAJOR_TEXT[SUITS.index(text)]
+        elif kind is TrickWon and self.banker >= 0 and e.seat % 2 != self.banker % 2:
+            self.score += e.points
 
     def _take(self, kind: int) -> int:
         """The id of a card this seat receives: the copy it has not been shown."""
@@ -357,22 +354,14 @@ def botzone_log(record, seat: int) -> list[dict]:
                 game.answer(game.ids_of(action))
         state, events = apply(state, action, None if who is None or who == CHANCE else who)
         for e in events:
-            if not _visible(e, seat):
+            if not e.visible(seat):
                 continue
-            d = e.to_dict()
-            if d["event"] == "DealStarted":
+            if type(e) is DealStarted:
                 game = BotzoneGame(seat)
                 games.append(game)
             if game is not None:
-                game.see(d)
+                game.see(e)
     return [{"requests": g.requests, "responses": g.responses} for g in games]
-
-
-def _visible(event, seat: int) -> bool:
-    private = getattr(event, "private_to", None)
-    if private is None:
-        return True
-    return seat in private if isinstance(private, tuple) else seat == private
 
 
 # -- the seat ---------------------------------------------------------------------------------
@@ -503,17 +492,17 @@ class BotzoneSeat(Seat):
 
     # -- the referee's messages ---------------------------------------------------------------
     def _events(self, events) -> None:
-        for e in events:
-            d = json.loads(e.json)
-            if d.get("event") == "DealStarted":
+        for pb_event in events:
+            e = Event.from_dict(json.loads(pb_event.json))
+            if type(e) is DealStarted:
                 self.game = BotzoneGame(self.seat)
                 self.games.append(self.game)
                 self.data = ""
                 self._drop_program()  # a new Botzone game: the bot starts afresh
             if self.game is not None:
-                self.game.see(d)
+                self.game.see(e)
 
-    async def _reply(self, req, deadline: float):
+    async def _reply(self, req, deadline: float) -> Reply:
         if self.unsupported:
             return Closed(self.unsupported)
         own = None if self.turn_limit_s is None else time.monotonic() + self.turn_limit_s
@@ -555,10 +544,7 @@ class BotzoneSeat(Seat):
                 return OverTime(f"no answer within {self.turn_limit_s:g} s, its Botzone time "
                                 f"limit per turn ({self.limit_text})")
             return TIMED_OUT
-        msg = pb.BotMessage()
-        msg.answer.request_id = req.request_id
-        msg.answer.action.CopyFrom(action_to_pb(action))
-        return msg
+        return action
 
     async def _ask(self, request: dict, deadline: float):
         """Send one turn (to a program started now: the whole history); the bot's answer

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from shengji_arena.v1 import referee_pb2 as pb
 
 from referee.seats.mailbox import LoopLag, Mailbox, excused, loop_lag
-from referee.seats.seat import TIMED_OUT, UNWATCHED, Closed, NotConnected, RequestWatch, Seat
+from referee.seats.seat import (TIMED_OUT, UNWATCHED, Closed, NotConnected, Reply,
+                                RequestWatch, Seat, answered_action)
 
 REFUSALS_KEPT = 20
 """Refused streams described one by one; beyond these they are only counted."""
@@ -128,7 +129,7 @@ class GrpcSeat(Seat):
         return self._reply(message, deadline, watch, lag, lag.lost())
 
     async def _reply(self, message: pb.RefereeMessage, deadline: float, watch: RequestWatch,
-                     lag: LoopLag, lost: float):
+                     lag: LoopLag, lost: float) -> Reply:
         link = self.link
         rid = message.request.request_id
         stream = link.connections  # the stream the request went out on
@@ -153,7 +154,7 @@ class GrpcSeat(Seat):
             if not got.HasField("answer") or got.answer.request_id < rid:
                 watch.stray()  # a Hello again, or a late answer
                 continue
-            return got
+            return answered_action(got.answer, rid)  # read here, once
 
 
 class SeatHub(Sequence):

@@ -2,8 +2,10 @@
 the messages (a gRPC stream, a program's pipes).
 
 The runner keeps the clock and the fault policy; a seat only moves messages and says what
-happened. ``request`` sends a decision request and gives the bot's answer, ``TIMED_OUT`` at the
-deadline, ``Closed`` when the bot is gone, or ``Unreadable`` for an answer that could not be read.
+happened. ``request`` sends a decision request and gives the action the bot answered (read once,
+by the seat, from whatever its protocol carries), ``TIMED_OUT`` at the deadline, ``Closed`` when
+the bot is gone, or ``Unreadable`` for an answer that could not be read as an action for the
+open request (a garbage answer).
 While it waits, a seat reports to the runner through the request's ``RequestWatch``: each message
 that answers no open request (the runner counts them for flood strikes) and each time the bot
 came back on a new connection (the runner notes reconnections, and may end the match).
@@ -18,11 +20,22 @@ from typing import Any
 
 from shengji_arena.v1 import referee_pb2 as pb
 
+from referee.rules.actions import Action
+from referee.rules.errors import InvalidActionError
+from referee.wire.protocol import action_from_pb
+
 INBOX_LIMIT = 32
 """Messages from a seat held unread at most. Beyond it the referee stops reading the seat (a
 gRPC stream's flow control, or a full pipe, holds the bot back) until the runner takes one, so a
 bot that floods fills neither the referee's memory nor its time; the runner judges what it takes
 at the seat's turn."""
+REASON_MOST = 400
+"""The longest reason a fault gives for an answer, in characters (longer: cut, with its length)."""
+
+
+def cut(text: str, most: int = REASON_MOST) -> str:
+    """An error's message as a fault quotes it: bounded, with its length when cut."""
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
 
 
 class _TimedOut:
@@ -64,9 +77,23 @@ class Unreadable:
     reason: str
 
 
-Reply = pb.BotMessage | _TimedOut | OverTime | Closed | Unreadable
-"""What a request gives: a ``BotMessage`` holding an ``answer`` whose ``request_id`` is the
-request's or a later one (the runner judges which), or one of the markers."""
+Reply = Action | _TimedOut | OverTime | Closed | Unreadable
+"""What a request gives: the action the bot answered to it (for the runner to judge against the
+rules), or why there is none."""
+
+
+def answered_action(answer: pb.Answer, request_id: int) -> Action | Unreadable:
+    """The action a protocol ``Answer`` gives while request ``request_id`` is open, read once
+    under the protocol's bounds (``action_from_pb``: at most ``MAX_ACTION_CARDS`` cards a
+    field, no card text longer than a card's); ``Unreadable`` for an answer to a later request,
+    or an action that cannot be read (its reason bounded by ``REASON_MOST``)."""
+    if answer.request_id != request_id:
+        return Unreadable(f"answer to request {answer.request_id}, but the open request is "
+                          f"{request_id}")
+    try:
+        return action_from_pb(answer.action)
+    except InvalidActionError as e:
+        return Unreadable(cut(str(e)))
 
 
 @dataclass(slots=True)

@@ -28,9 +28,11 @@ from referee.seats.seat import (
     TIMED_OUT,
     UNWATCHED,
     Closed,
+    Reply,
     RequestWatch,
     Seat,
     Unreadable,
+    answered_action,
 )
 from referee.wire.bot_json import load_bot_json, request_id_of
 
@@ -139,7 +141,7 @@ class StdioSeat(Seat):
             self._writer.write(json_line(message))
 
     # -- the program's output -----------------------------------------------------------------
-    async def _reply(self, rid: int, deadline: float, watch: RequestWatch):
+    async def _reply(self, rid: int, deadline: float, watch: RequestWatch) -> Reply:
         while True:
             if self._ended:
                 return Closed("closed its standard output")
@@ -157,10 +159,12 @@ class StdioSeat(Seat):
             if isinstance(item, Unreadable):
                 return item
             reply = read_answer(item, rid)
-            if isinstance(reply, pb.BotMessage) and reply.answer.request_id < rid:
+            if isinstance(reply, Unreadable):
+                return reply
+            if reply.answer.request_id < rid:
                 watch.stray()  # a late answer
                 continue
-            return reply
+            return answered_action(reply.answer, rid)
 
     def _received(self, data: bytes) -> None:
         self._buffer += data

@@ -1,0 +1,115 @@
+"""The results store (SQLAlchemy): SQLite by default, PostgreSQL by URL for many machines.
+
+``open_store(url)`` opens it, the one way the command line, the workers and the dashboard do;
+``Store`` is its methods, each one short transaction, composed of the stores by job:
+
+- ``schema``: the tables, the constants, the engines (``metadata``: the models);
+- ``rows``: the typed rows the reads return; every JSON column is decoded there only;
+- ``season_rows``: a season, its secret, its bots and its matches' plan; counts; removal;
+- ``cancels``: cancelling a season;
+- ``queue``: the lease queue (claim, renew, give back, hand back, what to enqueue);
+- ``result_rows``: a played match written once, its duplicate pair scored, its record;
+- ``registry_rows``: the bot registry's versions, archives and authors;
+- ``pages``: the reads of the dashboard and the command line's listings.
+
+Opening a store migrates it to ``metadata`` (``scheduler/migrations``: a model changed is a new
+revision there), and a store newer than this code is refused (``StoreVersionError``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from scheduler import migrations
+from scheduler.migrations import StoreVersionError
+from scheduler.scores import TALLY_COLUMNS
+from scheduler.store.cancels import Cancels
+from scheduler.store.pages import Pages
+from scheduler.store.queue import LeaseQueue
+from scheduler.store.registry_rows import REGISTRY_LOCK, NameHeld, RegistryRows
+from scheduler.store.result_rows import Results
+from scheduler.store.rows import (AttemptRow, BotRow, BotVersionRow, FaultRow, MatchPage,
+                                  MatchResultRow, MatchRow, PairScoreRow, ResultPace,
+                                  SeasonOverview, SeasonRow, StandingsRow)
+from scheduler.store.schema import (CANCELLED, COUNTED_FIRST, DEFAULT_LEASE_S, ENGINES,
+                                    JSON_COLUMNS, LOST, MAX_ATTEMPTS, READY, STATUSES, attempts,
+                                    authors, bot_archives, bot_versions, bots, compress,
+                                    decompress, engine_for, matches, metadata, pair_scores,
+                                    records, results, season_cancels, season_secrets, seasons,
+                                    worker_name)
+from scheduler.store.season_rows import Seasons, plan_rows
+
+__all__ = [
+    "AttemptRow", "BotRow", "BotVersionRow", "CANCELLED", "COUNTED_FIRST", "DEFAULT_LEASE_S",
+    "DEFAULT_URL", "FaultRow", "JSON_COLUMNS", "LOST", "MAX_ATTEMPTS", "MatchPage",
+    "MatchResultRow", "MatchRow", "NameHeld", "NoStore", "PairScoreRow", "REGISTRY_LOCK",
+    "ResultPace", "STATUSES", "SeasonOverview", "SeasonRow", "StandingsRow", "Store",
+    "StoreError", "StoreVersionError", "TALLY_COLUMNS", "URL_ENV", "attempts", "authors",
+    "bot_archives", "bot_versions", "bots", "compress", "decompress", "engine_for", "matches",
+    "metadata", "open_store", "pair_scores", "plan_rows", "records", "results",
+    "season_cancels", "season_secrets", "seasons", "store_url", "worker_name"]
+
+#: the engines by (process, URL), under their earlier name
+_ENGINES = ENGINES
+
+DEFAULT_URL = "sqlite:///arena.db"
+#: the environment variable naming the store
+URL_ENV = "ARENA_DB"
+
+
+class Store(Seasons, Cancels, LeaseQueue, Results, RegistryRows, Pages):
+    """The store at ``url``; every method is one short transaction."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = engine_for(url)
+        if self.engine not in READY:  # once per process: a worker opens a store per match
+            migrations.upgrade(self.engine, url)
+            READY.add(self.engine)
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be opened; the message begins with its URL."""
+
+
+class NoStore(StoreError):
+    """A SQLite store that is not there, opened by a reader (which never creates one)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"there is no store at {self.path} (a season run creates it)"
+
+
+def store_url(given: str | None = None) -> str:
+    """The store's URL: ``given``, else ``$ARENA_DB``, else ``DEFAULT_URL``; a SQLite file's
+    path (``records/demo.db``: a file that is there, or a name ending in .db, .sqlite or
+    .sqlite3) is that SQLite store."""
+    url = given or os.environ.get(URL_ENV) or DEFAULT_URL
+    if "://" not in url and (url.endswith((".db", ".sqlite", ".sqlite3")) or
+                             os.path.isfile(url)):
+        return f"sqlite:///{url}"
+    return url
+
+
+def open_store(url: str | None = None, *, create: bool = True) -> Store:
+    """The store at ``url`` (``store_url``), migrated. ``create=False`` (a reader): a SQLite
+    store that is not there (no such file, or one in memory) raises ``NoStore`` instead of
+    being created. A store newer than this code raises ``StoreVersionError``; a URL that is
+    not a database's, or a store that does not answer, ``StoreError``; each names the URL."""
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+    url = store_url(url)
+    if not create and url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):]
+        if not path or path == ":memory:" or not os.path.exists(path):
+            raise NoStore(path or url)
+    try:
+        return Store(url)
+    except ArgumentError as e:
+        raise StoreError(f"{url}: not a database URL ({e}); expected e.g. sqlite:///arena.db "
+                         "or postgresql://user@host:5432/db") from None
+    except (SQLAlchemyError, ImportError) as e:
+        reason = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
+        raise StoreError(f"{url}: cannot open the store: {reason}") from None

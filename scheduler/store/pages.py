@@ -1,0 +1,188 @@
+"""The reads the dashboard and the command line's listings make: seasons with their counts,
+a season's matches (with their results, or only what the standings count), a page of matches
+filtered, a match and what keeps its record sealed, the attempts, the pace of the results."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+
+from sqlalchemy import and_, case, false, func, or_, select, true
+from sqlalchemy.engine import Engine
+
+from scheduler.scores import TALLY_COLUMNS
+from scheduler.store.result_rows import with_results
+from scheduler.store.rows import (AttemptRow, FaultRow, MatchPage, MatchResultRow, MatchRow,
+                                  ResultPace, SeasonOverview, StandingsRow)
+from scheduler.store.schema import (STATUSES, attempts, matches, results, season_cancels,
+                                    seasons)
+
+
+def _seats_like(bot: str):
+    """The matches in which a bot of that name sat."""
+    return matches.c.seats_json.like(f'%{json.dumps(bot)}%')
+
+
+def _standings_select():
+    """The select of ``StandingsRow``s, its columns in the row's order."""
+    untallied = or_(results.c.deal_count.is_(None), results.c.deal_scores_json.is_(None))
+    columns = {"id": matches.c.id, "cluster": matches.c.cluster, "status": matches.c.status,
+               "seats_json": matches.c.seats_json,
+               "played": results.c.match_id.isnot(None).label("played"),
+               "summary_json": case((untallied, results.c.summary_json),
+                                    else_=None).label("summary_json"),
+               **{k: results.c[k] for k in TALLY_COLUMNS}}
+    return (select(*(columns[f.name] for f in dataclasses.fields(StandingsRow)))
+            .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id)))
+
+
+class Pages:
+    """Reading seasons, matches and attempts."""
+
+    engine: Engine
+
+    def overview(self) -> list[SeasonOverview]:
+        """Every season, oldest first: its row (no secret), its counts by status and its
+        cancel ({"cancelled_at", "by"} or None)."""
+        with self.engine.connect() as c:
+            rows = list(c.execute(select(seasons).order_by(seasons.c.created_at,
+                                                           seasons.c.name)).mappings())
+            by_status = c.execute(select(matches.c.season, matches.c.status, func.count())
+                                  .group_by(matches.c.season, matches.c.status)).all()
+            cancels = {r.season: {"cancelled_at": r.cancelled_at, "by": r.by}
+                       for r in c.execute(select(season_cancels))}
+        counts: dict[str, dict[str, int]] = {}
+        for season, status, n in by_status:
+            counts.setdefault(season, dict.fromkeys(STATUSES, 0))[status] = n
+        return [SeasonOverview(**r, counts=counts.get(r["name"], dict.fromkeys(STATUSES, 0)),
+                               cancel=cancels.get(r["name"])) for r in rows]
+
+    def matches(self, season: str) -> list[MatchResultRow]:
+        """Every match of the season in play order, with its result's columns (None before
+        one is written)."""
+        with self.engine.connect() as c:
+            q = with_results().where(matches.c.season == season).order_by(matches.c.ordinal)
+            return [MatchResultRow(**r) for r in c.execute(q).mappings()]
+
+    def standings_rows(self, season: str) -> list[StandingsRow]:
+        """What the standings read of every match of the season, in play order: its id,
+        cluster, status, seats and result's tally columns; its summary only for a result
+        without them (written before them); whether it has a result."""
+        q = _standings_select().where(matches.c.season == season).order_by(matches.c.ordinal)
+        with self.engine.connect() as c:
+            return [StandingsRow(*r) for r in c.execute(q).all()]
+
+    def match(self, match_id: str) -> MatchRow | None:
+        with self.engine.connect() as c:
+            row = c.execute(select(matches).where(matches.c.id == match_id)).mappings().first()
+        return MatchRow(**row) if row else None
+
+    def match_and_result(self, match_id: str) -> MatchResultRow | None:
+        """The match with its result's columns (None before one is written)."""
+        with self.engine.connect() as c:
+            row = c.execute(with_results().where(matches.c.id == match_id)).mappings().first()
+        return MatchResultRow(**row) if row else None
+
+    def sealed_by(self, match_id: str) -> list[dict]:
+        """The matches whose play keeps ``match_id``'s record sealed: every other match of its
+        season on any of its cards (its duplicate mirror; and, since every pairing meets the
+        same deal sets, the other pairings' matches on them) that is not done yet, the mirror
+        first; [] when the record may be served. Each is {"id", "status", "mirror"}. A
+        cancelled match is never played, so it seals nothing."""
+        with self.engine.connect() as c:
+            row = c.execute(select(matches).where(matches.c.id == match_id)).mappings().first()
+            if row is None:
+                return []
+            row = MatchRow(**row)
+            others = [MatchRow(**o) for o in c.execute(
+                select(matches).where(matches.c.season == row.season,
+                                      matches.c.id != match_id,
+                                      matches.c.status.notin_(("done", "cancelled")))
+                .order_by(matches.c.ordinal)).mappings()]
+        mine = row.deal_seeds
+        out = [{"id": o.id, "status": o.status, "mirror": o.cluster == row.cluster}
+               for o in others if o.cluster == row.cluster or mine & o.deal_seeds]
+        return sorted(out, key=lambda o: not o["mirror"])
+
+    def attempt_log(self, season: str, match_id: str | None = None) -> list[AttemptRow]:
+        """Every attempt at the season's matches (or one match's), in the order made."""
+        q = select(attempts).where(attempts.c.season == season)
+        if match_id is not None:
+            q = q.where(attempts.c.match_id == match_id)
+        with self.engine.connect() as c:
+            return [AttemptRow(**r) for r in c.execute(q.order_by(attempts.c.id)).mappings()]
+
+    def result_pace(self, season: str, since: float) -> ResultPace:
+        """How many of the season's results were written, the first and the last; how many
+        since ``since``, and the first of those."""
+        written = results.c.written_at
+        with self.engine.connect() as c:
+            n, first, last = c.execute(select(func.count(), func.min(written), func.max(written))
+                                       .where(results.c.season == season)).one()
+            recent, recent_first = c.execute(select(func.count(), func.min(written))
+                                             .where(results.c.season == season,
+                                                    written >= since)).one()
+        return ResultPace(n, first, last, recent, recent_first)
+
+    def match_page(self, *, season: str | None = None, status: str | None = None,
+                   bot: str | None = None, seated: list[tuple[str, str]] | None = None,
+                   fault: bool | None = None, record_has: Callable[[str], bool] | None = None,
+                   limit: int = 50, offset: int = 0) -> MatchPage:
+        """A page of matches, by season then in play order, filtered: ``bot``, a bot of that
+        name sat in it; ``seated`` ([(season, bot)]), it is a match of such a season where
+        such a bot sat (none when the list is empty); ``fault``, only the matches with bot
+        faults (or a forfeit), ``False`` only those without; ``record_has``, only matches with
+        bot faults for which ``record_has(match_id)`` is true (it reads their records)."""
+        cond = []
+        if season:
+            cond.append(matches.c.season == season)
+        if status:
+            cond.append(matches.c.status == status)
+        if bot:
+            cond.append(_seats_like(bot))
+        if seated is not None:
+            either = [and_(matches.c.season == s, _seats_like(b)) for s, b in seated]
+            cond.append(or_(*either) if either else false())
+        where = and_(True, *cond)
+        order = (matches.c.season, matches.c.ordinal)
+        with self.engine.connect() as c:
+            if fault is None and record_has is None:
+                total = c.execute(select(func.count()).select_from(matches).where(where)
+                                  ).scalar_one()
+                page = with_results().where(where).order_by(*order).limit(limit).offset(offset)
+            else:  # the ids that pass, then the rows of the page asked for
+                ids = _fault_filtered(c, where, order, fault, record_has)
+                total = len(ids)
+                page = with_results().where(matches.c.id.in_(ids[offset:offset + limit])
+                                            ).order_by(*order)
+            rows = tuple(MatchResultRow(**r) for r in c.execute(page).mappings())
+        return MatchPage(total, rows)
+
+
+def _fault_filtered(c, where, order, fault: bool | None,
+                    record_has: Callable[[str], bool] | None) -> list[str]:
+    """The ids, in order, of the matches ``where`` selects that pass the fault filters, told by
+    their results' ``faults`` and ``forfeit_team`` columns (by the summary for a result
+    written before them); ``record_has`` is asked of those with faults only."""
+    told = results.c.faults.isnot(None)
+    old = and_(results.c.faults.is_(None), results.c.summary_json.isnot(None))
+    flagged = or_(results.c.faults > 0, results.c.forfeit_team.isnot(None))
+    maybe = [or_(results.c.faults > 0, old) if record_has is not None else true()]
+    if fault is True:
+        maybe.append(or_(flagged, old))
+    elif fault is False:
+        maybe.append(or_(results.c.match_id.is_(None), and_(told, ~flagged), old))
+    q = (select(matches.c.id, results.c.faults, results.c.forfeit_team,
+                case((old, results.c.summary_json), else_=None).label("summary_json"))
+         .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
+         .where(where, *maybe).order_by(*order))
+    out = []
+    for r in c.execute(q).all():
+        faults, forfeit = FaultRow(*r).bot_faults
+        if fault is not None and bool(faults or forfeit is not None) != fault:
+            continue
+        if record_has is not None and not (faults and record_has(r.id)):
+            continue
+        out.append(r.id)
+    return out

@@ -1,0 +1,165 @@
+"""What the bot registry keeps in the store (``scheduler/registry.py`` says what it means):
+versions, their archives (once per content hash) and authors."""
+
+from __future__ import annotations
+
+import time
+import zlib
+
+from sqlalchemy import select, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from scheduler.store.rows import BotVersionRow
+from scheduler.store.schema import authors, bot_archives, bot_versions, bots
+
+
+class NameHeld(ValueError):
+    """A bot version refused: its name (or the existing name it resembles), ``name``, belongs
+    to ``owner`` (None: the organiser)."""
+
+    def __init__(self, name: str, owner: str | None) -> None:
+        super().__init__(f"the bot {name!r} belongs to {owner or 'the organiser'}")
+        self.name, self.owner = name, owner
+
+
+#: the PostgreSQL advisory lock held while a bot version is added (names and their owners)
+REGISTRY_LOCK = zlib.crc32(b"shengji-arena bot names")
+
+
+def registry_lock(c) -> None:
+    """Hold the registry's lock until ``c``'s transaction ends: two versions of new names
+    are added one after the other, each seeing the names the other added."""
+    if c.dialect.name == "postgresql":
+        c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": REGISTRY_LOCK})
+    elif c.dialect.name == "sqlite":
+        c.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _names(c) -> dict[str, str | None]:
+    owners: dict[str, str | None] = {}
+    for name, author in c.execute(select(bot_versions.c.name, bot_versions.c.author)
+                                  .order_by(bot_versions.c.submitted_at, bot_versions.c.id)):
+        owners.setdefault(name, author)
+    return owners
+
+
+def _version(c, name: str, version: str) -> BotVersionRow | None:
+    got = c.execute(select(bot_versions).where(bot_versions.c.name == name,
+                                               bot_versions.c.version == version)
+                    ).mappings().first()
+    return BotVersionRow(**got) if got else None
+
+
+def _pinning(c, content_hash: str) -> list[str]:
+    return sorted(c.execute(select(bots.c.season).distinct()
+                            .where(bots.c.version_hash == content_hash)).scalars())
+
+
+class RegistryRows:
+    """Bot versions, archives and authors."""
+
+    engine: Engine
+
+    def add_bot_version(self, row: dict, data: bytes, *,
+                        resembles=None) -> tuple[BotVersionRow, bool]:
+        """Store a bot version (``row``: its ``bot_versions`` columns) and its archive
+        (``data``, kept once per content hash) in one transaction, under the registry's lock:
+        (the row, True); or (the row already stored as name@version, False), writing nothing,
+        whatever its content. A name belongs to the author of its first version: another
+        author's version of it raises ``NameHeld`` (one with no author, the organiser's, is
+        let in); so does a new name for which ``resembles({name: owner})`` returns an existing
+        name."""
+        for _ in range(3):
+            try:
+                with self.engine.connect() as c:
+                    registry_lock(c)
+                    old = _version(c, row["name"], row["version"])
+                    if old is not None:
+                        c.rollback()
+                        return old, False
+                    owners = _names(c)
+                    if row["name"] in owners:
+                        owner = owners[row["name"]]
+                        if row["author"] is not None and row["author"] != owner:
+                            c.rollback()
+                            raise NameHeld(row["name"], owner)
+                    elif resembles is not None and (like := resembles(owners)) is not None:
+                        c.rollback()
+                        raise NameHeld(like, owners[like])
+                    if c.execute(select(bot_archives.c.content_hash)
+                                 .where(bot_archives.c.content_hash == row["content_hash"])
+                                 ).first() is None:
+                        c.execute(bot_archives.insert().values(
+                            content_hash=row["content_hash"], data=data))
+                    c.execute(bot_versions.insert().values(**row))
+                    got = _version(c, row["name"], row["version"])
+                    c.commit()
+                    return got, True
+            except IntegrityError:  # the same name@version or archive stored at this moment
+                continue
+        raise RuntimeError(f"{row['name']}@{row['version']}: the store kept refusing it")
+
+    def bot_names(self) -> dict[str, str | None]:
+        """Every bot name in the registry and its owner: the author of its first version
+        (None: the organiser)."""
+        with self.engine.connect() as c:
+            return _names(c)
+
+    def bot_version(self, name: str, version: str) -> BotVersionRow | None:
+        with self.engine.connect() as c:
+            return _version(c, name, version)
+
+    def bot_versions(self, name: str | None = None) -> list[BotVersionRow]:
+        """Every bot version (or ``name``'s), in the order submitted."""
+        q = select(bot_versions)
+        if name is not None:
+            q = q.where(bot_versions.c.name == name)
+        with self.engine.connect() as c:
+            return [BotVersionRow(**r) for r in c.execute(
+                q.order_by(bot_versions.c.submitted_at, bot_versions.c.id)).mappings()]
+
+    def bot_archive(self, content_hash: str) -> bytes | None:
+        """The zlib-compressed canonical tar of ``content_hash``."""
+        with self.engine.connect() as c:
+            return c.execute(select(bot_archives.c.data)
+                             .where(bot_archives.c.content_hash == content_hash)).scalar()
+
+    def pinning_seasons(self, content_hash: str) -> list[str]:
+        """The seasons with a bot pinned to ``content_hash``."""
+        with self.engine.connect() as c:
+            return _pinning(c, content_hash)
+
+    def remove_bot_version(self, name: str, version: str) -> dict:
+        """Delete name@version in one transaction unless a season pins its content hash:
+        {"removed", "seasons" (those pinning it: nothing removed), "archive_removed" (no other
+        version shared it)}."""
+        with self.engine.begin() as c:
+            row = _version(c, name, version)
+            if row is None:
+                return {"removed": False, "seasons": [], "archive_removed": False}
+            pinning = _pinning(c, row.content_hash)
+            if pinning:
+                return {"removed": False, "seasons": pinning, "archive_removed": False}
+            c.execute(bot_versions.delete().where(bot_versions.c.id == row.id))
+            shared = c.execute(select(bot_versions.c.id).where(
+                bot_versions.c.content_hash == row.content_hash)).first()
+            if shared is None:
+                c.execute(bot_archives.delete().where(
+                    bot_archives.c.content_hash == row.content_hash))
+        return {"removed": True, "seasons": [], "archive_removed": shared is None}
+
+    def add_author(self, name: str, token_hash: str) -> bool:
+        """False when an author of that name exists (nothing changed)."""
+        try:
+            with self.engine.begin() as c:
+                c.execute(authors.insert().values(name=name, token_hash=token_hash,
+                                                  created_at=time.time()))
+        except IntegrityError:
+            return False
+        return True
+
+    def author_token_hash(self, name: str) -> str | None:
+        with self.engine.connect() as c:
+            return c.execute(select(authors.c.token_hash).where(authors.c.name == name)
+                             ).scalar()

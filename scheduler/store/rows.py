@@ -1,0 +1,339 @@
+"""The store's rows, typed: frozen dataclasses of the columns a query reads.
+
+A JSON column (``*_json``) is read back here only, by the one ``JsonColumn`` attribute that types
+it (``MatchRow.seats``, ``MatchResultRow.summary``, ``SeasonRow.config``, ...), on first use;
+the code that uses the store reads those attributes, never the JSON text. A row also reads as a
+mapping of its columns (``row["status"]``, ``row.get("error")``, ``dict(row)``), as the store's
+rows always have.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, TypeVar
+
+from scheduler.scores import match_tally
+
+R = TypeVar("R", bound="Row")
+
+
+class JsonColumn:
+    """A typed attribute of the JSON column ``column``, decoded on first use and kept: None
+    for a null column, else ``convert(row, value)`` of the decoded value (the value itself
+    without ``convert``)."""
+
+    def __init__(self, column: str, convert: Callable[[Any, Any], Any] | None = None) -> None:
+        self.column, self.convert = column, convert
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, row, owner=None):
+        if row is None:
+            return self
+        text = getattr(row, self.column)
+        value = None if text is None else json.loads(text)
+        if value is not None and self.convert is not None:
+            value = self.convert(row, value)
+        row.__dict__[self.name] = value  # kept: the next read is a plain attribute
+        return value
+
+
+@cache
+def _columns(cls) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+class Row(Mapping):
+    """A row's columns as a read-only mapping (its dataclass fields)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        if key in _columns(type(self)):
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __iter__(self):
+        return iter(_columns(type(self)))
+
+    def __len__(self) -> int:
+        return len(_columns(type(self)))
+
+    @classmethod
+    def of(cls: type[R], row: Mapping) -> R:
+        """``row`` as this kind of row: itself, or the columns of a mapping (None for those it
+        lacks)."""
+        if isinstance(row, cls):
+            return row
+        return cls(**{k: row.get(k) for k in _columns(cls)})
+
+
+def _tuple(_row, value) -> tuple:
+    return tuple(value)
+
+
+def _summary(row, value):
+    from referee.match.matchfile import MatchSummary
+    return MatchSummary.from_dict(value, f"match {row.id}: summary")
+
+
+class _Seats:
+    #: the bot of each seat, seats 0 to 3 (team 0: seats 0 and 2)
+    seats = JsonColumn("seats_json", _tuple)
+
+
+class _Manifest:
+    #: the manifest's fields as stored
+    manifest_fields = JsonColumn("manifest_json")
+
+
+class _Summary:
+    #: the result's summary (``MatchSummary``; RecordError naming the match if malformed)
+    summary = JsonColumn("summary_json", _summary)
+
+
+class _Tally(_Summary):
+    #: team 0's continuous outcome of each deal (None: a result written before these scores)
+    deal_scores = JsonColumn("deal_scores_json")
+    #: the seats' match points (three-deck; else None)
+    match_points = JsonColumn("match_points_json")
+
+
+# -- seasons and their bots ---------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class SeasonRow(Row):
+    """A season; ``config``: its configuration as stored (``Season.config()``)."""
+    name: str
+    config_json: str
+    config_hash: str | None = None
+    file: str | None = None
+    created_at: float | None = None
+
+    config = JsonColumn("config_json")
+
+
+@dataclass(frozen=True, eq=False)
+class SeasonOverview(SeasonRow):
+    """A season with its matches counted by status and its cancel ({"cancelled_at", "by"}, or
+    None)."""
+    counts: dict[str, int] = field(default_factory=dict)
+    cancel: dict | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class BotRow(_Manifest, Row):
+    """A season's bot; ``manifest_fields``: its ``SeasonBot.to_dict()`` and its files' hashes
+    (a store older than those hashes: none)."""
+    id: int
+    season: str
+    name: str
+    version: str
+    content_hash: str
+    manifest_json: str
+    checked_hash: str | None
+    version_hash: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class BotVersionRow(_Manifest, Row):
+    """A registry version (``bot_versions``); ``manifest_fields``: its manifest as submitted."""
+    id: int
+    name: str
+    version: str
+    content_hash: str
+    author: str | None
+    protocol: str
+    language: str | None
+    size: int
+    files: int
+    manifest_json: str
+    submitted_at: float
+
+
+# -- matches ------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class MatchRow(_Seats, Row):
+    """A match; ``spec``: its ``MatchSpec`` as stored (``MatchSpec.from_dict`` reads it)."""
+    id: str
+    season: str
+    ordinal: int
+    pairing: str
+    cluster: str
+    mirror: bool
+    seats_json: str
+    spec_json: str
+    status: str
+    attempts: int
+    lease_owner: str | None
+    lease_until: float | None
+    enqueued_at: float | None
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+
+    spec = JsonColumn("spec_json")
+
+    @property
+    def variant(self) -> str:
+        return self.spec["variant"]
+
+    @property
+    def deal_seeds(self) -> set[str]:
+        """The seeds of the cards it deals."""
+        spec = self.spec
+        return {d["seed"] for d in spec.get("deals") or []} or {str(spec.get("seed"))}
+
+
+@dataclass(frozen=True, eq=False)
+class MatchResultRow(_Tally, MatchRow):
+    """A match and its result's columns (all None before one is written); ``result``: the
+    referee's result as stored (``MatchResult.to_dict()``)."""
+    result_json: str | None = None
+    summary_json: str | None = None
+    duration_s: float | None = None
+    worker: str | None = None
+    deal_count: int | None = None
+    score_0: float | None = None
+    score_1: float | None = None
+    net_0: int | None = None
+    net_1: int | None = None
+    forfeit_team: int | None = None
+    strikes_0: int | None = None
+    strikes_1: int | None = None
+    faults: int | None = None
+    gain_0: int | None = None
+    gain_1: int | None = None
+    attacks_0: int | None = None
+    attack_points_0: int | None = None
+    attacks_1: int | None = None
+    attack_points_1: int | None = None
+    match_points_json: str | None = None
+    deal_scores_json: str | None = None
+
+    result = JsonColumn("result_json")
+
+    @property
+    def played(self) -> bool:
+        """Whether it has a result."""
+        return self.summary_json is not None
+
+
+@dataclass(frozen=True, eq=False)
+class StandingsRow(_Seats, _Tally, Row):
+    """What the standings read of a match: ``played`` (it has a result) and its result's tally
+    columns (``scheduler.scores.match_tally``); ``summary_json`` only where they are missing
+    (a result written before them)."""
+    id: str
+    cluster: str
+    status: str
+    seats_json: str
+    played: bool
+    summary_json: str | None
+    deal_count: int | None = None
+    score_0: float | None = None
+    score_1: float | None = None
+    net_0: int | None = None
+    net_1: int | None = None
+    forfeit_team: int | None = None
+    strikes_0: int | None = None
+    strikes_1: int | None = None
+    faults: int | None = None
+    gain_0: int | None = None
+    gain_1: int | None = None
+    attacks_0: int | None = None
+    attack_points_0: int | None = None
+    attacks_1: int | None = None
+    attack_points_1: int | None = None
+    match_points_json: str | None = None
+    deal_scores_json: str | None = None
+
+    @classmethod
+    def of(cls, row: Mapping) -> "StandingsRow":
+        """``row`` (a ``StandingsRow``, a ``MatchResultRow`` or a mapping of their columns) as
+        the standings read it; without a ``played`` column it is played when it has a
+        summary."""
+        if isinstance(row, cls):
+            return row
+        values = {k: row.get(k) for k in _columns(cls)}
+        values["played"] = bool(row["played"]) if "played" in row else \
+            row.get("summary_json") is not None
+        return cls(**values)
+
+    def tallied(self, variant: str) -> "StandingsRow":
+        """The row with its tally columns: as stored, else counted from its summary."""
+        if self.deal_count is not None and self.deal_scores_json is not None:
+            return self
+        return dataclasses.replace(self, **match_tally(self.summary, variant))
+
+
+# -- what else a result leaves ------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class PairScoreRow(Row):
+    """A scored duplicate pair; ``deal_diffs``: bot_a's paired difference of each deal."""
+    season: str
+    cluster: str
+    bot_a: str
+    bot_b: str
+    deals: int
+    score_a: float
+    diff_a: float
+    deal_diffs_json: str
+    written_at: float
+
+    deal_diffs = JsonColumn("deal_diffs_json")
+
+
+@dataclass(frozen=True, eq=False)
+class AttemptRow(Row):
+    """One claim of a match: who played it, how it ended and why."""
+    id: int
+    match_id: str
+    season: str
+    attempt: int
+    worker: str | None
+    started_at: float
+    ended_at: float | None
+    outcome: str
+    reason: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class FaultRow(_Summary, Row):
+    """What the bot-fault filters read of a match: its result's ``faults`` and
+    ``forfeit_team`` columns, and ``summary_json`` only where they are missing (a result
+    written before them)."""
+    id: str
+    faults: int | None
+    forfeit_team: int | None
+    summary_json: str | None
+
+    @property
+    def bot_faults(self) -> tuple[int, int | None]:
+        """Its bot faults and forfeiting team: its columns, else its summary's; (0, None)
+        before a result."""
+        if self.faults is not None or self.summary_json is None:
+            return self.faults or 0, self.forfeit_team
+        return self.summary.faults, self.summary.forfeit_team
+
+
+@dataclass(frozen=True)
+class MatchPage:
+    """A page of matches: how many the filters select, and the rows asked for."""
+    total: int
+    rows: tuple[MatchResultRow, ...]
+
+
+@dataclass(frozen=True)
+class ResultPace:
+    """When a season's results were written: how many, the first and the last; and how many
+    within the recent window, the first of them."""
+    count: int
+    first: float | None
+    last: float | None
+    recent: int
+    recent_first: float | None

@@ -1,0 +1,254 @@
+"""The store's tables, its constants and its engines.
+
+Tables: seasons, bots (name, version, content hash), matches (spec, status, attempts, lease),
+results, records (the match record, zlib-compressed JSON) and attempts (one row per claim of a
+match: who played it, how it ended and why: ``arena matches SEASON --faults``); a result keeps
+each deal's continuous score and the numbers the standings count (its tally columns, so a
+large season's standings read no summary) beside the match's, and ``pair_scores`` a duplicate
+pair's W/D/L and paired difference once both its matches are done (``scheduler/power.py``).
+The registry's tables (bot_versions, bot_archives, authors) are described in
+``scheduler/registry.py``.
+
+``metadata`` is the models; opening a store migrates it to them (``scheduler/migrations``: a
+model changed is a new revision there). A column named ``*_json`` holds JSON text, read back
+only by the typed rows of ``scheduler.store.rows``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import zlib
+from typing import Any
+
+from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, LargeBinary, MetaData,
+                        String, Table, Text, UniqueConstraint, create_engine, event)
+from sqlalchemy.engine import Engine
+
+metadata = MetaData()
+
+seasons = Table(
+    "seasons", metadata,
+    Column("name", String(100), primary_key=True),
+    Column("config_json", Text, nullable=False),
+    Column("config_hash", String(32), nullable=False),
+    Column("file", Text),
+    Column("created_at", Float, nullable=False),
+)
+
+# The key of each season's deal seeds, read by the scheduler only, never served. A table of its
+# own (not a column of seasons): a store made before it gains it when migrated (0001_baseline),
+# and a season row handed around (standings) never carries the secret. A season stored before it
+# has no row here: its deals followed from its name.
+season_secrets = Table(
+    "season_secrets", metadata,
+    Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
+    Column("secret", String(200), nullable=False),
+    Column("given", Boolean, nullable=False),  # set in the season file, on purpose
+)
+
+# A table of its own (not a column of seasons): a store made before it gains it when migrated
+# (0001_baseline).
+season_cancels = Table(
+    "season_cancels", metadata,
+    Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
+    Column("cancelled_at", Float, nullable=False),
+    Column("by", String(200)),
+)
+
+bots = Table(
+    "bots", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("season", String(100), ForeignKey("seasons.name"), nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("version", String(100), nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("manifest_json", Text, nullable=False),
+    Column("checked_hash", String(64)),   # the content hash that last passed `bots check`
+    Column("version_hash", String(64)),   # the pinned registry version; null before the registry
+    UniqueConstraint("season", "name"),
+)
+
+# The bot registry (scheduler/registry.py): immutable versions, each a canonical tar of the
+# bot's folder. An archive is kept once per content hash, shared by the versions that have it.
+bot_versions = Table(
+    "bot_versions", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(100), nullable=False),
+    Column("version", String(100), nullable=False),
+    Column("content_hash", String(64), nullable=False, index=True),  # sha256 of the tar
+    Column("author", String(100)),
+    Column("protocol", String(16), nullable=False),
+    Column("language", String(40)),
+    Column("size", Integer, nullable=False),     # bytes of the uncompressed tar
+    Column("files", Integer, nullable=False),
+    Column("manifest_json", Text, nullable=False),
+    Column("submitted_at", Float, nullable=False),
+    UniqueConstraint("name", "version", name="uq_bot_versions_name_version"),
+)
+
+bot_archives = Table(
+    "bot_archives", metadata,
+    Column("content_hash", String(64), primary_key=True),
+    Column("data", LargeBinary, nullable=False),  # the canonical tar, zlib-compressed
+)
+
+authors = Table(
+    "authors", metadata,
+    Column("name", String(100), primary_key=True),
+    Column("token_hash", String(64), nullable=False),  # sha256 hex of the author's token
+    Column("created_at", Float, nullable=False),
+)
+
+matches = Table(
+    "matches", metadata,
+    Column("id", String(120), primary_key=True),
+    Column("season", String(100), ForeignKey("seasons.name"), nullable=False, index=True),
+    Column("ordinal", Integer, nullable=False),
+    Column("pairing", String(210), nullable=False),
+    Column("cluster", String(240), nullable=False),
+    Column("mirror", Boolean, nullable=False),
+    Column("seats_json", Text, nullable=False),
+    Column("spec_json", Text, nullable=False),
+    Column("status", String(16), nullable=False, default="pending", index=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("lease_owner", String(200)),
+    Column("lease_until", Float),
+    Column("enqueued_at", Float),
+    Column("started_at", Float),
+    Column("finished_at", Float),
+    Column("error", Text),
+)
+
+results = Table(
+    "results", metadata,
+    Column("match_id", String(120), ForeignKey("matches.id"), primary_key=True),
+    Column("season", String(100), nullable=False, index=True),
+    Column("result_json", Text, nullable=False),
+    Column("summary_json", Text, nullable=False),
+    Column("duration_s", Float, nullable=False),
+    Column("worker", String(200)),
+    Column("written_at", Float, nullable=False),
+    # team 0's continuous outcome of each deal (``scheduler.power.deal_outcome``), a JSON list;
+    # null in a result written before these scores (0003_scores)
+    Column("deal_scores_json", Text),
+    # what the standings count of the match (``scheduler.scores.match_tally``; _0: team 0,
+    # seats 0 and 2; _1: team 1): read instead of the summary by a large season's standings;
+    # null in a result written before them (0004_tallies), which is counted from its summary
+    Column("deal_count", Integer),
+    Column("score_0", Float),
+    Column("score_1", Float),
+    Column("net_0", Integer),
+    Column("net_1", Integer),
+    Column("forfeit_team", Integer),
+    Column("strikes_0", Integer),
+    Column("strikes_1", Integer),
+    Column("faults", Integer),
+    Column("gain_0", Integer),
+    Column("gain_1", Integer),
+    Column("attacks_0", Integer),
+    Column("attack_points_0", Integer),
+    Column("attacks_1", Integer),
+    Column("attack_points_1", Integer),
+    Column("match_points_json", Text),
+)
+
+# One row per duplicate pair once both its matches are done (``Store.score_pair``): the pair's
+# W/D/L score for bot_a as the standings count it, and bot_a's paired difference per deal (the
+# mean of its continuous outcome over the two plays of each deal), each deal's and their mean.
+pair_scores = Table(
+    "pair_scores", metadata,
+    Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
+    Column("cluster", String(240), primary_key=True),
+    Column("bot_a", String(100), nullable=False),
+    Column("bot_b", String(100), nullable=False),
+    Column("deals", Integer, nullable=False),
+    Column("score_a", Float, nullable=False),
+    Column("diff_a", Float, nullable=False),
+    Column("deal_diffs_json", Text, nullable=False),
+    Column("written_at", Float, nullable=False),
+)
+
+records = Table(
+    "records", metadata,
+    Column("match_id", String(120), ForeignKey("matches.id"), primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+)
+
+#: one row per claim of a match; ``outcome``: running, done, counted (another attempt's result
+#: was written first), retry / failed (the attempt produced no record; failed: the last one),
+#: lost (its worker stopped renewing the lease or is gone), interrupted (a local run stopped),
+#: cancelled (its season was cancelled while it was given back or abandoned)
+attempts = Table(
+    "attempts", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("match_id", String(120), ForeignKey("matches.id"), nullable=False, index=True),
+    Column("season", String(100), nullable=False, index=True),
+    Column("attempt", Integer, nullable=False),
+    Column("worker", String(200)),
+    Column("started_at", Float, nullable=False),
+    Column("ended_at", Float),
+    Column("outcome", String(16), nullable=False),
+    Column("reason", Text),
+)
+
+#: the columns that hold JSON text (each read back by one typed attribute of ``rows``)
+JSON_COLUMNS = frozenset(c.name for t in metadata.tables.values() for c in t.columns
+                         if c.name.endswith("_json"))
+
+DEFAULT_LEASE_S = 120.0
+#: attempts of a match (each played on the same cards) before it is set aside as failed
+MAX_ATTEMPTS = 3
+LOST = ("lost: its worker stopped renewing the lease (killed, stopped or cut off from the "
+        "store)")
+CANCELLED = "its season was cancelled"
+COUNTED_FIRST = "another attempt's result was written first"
+#: a match's statuses: ``cancelled`` ones (of a cancelled season) are never played
+STATUSES = ("pending", "running", "done", "failed", "cancelled")
+
+
+def worker_name() -> str:
+    """host:pid, the owner written into a lease."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def compress(record: dict) -> bytes:
+    return zlib.compress(json.dumps(record, ensure_ascii=False).encode("utf-8"), 6)
+
+
+def decompress(data: bytes) -> dict:
+    return json.loads(zlib.decompress(data).decode("utf-8"))
+
+
+#: one engine per (process, URL)
+ENGINES: dict[tuple[int, str], Engine] = {}
+#: the engines whose store was migrated by this process
+READY: set[Engine] = set()
+
+
+def engine_for(url: str) -> Engine:
+    """One engine per process and URL (created after a fork, never inherited)."""
+    key = (os.getpid(), url)
+    eng = ENGINES.get(key)
+    if eng is None:
+        if url.startswith("postgresql://"):
+            url = "postgresql+psycopg://" + url[len("postgresql://"):]
+        kw: dict[str, Any] = {"future": True}
+        if url.startswith("sqlite"):
+            kw["connect_args"] = {"timeout": 60}
+        else:
+            kw["pool_pre_ping"] = True
+        eng = create_engine(url, **kw)
+        if url.startswith("sqlite"):
+            event.listen(eng, "connect", _sqlite_pragmas)
+        ENGINES[key] = eng
+    return eng
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=60000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()

@@ -1,0 +1,99 @@
+"""Seasons in the store: a season, its secret, its bots and its matches' plan, written in one
+transaction when it opens; counted by status; removed whole."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+
+from sqlalchemy import func, select, update
+from sqlalchemy.engine import Engine
+
+from scheduler.store.rows import BotRow, SeasonRow
+from scheduler.store.schema import (STATUSES, attempts, bots, matches, pair_scores, records,
+                                    results, season_cancels, season_secrets, seasons)
+
+
+class Seasons:
+    """A season's rows: the season, its secret and its bots."""
+
+    engine: Engine
+
+    def season(self, name: str) -> SeasonRow | None:
+        with self.engine.connect() as c:
+            row = c.execute(select(seasons).where(seasons.c.name == name)).mappings().first()
+        return SeasonRow(**row) if row else None
+
+    def season_names(self) -> list[str]:
+        with self.engine.connect() as c:
+            return list(c.execute(select(seasons.c.name).order_by(seasons.c.created_at))
+                        .scalars())
+
+    def create_season(self, name: str, config: dict, config_hash: str, file: str,
+                      bot_rows: list[dict], plans: list[dict], secret: str | None = None,
+                      secret_given: bool = False) -> None:
+        """The season, its secret, its bots (``bots`` columns) and every match (``plan_rows``),
+        in one transaction."""
+        now = time.time()
+        with self.engine.begin() as c:
+            c.execute(seasons.insert().values(name=name, config_json=json.dumps(config),
+                                              config_hash=config_hash, file=file,
+                                              created_at=now))
+            if secret is not None:
+                c.execute(season_secrets.insert().values(season=name, secret=secret,
+                                                         given=secret_given))
+            if bot_rows:
+                c.execute(bots.insert(), [dict(b, season=name) for b in bot_rows])
+            if plans:
+                c.execute(matches.insert(), [dict(p, season=name, status="pending",
+                                                  attempts=0) for p in plans])
+
+    def season_secret(self, name: str) -> dict | None:
+        """{"secret", "given"} of season ``name``; None for a season stored before secrets."""
+        with self.engine.connect() as c:
+            row = c.execute(select(season_secrets.c.secret, season_secrets.c.given)
+                            .where(season_secrets.c.season == name)).mappings().first()
+        return dict(row) if row else None
+
+    def bots(self, season: str) -> list[BotRow]:
+        with self.engine.connect() as c:
+            return [BotRow(**r) for r in c.execute(select(bots).where(bots.c.season == season)
+                                                   .order_by(bots.c.id)).mappings()]
+
+    def mark_checked(self, season: str, name: str, content_hash: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(update(bots).where(bots.c.season == season, bots.c.name == name)
+                      .values(checked_hash=content_hash))
+
+    def counts(self, season: str) -> dict[str, int]:
+        """The season's matches by status."""
+        with self.engine.connect() as c:
+            rows = c.execute(select(matches.c.status, func.count())
+                             .where(matches.c.season == season)
+                             .group_by(matches.c.status)).all()
+        out = dict.fromkeys(STATUSES, 0)
+        out.update({s: n for s, n in rows})
+        return out
+
+    def delete_season(self, name: str) -> None:
+        """Remove a season and everything of it (benchmarks and tests start afresh)."""
+        with self.engine.begin() as c:
+            ids = select(matches.c.id).where(matches.c.season == name)
+            c.execute(records.delete().where(records.c.match_id.in_(ids)))
+            c.execute(attempts.delete().where(attempts.c.season == name))
+            c.execute(results.delete().where(results.c.season == name))
+            c.execute(pair_scores.delete().where(pair_scores.c.season == name))
+            c.execute(matches.delete().where(matches.c.season == name))
+            c.execute(bots.delete().where(bots.c.season == name))
+            c.execute(season_secrets.delete().where(season_secrets.c.season == name))
+            c.execute(season_cancels.delete().where(season_cancels.c.season == name))
+            c.execute(seasons.delete().where(seasons.c.name == name))
+
+
+def plan_rows(season_obj, plans: Iterable) -> list[dict]:
+    """Rows of the matches table for a season's plans."""
+    return [{"id": p.match_id, "ordinal": p.ordinal, "pairing": p.pairing,
+             "cluster": p.cluster, "mirror": p.mirror, "seats_json": json.dumps(list(p.seats)),
+             "spec_json": json.dumps(season_obj.match_spec(p).to_dict(), ensure_ascii=False)}
+            for p in plans]
