@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from referee.match.local import run_match
+from referee.match.local import play_match
 from referee.match.spec import MatchSpec
 from referee.seats.sandbox import UNSANDBOXED_ENV, SandboxUnavailable
 
@@ -97,16 +97,16 @@ def main(argv: list[str] | None = None) -> int:
     bots = [b.manifest for b in spec.bots]
     unsandboxed = os.environ.get(UNSANDBOXED_ENV) == "1"
     try:
-        result, record, runner = run_match(spec, bots, Path(args.workdir),
-                                           sandbox="none" if unsandboxed else None)
+        _, match, runner = play_match(spec, bots, Path(args.workdir),
+                                      sandbox="none" if unsandboxed else None)
     except SandboxUnavailable as e:
         print(f"referee: {e}", file=sys.stderr)
         return 3
-    record["elapsed_s"] = round(runner.elapsed_s, 3)
-    record["play_s"] = round(runner.play_s, 3)
+    match.elapsed_s = round(runner.elapsed_s, 3)
+    match.play_s = round(runner.play_s, 3)
     out = Path(args.out)
     tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps(match.to_dict(), ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, out)
     return 0
 
