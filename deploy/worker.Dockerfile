@@ -1,6 +1,8 @@
 # The league worker: `arena worker` (Celery over Redis, results in PostgreSQL), with what the
 # sample bots need to be built and played from the registry: Python, Node.js and npm, a C++
-# toolchain with Debian's gRPC packages, and bubblewrap, the sandbox of every seat and build.
+# toolchain with Debian's gRPC packages, OpenJDK 17 (Java bots run on it; javac builds them), Go
+# and Rust (rustc, cargo; offline builds), and bubblewrap, the sandbox of every seat and build.
+# The runtimes a bot may name are referee/seats/runtimes.py's table (docs/languages.md).
 # Built from the repository's root:
 #   docker build -f deploy/worker.Dockerfile -t shengji-arena-worker .
 # The same image serves `arena season run`, `arena bots submit` and the other commands
@@ -15,6 +17,7 @@ RUN apt-get update \
       bubblewrap util-linux tini ca-certificates \
       nodejs npm \
       g++ make pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc \
+      openjdk-17-jdk-headless golang-go rustc cargo \
  && rm -rf /var/lib/apt/lists/*
 
 # The arena lives at one path (the store names the Python SDK and the rules engine by it) and is

@@ -205,6 +205,30 @@ def test_a_failed_build_is_refused_with_its_name_command_status_and_log(tmp_path
     assert not into.exists()  # a failed build leaves nothing to play
 
 
+def test_a_failed_build_names_its_cause_line_and_keeps_its_whole_log(tmp_path):
+    """A compiler's ``error:`` line followed by a trace longer than the tail shown: the
+    message quotes the cause line, its tail starts at a whole line, and the whole log is kept
+    beside the removed folder."""
+    trace = "".join(f"    at frame.number{i:04d}(Source.java:{i})\n" for i in range(400))
+    script = ("echo 'Note: some input files use unchecked operations.'; "
+              "echo 'src/Bot.java:12: error: cannot find symbol Hand' >&2; "
+              f"printf '%s' '{trace}' >&2; exit 1")
+    manifest = _bot(tmp_path, [["sh", "-c", script]], name="traced")
+    into = tmp_path / "cache" / "traced"
+    with pytest.raises(BuildFailed) as e:
+        build_bot(manifest, manifest.folder, into)
+    message = str(e.value)
+    assert e.value.cause == "src/Bot.java:12: error: cannot find symbol Hand"
+    assert "; the cause: src/Bot.java:12: error: cannot find symbol Hand" in message
+    tail = message.split("the end of its log:\n", 1)[1]
+    assert tail.startswith("    at frame.number"), tail[:80]  # not cut mid-line
+    assert len(tail) < len(trace)
+    kept = tmp_path / "cache" / "traced.failed-build.log"
+    assert e.value.log_path == kept and f"its whole log: {kept}" in message
+    assert kept.read_text() == e.value.log and "frame.number0000(" in e.value.log
+    assert not into.exists()
+
+
 def test_a_build_whose_program_is_missing_is_refused(tmp_path):
     manifest = _bot(tmp_path, ["no-such-build-tool", "all"])
     with pytest.raises(BuildFailed, match="cannot start 'no-such-build-tool'"):
@@ -305,6 +329,37 @@ def test_a_seat_bot_carries_its_build_and_old_specs_still_load(tmp_path):
     assert "build" not in old and SeatBot.from_dict(old).manifest.build == ()
     with pytest.raises(ValueError, match="field 'build'"):
         SeatBot.from_dict({**data, "build": ["make"]})
+
+
+def test_a_seat_bot_carries_its_manifests_runtime_to_the_referee():
+    """A Go bot's ``runtime = "go"`` crosses the spec to the referee process (it decides the
+    seat's address-space limit); a manifest without one stays without; a bad one is named."""
+    go = load_manifest(SAMPLES / "go")
+    assert go.runtime == "go"
+    data = json.loads(json.dumps(SeatBot.of("g", go).to_dict()))
+    assert data["runtime"] == "go" and SeatBot.from_dict(data).manifest.runtime == "go"
+    plain = SeatBot.of("p", load_manifest(PY / "random")).to_dict()
+    assert "runtime" not in plain and SeatBot.from_dict(plain).manifest.runtime is None
+    with pytest.raises(ValueError, match="field 'runtime'.*one of the arena's runtimes"):
+        SeatBot.from_dict({**data, "runtime": "cobol"})
+
+
+def test_build_output_is_left_out_of_the_content_hash(tmp_path):
+    """What a build or a tool writes (Cargo's ``target/``, Gradle's ``out/``, ``build/``,
+    ``.git/``) changes no hash; a source file does; and a bot kept under a folder that happens to
+    be named ``build`` still hashes its own files."""
+    (tmp_path / "build").mkdir()
+    manifest = _bot(tmp_path / "build", [["cargo", "build"]], {"main.rs": "fn main() {}"})
+    before = manifest.content_hash()
+    for rel in ("target/release/bot", "out/Bot.class", "build/x.o", ".git/HEAD",
+                "src/target/debug/y"):
+        path = manifest.folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("made")
+    assert manifest.content_hash() == before
+    assert "main.rs" in manifest.file_hashes() and len(manifest.file_hashes()) == 2
+    (manifest.folder / "main.rs").write_text("fn main() { }")
+    assert manifest.content_hash() != before
 
 
 def test_the_build_is_part_of_the_content_hash_only_when_there_is_one(tmp_path):

@@ -17,6 +17,7 @@ from shengji_arena.v1 import referee_pb2 as pb
 
 from referee.rules.cards import RANK_TEXT
 from referee.seats.manifest import Manifest
+from referee.seats.runtimes import RUNTIMES
 
 
 def _expect(ok: bool, where: str, name: str, value: Any, expected: str) -> None:
@@ -115,7 +116,8 @@ class DealSpec:
 
 
 _BOT_FIELDS = ("name", "manifest_name", "version", "command", "protocol", "folder", "path",
-               "pythonpath", "version_hash", "build", "time_limit", "memory_limit", "data")
+               "pythonpath", "version_hash", "build", "time_limit", "memory_limit", "data",
+               "runtime")
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,7 @@ class SeatBot:
             out["pythonpath"] = [str(p) for p in m.pythonpath]
         if m.build:
             out["build"] = [list(step) for step in m.build]
-        for name in ("time_limit", "memory_limit", "data"):  # (a Botzone bot's, when its manifest sets them)
+        for name in ("time_limit", "memory_limit", "data", "runtime"):  # (when the manifest sets them)
             if getattr(m, name) is not None:
                 out[name] = getattr(m, name)
         if self.version_hash is not None:
@@ -180,7 +182,8 @@ class SeatBot:
             time_limit=_optional(data, where, "time_limit", (int, float),
                                  "seconds per turn, or absent"),
             memory_limit=_optional(data, where, "memory_limit", int, "MiB, or absent"),
-            data=_optional(data, where, "data", str, "a folder inside the bot's, or absent")),
+            data=_optional(data, where, "data", str, "a folder inside the bot's, or absent"),
+            runtime=_runtime(data, where)),
             version_hash=_version_hash(data, where))
 
 
@@ -188,6 +191,13 @@ def _optional(data: dict, where: str, name: str, kind, expected: str):
     v = data.get(name)
     _expect(v is None or (isinstance(v, kind) and not isinstance(v, bool)), where, name, v,
             expected)
+    return v
+
+
+def _runtime(data: dict, where: str) -> str | None:
+    v = data.get("runtime")
+    _expect(v is None or v in RUNTIMES, where, "runtime", v,
+            f"one of the arena's runtimes ({', '.join(sorted(RUNTIMES))}), or absent")
     return v
 
 

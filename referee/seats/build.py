@@ -11,13 +11,15 @@ speaks, and its folder need not carry a copy. The whole build has a wall-clock l
 ``BUILD_TIMEOUT_S``). Its output (stdout and stderr, bounded like a seat's log) is the build
 log: returned, and kept in the built folder as ``.arena-build.log``. The built folder is then
 made read-only (and, for a root launcher, given back to root). A build that fails is refused
-with ``BuildFailed``, naming the bot, the step, why and the end of its log; its folder is
-removed.
+with ``BuildFailed``, naming the bot, the step, why, the line of its log that names the cause
+(``error: ...``) and the end of its log from a whole line; its folder is removed and its whole
+log kept beside it (``failed_log_path``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -45,15 +47,47 @@ BUILD_POLICY = SandboxPolicy(cpu_seconds=1200, memory_mb=4096, processes=512, op
 """A build's sandbox limits: room for a compiler or a package manager and ``make -j``."""
 
 
+_CAUSE = re.compile(r"(?i)(\berror\b|\bfatal\b|exception\b|cannot find|not found|"
+                    r"undefined reference|no such file|permission denied|killed)")
+"""What a compiler's or a tool's line naming the cause of a failure says (javac ``error:``, Go's
+``undefined:``-style lines carry ``error`` in cargo, g++ ``fatal error``, a JVM's exception)."""
+
+
+def cause_line(log: str) -> str | None:
+    """The first line of a build log that names a cause (``error: ...``), else None; the
+    arena's own lines (``$ step``, the note of dropped output) are not causes."""
+    for line in log.splitlines():
+        text = line.strip()
+        if text and not text.startswith(("$ ", "[arena:")) and _CAUSE.search(text):
+            return text[:500]
+    return None
+
+
+def log_tail(log: str, limit: int = LOG_TAIL) -> str:
+    """The end of ``log``, at most ``limit`` characters, starting at a whole line."""
+    tail = log[-limit:]
+    if len(log) > limit and "\n" in tail:
+        tail = tail.split("\n", 1)[1]
+    return tail.rstrip()
+
+
 class BuildFailed(ValueError):
     """A build that failed: ``label`` (``name@version``), ``command`` (the step), ``reason``
-    (its exit, or the time limit) and ``log`` (its whole log)."""
+    (its exit, or the time limit), ``log`` (its whole log), ``cause`` (the line of the log that
+    names the cause, if one does) and ``log_path`` (where the whole log is kept, if it is)."""
 
-    def __init__(self, label: str, command: tuple[str, ...], reason: str, log: str) -> None:
+    def __init__(self, label: str, command: tuple[str, ...], reason: str, log: str,
+                 log_path: Path | None = None) -> None:
         self.label, self.command, self.reason, self.log = label, command, reason, log
-        tail = log[-LOG_TAIL:].rstrip()
-        super().__init__(f"{label}: build `{shlex.join(command)}` {reason}"
-                         + (f"; the end of its log:\n{tail}" if tail else "; it printed nothing"))
+        self.cause, self.log_path = cause_line(log), log_path
+        tail = log_tail(log)
+        said = f"{label}: build `{shlex.join(command)}` {reason}"
+        if self.cause is not None:
+            said += f"; the cause: {self.cause}"
+        if log_path is not None:
+            said += f"; its whole log: {log_path}"
+        super().__init__(said + (f"; the end of its log:\n{tail}" if tail
+                                 else "; it printed nothing"))
 
 
 @dataclass(frozen=True)
@@ -121,7 +155,9 @@ def build_bot(manifest: Manifest, source: Path, into: Path, *, timeout_s: float 
             log.add(f"$ {shlex.join(step)}\n".encode())
             reason = _run_step(manifest, step, into, sandbox, uid, deadline, timeout, log)
             if reason is not None:
-                raise BuildFailed(manifest.label, step, reason, log.text())
+                text = log.text()
+                raise BuildFailed(manifest.label, step, reason, text,
+                                  _keep_failed_log(into, text))
     except BaseException:
         if uid is not None:
             reap_uid(uid.uid)
@@ -144,6 +180,22 @@ def build_bot(manifest: Manifest, source: Path, into: Path, *, timeout_s: float 
         discard(into)
         raise
     return BuildResult(into, text, seconds, sandbox is not None)
+
+
+def failed_log_path(into: Path) -> Path:
+    """Where the whole log of a failed build into ``into`` is kept: beside it, as
+    ``NAME.failed-build.log`` (the folder itself is removed)."""
+    return into.with_name(into.name + ".failed-build.log")
+
+
+def _keep_failed_log(into: Path, text: str) -> Path | None:
+    path = failed_log_path(into)
+    try:
+        path.unlink(missing_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError:
+        return None
+    return path
 
 
 def discard(folder: Path) -> None:

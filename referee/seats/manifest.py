@@ -45,6 +45,13 @@ class ManifestError(ValueError):
     """A manifest that cannot be used; the message names the file and the field."""
 
 
+BUILD_OUTPUT = frozenset({"build", "target", "out", "node_modules", "__pycache__", ".git"})
+"""Folders a bot's content hash and its registry archive leave out, wherever they are in its
+folder: what a build or a tool makes (``build/``, Cargo's and Maven's ``target/``, Gradle's
+``out/``, npm's ``node_modules/``, Python's ``__pycache__/``) and Git's ``.git/``. A bot with a
+build step gets them back from its build; a bot without one must not keep its program there."""
+
+
 @dataclass(frozen=True)
 class Manifest:
     name: str
@@ -82,7 +89,7 @@ class Manifest:
     def content_hash(self) -> str:
         """A hash of the manifest and the files of its folder (what a result is attributed
         to): its name, version, command, protocol and build (if any), and every file's path
-        and bytes but those under ``node_modules``, ``build`` and ``__pycache__``."""
+        and bytes but those under a folder of ``BUILD_OUTPUT``."""
         h = hashlib.sha256()
         h.update(repr((self.name, self.version, self.command, self.protocol)).encode())
         if self.build:
@@ -100,8 +107,7 @@ class Manifest:
 
     def _hashed_files(self) -> list[Path]:
         return [p for p in sorted(self.folder.rglob("*"))
-                if p.is_file() and "node_modules" not in p.parts and "build" not in p.parts
-                and "__pycache__" not in p.parts]
+                if p.is_file() and BUILD_OUTPUT.isdisjoint(p.relative_to(self.folder).parts)]
 
 
 def changed_files(before: dict[str, str], now: dict[str, str], most: int = 8) -> str:
