@@ -229,6 +229,40 @@ def test_a_failed_build_names_its_cause_line_and_keeps_its_whole_log(tmp_path):
     assert not into.exists()
 
 
+def test_a_bot_is_built_once_per_content_and_built_again_when_it_changes(tmp_path):
+    """``built``: a bot with a build plays from its folder built in the cache under its content
+    hash; the same content is not built again (the same folder, untouched); an edit is; a
+    failed build keeps its whole log beside the folder it would have had, and builds again
+    next time."""
+    from referee.seats.build import BUILT_MARK, built
+    step = ["sh", "-c", "mkdir -p build && cat source.txt > build/prog && date +%s%N > stamp"]
+    manifest = _bot(tmp_path, [step], {"source.txt": "one"})
+    cache = tmp_path / "cache"
+    first = built(manifest, cache)
+    assert first.folder.parent == cache / "local" and first.folder != manifest.folder
+    assert (first.folder / "build" / "prog").read_text() == "one"
+    assert (first.folder / BUILT_MARK).exists() and first.path == first.folder / "bot.toml"
+    stamp = (first.folder / "stamp").read_text()
+    assert built(manifest, cache).folder == first.folder
+    assert (first.folder / "stamp").read_text() == stamp  # not built again
+    (manifest.folder / "source.txt").write_text("two")
+    second = built(manifest, cache)
+    assert second.folder != first.folder
+    assert (second.folder / "build" / "prog").read_text() == "two"
+    plain = _bot(tmp_path, [], name="plain")
+    assert built(plain, cache) is plain  # nothing to build
+    failing = _bot(tmp_path, [["sh", "-c", "echo 'main.c:3: error: no main' >&2; exit 1"]],
+                   name="failing")
+    with pytest.raises(BuildFailed) as e:
+        built(failing, cache)
+    into = cache / "local" / f"failing-{failing.content_hash()}"
+    assert e.value.log_path == into.with_name(into.name + ".failed-build.log")
+    assert "main.c:3: error: no main" in e.value.log_path.read_text()
+    assert e.value.cause == "main.c:3: error: no main" and not into.exists()
+    with pytest.raises(BuildFailed):  # not remembered as built
+        built(failing, cache)
+
+
 def test_a_build_whose_program_is_missing_is_refused(tmp_path):
     manifest = _bot(tmp_path, ["no-such-build-tool", "all"])
     with pytest.raises(BuildFailed, match="cannot start 'no-such-build-tool'"):

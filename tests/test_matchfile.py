@@ -187,6 +187,27 @@ def test_a_summary_follows_the_dealer_through_the_deal():
 
 
 # -- what each seat saw -------------------------------------------------------------------------
+def test_each_seats_decision_times_are_read_from_the_records_timings(record):
+    """Median and 95th percentile by nearest rank over each seat's own decisions, worked out
+    here by hand; a played match has one timing per decision; a bad pair is named."""
+    match = _one_deal([])
+    match.extra["timings"] = ([[0, 10], [1, 5.5], [0, 30], [0, 20]]
+                              + [[3, float(ms)] for ms in range(20, 0, -1)])
+    times = {t.seat: t for t in match.decision_times()}
+    assert sorted(times) == [0, 1, 3]  # seat 2 made no decision
+    assert (times[0].decisions, times[0].median_ms, times[0].p95_ms, times[0].max_ms) == \
+        (3, 20.0, 30.0, 30.0)
+    assert (times[1].decisions, times[1].median_ms, times[1].p95_ms) == (1, 5.5, 5.5)
+    assert (times[3].decisions, times[3].median_ms, times[3].p95_ms, times[3].max_ms) == \
+        (20, 10.0, 19.0, 20.0)
+    played = MatchFile.from_dict(record, "mf")
+    assert sum(t.decisions for t in played.decision_times()) == len(record["timings"]) > 0
+    from referee.match.matchfile import RecordError
+    match.extra["timings"] = [[0, 1], [4, 2.0]]
+    with pytest.raises(RecordError, match=r"timings\[1\]"):
+        match.decision_times()
+
+
 def test_a_seat_view_holds_no_other_seats_private_events(record):
     match = MatchFile.from_dict(record)
     every = [Event.from_dict(e) for g in record["games"] for e in g["events"]]

@@ -22,6 +22,7 @@ Reading a file never replays it: ``verify()`` does. A bare game record
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -56,6 +57,23 @@ _MATCH_FIELDS = frozenset(("format", "match_id", "variant", "options", "rules", 
 
 def _is_seconds(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True)
+class DecisionTimes:
+    """One seat's decision times in a match (milliseconds, as the referee charged them):
+    how many, their median, the 95th percentile (nearest rank) and the longest."""
+
+    seat: int
+    decisions: int
+    median_ms: float
+    p95_ms: float
+    max_ms: float
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """The nearest-rank ``q`` quantile of a sorted, non-empty list."""
+    return ordered[max(0, min(len(ordered), math.ceil(len(ordered) * q)) - 1)]
 
 
 @dataclass
@@ -191,6 +209,28 @@ class MatchFile:
             for e in events:
                 if isinstance(e, DealEnded):
                     yield g, e
+
+    def decision_times(self) -> list[DecisionTimes]:
+        """Each seat's decision times, from the record's ``timings`` (one ``[seat, ms]`` pair
+        per decision, in the order they were made), seats without a decision left out; a
+        malformed ``timings`` raises ``RecordError`` naming it."""
+        timings = self.extra.get("timings", [])
+        where = f"{self.match_id}: timings"
+        expect(isinstance(timings, list), where, "timings", timings,
+               "a list of [seat, milliseconds] pairs")
+        by_seat: dict[int, list[float]] = {}
+        for i, pair in enumerate(timings):
+            expect(isinstance(pair, list) and len(pair) == 2 and is_int(pair[0])
+                   and 0 <= pair[0] < 4 and isinstance(pair[1], (int, float))
+                   and not isinstance(pair[1], bool) and pair[1] >= 0, where, f"timings[{i}]",
+                   pair, "[seat 0-3, milliseconds >= 0]")
+            by_seat.setdefault(pair[0], []).append(float(pair[1]))
+        out = []
+        for seat in sorted(by_seat):
+            ms = sorted(by_seat[seat])
+            out.append(DecisionTimes(seat, len(ms), _percentile(ms, 0.5), _percentile(ms, 0.95),
+                                     ms[-1]))
+        return out
 
     def verify(self) -> list[str]:
         """What does not hold (empty: the match verifies): each game replayed from its seed and

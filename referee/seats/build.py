@@ -18,6 +18,7 @@ log kept beside it (``failed_log_path``).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shlex
@@ -27,6 +28,7 @@ import stat
 import subprocess
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,6 +182,68 @@ def build_bot(manifest: Manifest, source: Path, into: Path, *, timeout_s: float 
         discard(into)
         raise
     return BuildResult(into, text, seconds, sandbox is not None)
+
+
+CACHE_ENV = "ARENA_BOT_CACHE"
+
+
+def cache_dir() -> Path:
+    """Where this machine keeps built bots and fetched bot versions (``ARENA_BOT_CACHE``;
+    default ``~/.cache/shengji-arena/bots``): the same folder for ``arena match`` and a
+    worker."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "shengji-arena" / "bots")
+
+
+def built(manifest: Manifest, cache: Path | None = None, *, policy: Any = None) -> Manifest:
+    """``manifest`` as it plays once built: a bot without a ``build`` as it is; else its folder
+    built once into ``cache`` (``cache_dir()``) under its name and content hash (an edit
+    builds again; an unchanged bot is not rebuilt), with its ``pythonpath`` entries inside its
+    folder following it. ``BuildFailed`` if the build fails."""
+    if not manifest.build:
+        return manifest
+    cache = cache_dir() if cache is None else Path(cache)
+    source = manifest.folder
+    into = build_once(manifest, source, cache / "local" / f"{manifest.name}-"
+                      f"{manifest.content_hash()}", policy=policy)
+    paths = tuple(into / p.relative_to(source) if p.is_relative_to(source) else p
+                  for p in manifest.pythonpath)
+    return dataclasses.replace(manifest, folder=into, pythonpath=paths,
+                               path=into / manifest.path.name if manifest.path else None)
+
+
+BUILT_MARK = ".arena-built"
+"""The file a finished build leaves in its folder (``build_once``): the folder is whole."""
+
+
+def build_once(manifest: Manifest, source: Path, into: Path, *, policy: Any = None) -> Path:
+    """``source`` built into ``into`` once per machine: a folder already built there (its
+    ``BUILT_MARK``) is used as it is, else it is built (``build_bot``) beside it and moved into
+    place, under a lock per folder, so the processes of one machine build it once between them.
+    A failed build raises ``BuildFailed`` with its whole log kept at ``failed_log_path(into)``;
+    the next call builds again."""
+    into = Path(into).absolute()
+    into.parent.mkdir(parents=True, exist_ok=True)
+    with open(into.parent / f".{into.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (into / BUILT_MARK).exists():
+            return into
+        discard(into)
+        tmp = into.parent / f".{into.name}.tmp"
+        discard(tmp)
+        try:
+            build_bot(manifest, source, tmp, policy=policy)
+        except BuildFailed as e:
+            kept = None
+            if e.log_path is not None and e.log_path.exists():
+                kept = failed_log_path(into)
+                os.replace(e.log_path, kept)
+            raise BuildFailed(e.label, e.command, e.reason, e.log, kept) from None
+        failed_log_path(into).unlink(missing_ok=True)
+        os.chmod(tmp, 0o755)
+        (tmp / BUILT_MARK).touch()
+        os.chmod(tmp, 0o555)
+        os.rename(tmp, into)
+        return into
 
 
 def failed_log_path(into: Path) -> Path:
