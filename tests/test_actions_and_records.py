@@ -21,8 +21,8 @@ from referee.play.selfplay import play
 import random
 
 
-def _advance_to(kind, variant="two-deck-fry", seed="bad-input"):
-    rules = rules_for(variant)
+def _advance_to(kind, variant="two-deck-fry", seed="bad-input", options=None):
+    rules = rules_for(variant, options)
     s = new_game(rules)
     rng = random.Random(seed)
     while s.decision != kind:
@@ -128,6 +128,33 @@ def test_a_lead_mixing_suits_says_which():
     a, b = list(classes.values())[:2]
     with pytest.raises(IllegalActionError, match="a lead must be one suit"):
         apply(s, Play((a, b)), s.turn)
+
+
+@pytest.mark.parametrize("variant, options, whole", [
+    ("two-deck-80", None, True), ("two-deck-80", {"failed_throw": "first_card"}, False),
+    ("botzone-tractor", None, False), ("botzone-tractor", {"failed_throw": "unit"}, True)])
+def test_a_failed_throw_plays_the_unit_or_its_first_card(variant, options, whole):
+    """``failed_throw`` through the engine: a throw of a side A and a low pair, against a
+    higher pair in another hand, plays the whole pair (``"unit"``) or its first card
+    (``"first_card"``, Botzone's judge); the attempt, the penalty and the trick's lead follow."""
+    s = _advance_to(DecisionKind.LEAD, variant, seed="throw", options=options).copy()
+    ctx, seat = s.ctx, s.turn
+    side = next(c for c in range(4) if c != ctx.suit)
+    top, mid, low = ctx.members[side][0], ctx.members[side][-2], ctx.members[side][-1]
+    hands = [list(h) for h in s.hands]
+    for h in hands:
+        for k in ctx.members[side]:
+            h[k] = 0
+    hands[seat][top], hands[seat][low] = 1, 2
+    hands[(seat + 2) % 4][mid] = 2
+    s.hands = hands
+    after, events = apply(s, Play((top, low, low)), seat)
+    failed = [e for e in events if type(e).__name__ == "ThrowFailed"]
+    assert len(failed) == 1 and failed[0].penalty == 20
+    assert sorted(failed[0].attempted) == sorted((top, low, low))
+    assert tuple(failed[0].forced) == ((low, low) if whole else (low,))
+    assert after.trick == ((seat, tuple(failed[0].forced)),)
+    assert after.hands[seat][top] == 1 and after.hands[seat][low] == (0 if whole else 1)
 
 
 def test_earlier_states_are_never_changed():

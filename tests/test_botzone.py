@@ -61,10 +61,10 @@ def _botzone_bot(tmp_path, *args, name="bz", wrapper=None, fields="", data=None)
 
 
 def _table_scores(attacker_total: int, dealer: int) -> list[int]:
-    """Botzone's score table, written out: the banker team 3 / 2 / 1 below 0 / 40 / 80, else
+    """Botzone's score table, written out: the banker team 3 at 0 or less, 2 / 1 below 40 / 80, else
     the attackers 1, 2 from 120, 3 from 160."""
     if attacker_total < 80:
-        team, n = dealer % 2, 3 if attacker_total < 0 else 2 if attacker_total < 40 else 1
+        team, n = dealer % 2, 3 if attacker_total <= 0 else 2 if attacker_total < 40 else 1
     else:
         team, n = 1 - dealer % 2, 1 if attacker_total < 120 else 2 if attacker_total < 160 else 3
     return [n if seat % 2 == team else 0 for seat in range(4)]
@@ -98,7 +98,7 @@ def test_the_preset_vectors_pass_and_pin_the_botzone_options():
                                                                 if not r.ok]
     for other in ({"level_tractors": True}, {"level_table": "fry_table"},
                   {"overturn": "level_pairs"}, {"single_deal": False},
-                  {"kitty_multiplier": "doubling"}):
+                  {"kitty_multiplier": "doubling"}, {"failed_throw": "unit"}):
         assert not all(r.ok for r in run_file(dict(data, options=other), "x")), other
 
 

@@ -258,6 +258,14 @@ class Checker:
                    if (max(pos[k] for k in u.cards), len(u.cards)) == weakest]
         if sum(1 for u in beaten if max(pos[k] for k in u.cards) == weakest[0]) > 1:
             self.events["throw_forced_top_tie"] += 1
+        if rules.failed_throw == "first_card":
+            # Botzone's judge: the lowest card of the unit with the weakest highest card; equal
+            # ones by the judge's suit order S, H, C, D (suit indexes S H D C), whatever their size
+            def judged(u):
+                top = max(u.cards, key=pos.__getitem__)
+                return pos[top], (0, 1, 3, 2)[top // 13] if top < 52 else 0
+            unit = min(beaten, key=judged)
+            allowed = [[min(unit.cards, key=pos.__getitem__)]]
         assert sorted(e.forced) in allowed, (
             f"{where}: forced {_text(e.forced, ctx)}, expected one of "
             f"{[_text(u, ctx) for u in allowed]}")

@@ -9,6 +9,7 @@ from typing import Any
 from referee.conformance import CaseError, check_keys, class_text, count_vector, read_cards, text
 from referee.rules.cards import RANK_TEXT, SUITS, parse_cards, parse_rank
 from referee.rules.families.two_deck import combos
+from referee.rules.options import FailedThrow
 from referee.rules.families.two_deck.declare import (AFTER_BURIAL, DEALING, Situation, declaration_shape,
                                                      declaring_level, judge_declaration)
 from referee.rules.families.two_deck.flow import bury_error, follow_error
@@ -88,7 +89,8 @@ def _throw(rules, ctx, case, expect):
     fmt = combos.lead_format(lead, ctx)
     if fmt.kind == combos.INVALID:
         raise CaseError(f"the lead {text(lead)} is not one suit")
-    judged = combos.judge_throw(fmt, others, ctx, rules.throw_penalty)
+    judged = combos.judge_throw(fmt, others, ctx, rules.throw_penalty,
+                                rules.failed_throw is FailedThrow.FIRST_CARD)
     diffs = []
     ok = judged.forced is None
     if ok != expect.get("ok"):

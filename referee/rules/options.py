@@ -29,8 +29,9 @@ class LevelTable(StrEnum):
     THREE_DECK_TABLE = "three_deck_table"
     """001's table (300 points in the deck)."""
     BOTZONE_TABLE = "botzone_table"
-    """Botzone's Tractor judge: the dealer team gains 3 / 2 / 1 below 0 / 40 / 80, else the
-    attackers take over with 1, 2 from 120, 3 from 160 (the total is not floored at 0)."""
+    """Botzone's Tractor judge: the dealer team gains 3 at 0 or less (大光), 2 below 40, 1 below
+    80, else the attackers take over with 1, 2 from 120, 3 from 160 (the total is not floored
+    at 0)."""
 
 
 class KittyMultiplier(StrEnum):
@@ -157,6 +158,19 @@ class Following(StrEnum):
     played ruffs and can win the trick. Otherwise as ``strict``."""
 
 
+class FailedThrow(StrEnum):
+    """What a failed throw (甩牌失败) plays instead (``failed_throw``, two-deck)."""
+
+    UNIT = "unit"
+    """The whole unit another seat could beat whose highest card is weakest; on a tie, the one
+    with fewer cards (003 section 8, VARIANTS.md common rule 6)."""
+    FIRST_CARD = "first_card"
+    """Botzone's judge: only the first (lowest) card of the beatable unit whose highest card is
+    weakest (``3S`` of ``3S 3S``, ``5S`` of ``5S 5S 6S 6S``); between equally strong units
+    (off-suit level cards) the one of the earliest suit in the judge's order S, H, C, D,
+    whatever their sizes. The penalty still counts every card of the beatable units."""
+
+
 class BurialCount(StrEnum):
     """How many cards the dealer buries (``burial_count``, two-deck)."""
 
@@ -174,7 +188,7 @@ _CHOICES: dict[str, type[StrEnum]] = {
     "declaration": DeclarationRule, "overturn": Overturn, "first_receiver": FirstReceiver,
     "no_declaration": NoDeclaration, "attacker_declare": AttackerDeclare,
     "demotion_card": DemotionCard, "pair_following": PairFollowing, "first_flip": FirstFlip,
-    "following": Following, "burial_count": BurialCount,
+    "following": Following, "burial_count": BurialCount, "failed_throw": FailedThrow,
 }
 """The options whose value is one of a few names, and the enum of each."""
 
@@ -254,6 +268,9 @@ class RuleSet:
     # Two-deck burial: "exact" (as many cards as the kitty held) or "at_most" (Botzone's judge
     # does not count them: 0 to 8, the rest stay in the dealer's hand).
     burial_count: BurialCount = BurialCount.EXACT
+    # Two-deck failed throw (甩牌失败): "unit" (the whole weakest beatable unit, 003 section 8) or
+    # "first_card" (Botzone's judge: its first card only; equal units by the judge's suit order).
+    failed_throw: FailedThrow = FailedThrow.UNIT
 
     def __post_init__(self) -> None:
         _check(isinstance(self.decks, int) and self.decks >= 1, "decks", self.decks,

@@ -46,6 +46,7 @@ BOTZONE_TRACTOR = RuleSet(
     no_declaration="first_receiver_deals",
     single_deal=True,
     level_tractors=False,
+    failed_throw="first_card",
 )
 
 

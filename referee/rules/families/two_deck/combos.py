@@ -290,17 +290,33 @@ def follow_error(fmt: Format, hand: list[int], play, ctx: TrumpContext) -> str |
 def same_shape_answer(fmt: Format, hand: list[int], play, ctx: TrumpContext) -> bool:
     """Botzone's leniency (``following = "same_shape"``): a pair or a tractor was led, the
     follower's ``hand`` (counts, before playing) holds no unit of that shape in the suit led,
-    and ``play`` is one unit of that shape (a pair; a tractor of as many pairs) of any suit."""
+    and ``play`` is one unit of that shape (a pair; a tractor of as many pairs) of any suit,
+    or, against a tractor, cards of the suit led only with as many pairs as the strict rule
+    owes, whatever tractors they make or break (the judge counts the pairs only)."""
     if len(fmt.units) != 1 or fmt.units[0].pairs == 0:
         return False
     pairs = fmt.units[0].pairs
-    got = lead_format(play, ctx)
-    if len(got.units) != 1 or got.units[0].pairs != pairs:
-        return False
     held = {k: hand[k] for k in ctx.members[fmt.cls] if hand[k] >= 2}
     if pairs == 1:
-        return not held
-    return structure_match(held, ctx, (pairs,), pairs)[0] != (pairs,)
+        if held:
+            return False
+    elif structure_match(held, ctx, (pairs,), pairs)[0] == (pairs,):
+        return False
+    got = lead_format(play, ctx)
+    if len(got.units) == 1 and got.units[0].pairs == pairs:
+        return True
+    return pairs >= 2 and _pairs_answer(fmt, held, play, ctx)
+
+
+def _pairs_answer(fmt: Format, held: dict[int, int], play, ctx: TrumpContext) -> bool:
+    """Against a tractor led: is ``play`` all of the suit led, with as many pairs as the lead
+    has or the follower holds (``held``: its pairs of the suit led)? Its tractors do not count."""
+    c = fmt.cls
+    cls = ctx.cls
+    if len(play) != fmt.size or any(cls[k] != c for k in play):
+        return False
+    owed = min(fmt.pairs, sum(n // 2 for n in held.values()))
+    return sum(n // 2 for n in _counts(play).values()) >= owed
 
 
 def _owed_text(measure: tuple[tuple[int, ...], int]) -> str:
@@ -437,8 +453,9 @@ def beatable_units(fmt: Format, others: list[list[int]], ctx: TrumpContext) -> l
 
 @dataclass(frozen=True, slots=True)
 class ThrowJudgement:
-    """A throw's fate (甩牌): ``forced`` is None when it stands; else the unit played instead,
-    with ``beatable`` the units another seat could beat and ``penalty`` the points charged."""
+    """A throw's fate (甩牌): ``forced`` is None when it stands; else what is played instead (a
+    unit; with ``failed_throw = "first_card"`` one card of one, as a single), with ``beatable``
+    the units another seat could beat and ``penalty`` the points charged."""
 
     forced: Unit | None
     beatable: tuple[Unit, ...]
@@ -446,16 +463,18 @@ class ThrowJudgement:
 
 
 def judge_throw(fmt: Format, others: list[list[int]], ctx: TrumpContext,
-                penalty_per_card: int) -> ThrowJudgement:
+                penalty_per_card: int, first_card: bool = False) -> ThrowJudgement:
     """Does this throw stand against the other hands (counts)? When a unit can be beaten, the
-    thrower plays the forced unit and is charged ``penalty_per_card`` for every card in the
-    units that could be beaten (003 section 8 每錯一張罰10分)."""
+    thrower plays the forced unit (``forced_unit``; ``first_card``: Botzone's judge,
+    ``forced_card``) and is charged ``penalty_per_card`` for every card in the units that could
+    be beaten (003 section 8 每錯一張罰10分)."""
     if len(fmt.units) < 2:
         return ThrowJudgement(None, (), 0)
     beat = beatable_units(fmt, others, ctx)
     if not beat:
         return ThrowJudgement(None, (), 0)
-    return ThrowJudgement(forced_unit(beat), tuple(beat),
+    forced = forced_card(beat, ctx) if first_card else forced_unit(beat)
+    return ThrowJudgement(forced, tuple(beat),
                           penalty_per_card * sum(len(u.cards) for u in beat))
 
 
@@ -463,6 +482,25 @@ def forced_unit(beatable: list[Unit]) -> Unit:
     """The unit a failed throw must play: the one whose highest card is weakest; on a tie, the
     one with fewer cards."""
     return min(beatable, key=lambda u: (u.top, len(u.cards)))
+
+
+JUDGE_SUIT_ORDER = (0, 1, 3, 2)
+"""Botzone's judge lists the suits s, h, c, d: the place of each suit index (S H D C) in it."""
+
+
+def _judge_suit_place(kind: int) -> int:
+    """The place of a card's suit in the judge's order (jokers, never equal to another card: 0)."""
+    return JUDGE_SUIT_ORDER[kind // 13] if kind < 52 else 0
+
+
+def forced_card(beatable: list[Unit], ctx: TrumpContext) -> Unit:
+    """What a failed throw plays under Botzone's judge (``failed_throw = "first_card"``): the
+    first (lowest) card of the beatable unit whose highest card is weakest; between equally
+    strong units (off-suit level cards) the one whose highest card's suit comes first in the
+    judge's order S, H, C, D, whatever their sizes."""
+    unit = min(beatable, key=lambda u: (u.top, _judge_suit_place(u.cards[0])))
+    low = unit.cards[-1]
+    return Unit(0, ctx.pos[low], (low,))
 
 
 def dig_pairs(fmt: Format) -> int:

@@ -12,7 +12,7 @@ from ...family import Rule, nothing_to_check
 from ...events import (Buried, BuriedPublic, DealStarted, Declared, KittyCardDrawn,
                        KittyOpened, KittyTaken, KittyTakenPublic, Passed, Played, Redealt,
                        RedealDemanded, ThrowFailed, TrumpSet)
-from ...options import BurialCount, Following, RuleSet
+from ...options import BurialCount, FailedThrow, Following, RuleSet
 from ...state import (CHANCE, P_BURY, P_DEALING, P_DRAW, P_PLAY, P_REDEAL,
                       P_ROUND, State)
 from ...trump import trump_context
@@ -489,7 +489,8 @@ def _do_play(s: State, a: Play, seat, fmt):
     ctx = n.ctx
     if fmt.kind == combos.THROW:
         others = [n.hands[(seat + i) % 4] for i in (1, 2, 3)]
-        judged = combos.judge_throw(fmt, others, ctx, n.rules.throw_penalty)
+        judged = combos.judge_throw(fmt, others, ctx, n.rules.throw_penalty,
+                                    n.rules.failed_throw is FailedThrow.FIRST_CARD)
         if judged.forced is not None:
             team = 0 if seat % 2 == n.dealer % 2 else 1
             pen = list(n.penalties)

@@ -106,8 +106,9 @@ def leads(s: State, seat: int) -> list[tuple[int, ...]]:
 
 def follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
     """Every distinct legal follow under the rules: ``iter_follows``, then (``following =
-    "same_shape"``, the follower holding some of the suit led) the units of the led shape of
-    other suits that Botzone's leniency lets it play instead."""
+    "same_shape"``, the follower holding some of the suit led) what Botzone's leniency lets it
+    play instead: against a tractor, plays of the suit led with the pairs owed but not the
+    tractors; the units of the led shape of other suits."""
     if s.rules.following is Following.STRICT:
         return iter_follows(s, seat)
     fmt = s.trick_fmt
@@ -117,7 +118,24 @@ def follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
         return iter_follows(s, seat)  # (void: every play is a strict follow already)
     extra = [c for c in lead_units(s, seat) if len(c) == fmt.size and ctx.cls[c[0]] != fmt.cls
              and combos.same_shape_answer(fmt, hand, c, ctx)]
-    return chain(iter_follows(s, seat), extra)  # (off a suit it holds: none is a strict one)
+    # (off a suit it holds: none is a strict one)
+    return chain(iter_follows(s, seat), _pairs_not_tractors(fmt, hand, ctx), extra)
+
+
+def _pairs_not_tractors(fmt: combos.Format, hand: list[int], ctx) -> list[tuple[int, ...]]:
+    """A tractor led, ``following = "same_shape"``: the plays of the suit led that the strict
+    rule refuses and the leniency takes (the pairs owed, without the tractors owed)."""
+    n = fmt.size
+    if len(fmt.units) != 1 or fmt.units[0].pairs < 2:
+        return []
+    suit = {k: hand[k] for k in ctx.members[fmt.cls] if hand[k]}
+    if sum(suit.values()) <= n:
+        return []  # (all of the suit is owed: the strict follows are all)
+    lengths = fmt.tractor_lengths
+    want = combos.structure_match(suit, ctx, lengths, fmt.pairs)
+    return [cards for cards in multiset_combinations(suit, n)
+            if combos.structure_match(counts_of(cards), ctx, lengths, fmt.pairs) != want
+            and combos.same_shape_answer(fmt, hand, cards, ctx)]
 
 
 def legal_follows(s: State, seat: int) -> list[tuple[int, ...]]:

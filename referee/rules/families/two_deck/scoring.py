@@ -32,9 +32,10 @@ def table_gain(rules: RuleSet, total: int) -> tuple[bool, int]:
             return True, (total - 80) // 20
         return False, (80 - total) // 20
     if rules.level_table == "botzone_table":
-        for limit, gain in ((0, 3), (40, 2), (80, 1)):
-            if total < limit:
-                return False, gain
+        if total <= 0:  # 大光: 0 or less (seed 004 "0分（大光） 主打方升3級"; the judge's score <= 0)
+            return False, 3
+        if total < 80:
+            return False, 2 if total < 40 else 1
         return True, 1 if total < 120 else 2 if total < 160 else 3
     # fry_table (004 升级)
     if total <= 0:
