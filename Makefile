@@ -12,10 +12,15 @@ PROTO := protos/shengji_arena/v1/referee.proto
 # finder, which every interpreter would load at start-up (30 ms more for each referee, bot and
 # command), for a small one that loads nothing. uv installs what pip would (the same versions),
 # in 15-20 s instead of about 90 s on a 2-core machine.
-$(STAMP): pyproject.toml
+# The Python SDK (sdk/python: arena_sdk, the protocol package and the rules engine a bot imports)
+# is a package of its own, installed editable beside the project: "compat" mode puts its src/ on
+# the path with a plain .pth (no finder to import at start-up), and offline, with the venv's
+# setuptools.
+$(STAMP): pyproject.toml sdk/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -C editable_mode=compat -e sdk/python
 	$(BIN)/python -m tools.start_up_paths
 	touch $(STAMP)
 
@@ -25,7 +30,8 @@ install: $(STAMP)
 # bytecode (PYTHONDONTWRITEBYTECODE): compile the project's modules ahead, so none of them
 # compiles its imports again (a tenth of a second for each referee). Up-to-date files are skipped.
 bytecode: $(STAMP)
-	@$(BIN)/python -m compileall -q -j 0 cli lab referee scheduler web tools protos sample_bots/python tests
+	@$(BIN)/python -m compileall -q -j 0 cli lab referee scheduler web tools protos sdk/python/src \
+	  sample_bots/python tests
 
 # Redis for the tests that need it: start one on 127.0.0.1:6379 unless one answers already.
 redis:
@@ -150,6 +156,7 @@ readme: $(STAMP) sandbox bots
 	$(BIN)/python -m tools.readme_blocks
 
 clean:
-	rm -rf $(VENV) build *.egg-info sample_bots/node/node_modules sample_bots/java/build \
+	rm -rf $(VENV) build *.egg-info sdk/python/build sdk/python/src/*.egg-info \
+	  sample_bots/node/node_modules sample_bots/java/build \
 	  sample_bots/go/build sample_bots/rust/build
 	$(MAKE) -C sample_bots/cpp clean

@@ -15,7 +15,7 @@ from pathlib import Path
 from cli.common import visible
 
 
-def register(sub, bench_sub) -> None:
+def register(sub) -> None:
     bz = sub.add_parser("botzone", help="Botzone bots: logs of their matches")
     bsub = bz.add_subparsers(dest="botzone_command", required=True)
     log = bsub.add_parser("log", help="the Botzone requests and responses of one seat of a "

@@ -1,15 +1,22 @@
 """What several of the ``arena`` command's modules share: the variant choice, the sandbox
-switch, and text from bots and authors made safe to print."""
+switch, the store and the broker a command names, times and sizes as printed, a group's
+subcommands, and text from bots and authors made safe to print."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import sys
+import time
 import unicodedata
 
 VARIANT_HELP = "the variant (default two-deck-fry; `arena rules variants` lists them)"
+
+LOG_LINES = 12
+"""Lines of a gone bot's log printed under its fault (``arena match``, ``arena matches
+--faults``)."""
 
 
 def sandbox_or_refuse(args) -> None:
@@ -80,3 +87,63 @@ def json_text(value: object, **dumps) -> str:
     written as a JSON ``\\u`` escape: the same data for a JSON reader, nothing a terminal acts
     on."""
     return _SUSPECT_LINES.sub(_json_escape, json.dumps(value, ensure_ascii=False, **dumps))
+
+
+DEFAULT_DB = "sqlite:///arena.db"
+DB_HELP = f"the store's URL (default $ARENA_DB or {DEFAULT_DB})"
+
+
+def db_url(args) -> str:
+    """The store's URL: ``--db``, else ``$ARENA_DB``, else the default (``DEFAULT_DB``, as
+    ``scheduler.store.store_url`` has it); a SQLite file's path is that SQLite store."""
+    from scheduler.store import store_url
+    return store_url(args.db)
+
+
+def broker_url(args) -> str | None:
+    """``--broker``, else ``$ARENA_BROKER``; None: no broker (the season is played here)."""
+    return getattr(args, "broker", None) or os.environ.get("ARENA_BROKER")
+
+
+def existing_store(url: str, why: str):
+    """The store at ``url``, for reading: a SQLite store that is not there is named (``why``
+    says what was looked for), not created empty."""
+    from scheduler.store import NoStore, StoreError, StoreVersionError, open_store
+    try:
+        return open_store(url, create=False)
+    except NoStore as e:
+        raise SystemExit(f"{why}; there is no store at {e.path} (a season run creates it; "
+                         "name another with --db or $ARENA_DB)") from None
+    except (StoreVersionError, StoreError) as e:
+        raise SystemExit(f"arena: --db {e}") from None
+
+
+def open_store(url: str):
+    """The store at ``url``, or a SeasonError that names the URL and what went wrong."""
+    from scheduler import store
+    from scheduler.season import SeasonError
+    try:
+        return store.open_store(url)
+    except (store.StoreVersionError, store.StoreError) as e:
+        raise SeasonError(f"--db {e}") from None
+
+
+def local_time(t: float | None) -> str:
+    """A stored time as this machine's date and minute; empty for none."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else ""
+
+
+def size_text(n: int) -> str:
+    """A size in bytes, KiB or MiB."""
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB" if n < 1 << 20 else \
+        f"{n / (1 << 20):.1f} MiB"
+
+
+def subcommands(sub, group: str):
+    """The subcommands of ``arena GROUP``, registered before, for another module to add one
+    to; None when there is no such group."""
+    parser = sub.choices.get(group)
+    for action in parser._actions if parser is not None else ():
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return None

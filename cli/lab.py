@@ -3,14 +3,12 @@ gRPC bot folder) and ``arena bench lab``."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
-from cli.common import json_text, visible
+from cli.common import json_text, subcommands, visible
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,7 +21,8 @@ def _variants():
 def cmd_lab(args) -> int:
     from lab.policy import PolicyError
     from lab.run import run_lab
-    from scheduler.standings import compute, table
+    from scheduler.reports import season_standings
+    from scheduler.stats.standings import table
     if args.deals < 1 or args.deals_per_set < 1 or args.workers < 1:
         print("arena lab: --deals, --deals-per-set and --workers must be at least 1",
               file=sys.stderr)
@@ -38,7 +37,7 @@ def cmd_lab(args) -> int:
         print(f"arena lab: {visible(e)}", file=sys.stderr)
         return 2
     took = time.perf_counter() - t
-    st = compute(season, rows, samples=args.samples)
+    st = season_standings(season, rows, samples=args.samples)
     decisions = sum(r["decisions"] for r in rows)
     faults = [f for r in rows for f in r["faults"]]
     if args.json:
@@ -92,15 +91,14 @@ def cmd_wrap(args) -> int:
     else:
         shutil.copyfile(source, out / f"{module}.py")
     name = args.name or attr.lower()
-    paths = [os.path.relpath(ROOT / "sample_bots" / "python", out), os.path.relpath(ROOT, out)]
-    (out / "bot.toml").write_text(
-        f'name = "{name}"\nversion = "1.0.0"\ncommand = ["python3", "bot.py"]\n'
-        f'protocol = "grpc"\n# the SDK (arena_bot, arena_policy) and the rules engine\n'
-        f'pythonpath = {json.dumps(paths)}\n'
-        f'description = "The lab policy {module}:{attr} through the Python SDK."\n')
+    description = f"The lab policy {module}:{attr} through the Python SDK."
+    (out / "bot.toml").write_text(  # JSON's string escapes are TOML's basic strings
+        f'name = {json.dumps(name)}\nversion = "1.0.0"\ncommand = ["python3", "bot.py"]\n'
+        f'protocol = "grpc"\n# the Python SDK (arena_sdk) and the rules engine come with '
+        f'every Python bot\ndescription = {json.dumps(description)}\n')
     (out / "bot.py").write_text(
-        f'"""{name}: the lab policy {module}:{attr} as a gRPC bot (arena_policy)."""\n\n'
-        "import sys\n\nfrom arena_policy import run_policy\n\n"
+        f'"""A lab policy as a gRPC bot (arena_sdk.policy): {module}:{attr}."""\n\n'
+        "import sys\n\nfrom arena_sdk.policy import run_policy\n\n"
         f"from {module} import {attr}\n\n"
         f"if __name__ == \"__main__\":\n"
         f"    sys.exit(run_policy({attr}(), {name!r}))\n")
@@ -119,14 +117,7 @@ def cmd_bench_lab(args) -> int:
     return 0
 
 
-def _subparsers(parser: argparse.ArgumentParser):
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return None
-
-
-def register(sub, bench_sub) -> None:
+def register(sub) -> None:
     variants = _variants()
     lab = sub.add_parser("lab", help="duplicate deals between two policies in process, rated "
                          "as a season (docs/lab.md)")
@@ -143,8 +134,7 @@ def register(sub, bench_sub) -> None:
     lab.add_argument("--json", action="store_true", help="the standings as JSON")
     lab.set_defaults(func=cmd_lab)
 
-    bots = sub.choices.get("bots")
-    bots_sub = _subparsers(bots) if bots is not None else None
+    bots_sub = subcommands(sub, "bots")
     if bots_sub is not None:
         wrap = bots_sub.add_parser("wrap", help="write a bot folder that plays a lab policy as "
                                    "a gRPC bot through the Python SDK")
@@ -153,9 +143,12 @@ def register(sub, bench_sub) -> None:
         wrap.add_argument("--name", help="the bot's name (default: the class name)")
         wrap.set_defaults(func=cmd_wrap)
 
-    bl = bench_sub.add_parser("lab", help="the lab's deals per second with random policies "
-                              "against the engine benchmark's, one core")
-    bl.add_argument("--variant", choices=variants, help="one variant (default: each in turn)")
-    bl.add_argument("--deals", type=int, default=1000)
-    bl.add_argument("--repeat", type=int, default=5)
-    bl.set_defaults(func=cmd_bench_lab)
+    bench_sub = subcommands(sub, "bench")
+    if bench_sub is not None:
+        bl = bench_sub.add_parser("lab", help="the lab's deals per second with random "
+                                  "policies against the engine benchmark's, one core")
+        bl.add_argument("--variant", choices=variants,
+                        help="one variant (default: each in turn)")
+        bl.add_argument("--deals", type=int, default=1000)
+        bl.add_argument("--repeat", type=int, default=5)
+        bl.set_defaults(func=cmd_bench_lab)

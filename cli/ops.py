@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from cli.common import visible
+from cli.common import subcommands, visible
 
 
 def cmd_workers(args) -> int:
@@ -59,7 +59,7 @@ def cmd_bench_workers(args) -> int:
     return main(args)
 
 
-def register(sub, bench_sub) -> None:
+def register(sub) -> None:
     w = sub.add_parser("workers", help="the workers of a broker: their current matches and "
                        "last heartbeats")
     w.add_argument("--broker", help="the Redis URL (default $ARENA_BROKER or "
@@ -67,6 +67,9 @@ def register(sub, bench_sub) -> None:
     w.add_argument("--json", action="store_true")
     w.set_defaults(func=cmd_workers)
 
+    bench_sub = subcommands(sub, "bench")
+    if bench_sub is None:
+        return
     b = bench_sub.add_parser("workers", help="a season's matches per hour with 1, 2 and 4 "
                              "Celery worker processes here, and the scaling efficiency")
     b.add_argument("--db", help="a PostgreSQL URL (default $ARENA_TEST_PG or the local "

@@ -2,7 +2,7 @@
 
 A and B are in-process policies (``random``, ``greedy``, ``greedy-noisy[:EPS]``: played by the
 engine in this process, fast) or bot folders / manifests (played by the referee, each bot in
-its sandbox). The statistics are in ``scheduler/power.py`` and docs/statistics.md.
+its sandbox). The statistics are in ``scheduler/stats/power.py`` and docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from cli.common import json_text, visible
 
 
-def register(sub, bench_sub) -> None:  # no benchmark of its own: bench_sub unused
+def register(sub) -> None:
     from cli.common import VARIANT_HELP, unsandboxed_option, variant_ids_or_exit
     study = sub.add_parser("study", help="studies of the arena's statistics")
     ssub = study.add_subparsers(dest="study_command", required=True)
@@ -58,7 +58,7 @@ def _fail(msg: str) -> int:
 
 def load_side(x: str, other: str | None = None):
     """An in-process policy name, else a SeasonBot from the bot folder or manifest ``x``."""
-    from scheduler.power import in_process, policy
+    from lab.study import in_process, policy
     if in_process(x):
         policy(x, "check")  # a bad noise is refused here
         return x
@@ -70,17 +70,17 @@ def load_side(x: str, other: str | None = None):
 
 def collect(args, a, b, progress: bool):
     """The study's duplicate deals, in process or through the referee."""
-    from scheduler import power
+    from lab import study
     total = args.deals - args.deals % args.deals_per_set
     show = _bar(progress, total)
     if isinstance(a, str) and isinstance(b, str):
-        return power.play_pairs(a, b, args.variant, total, seed=args.seed or "power",
+        return study.play_pairs(a, b, args.variant, total, seed=args.seed or "power",
                                 progress=show)
     if isinstance(a, str) or isinstance(b, str):
         raise ValueError("A and B are both in-process policies or both bots (folders or "
                          "manifests)")
     from scheduler.season import new_secret
-    return power.referee_pairs(a, b, args.variant, total, args.deals_per_set,
+    return study.referee_pairs(a, b, args.variant, total, args.deals_per_set,
                                args.seed or new_secret(),
                                Path(args.workdir).resolve(), workers=args.workers,
                                progress=show)
@@ -106,8 +106,8 @@ def _num(x: float, fmt: str = ".3f") -> str:
 
 def cmd_study_power(args) -> int:
     from referee.seats.manifest import ManifestError
-    from scheduler import power
-    from scheduler.ratings import Sprt
+    from scheduler.stats import power
+    from scheduler.stats.ratings import Sprt
     from scheduler.season import SeasonError
     if args.deals_per_set < 1:
         return _fail("--deals-per-set must be at least 1")

@@ -17,8 +17,10 @@ COPY web web
 COPY lab lab
 COPY tools tools
 COPY protos protos
+COPY sdk sdk
 RUN pip install --no-cache-dir -e . \
- && python -c "import web.app"
+ && pip install --no-cache-dir --no-deps -e ./sdk/python --config-settings editable_mode=compat \
+ && python -c "import web.app, arena_sdk"
 
 RUN useradd --uid 10001 --user-group --no-create-home --home-dir /nonexistent arena
 USER 10001:10001

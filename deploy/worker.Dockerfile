@@ -21,7 +21,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 
 # The arena lives at one path (the store names the Python SDK and the rules engine by it) and is
-# installed editable there, so the sandbox binds the same files the worker runs.
+# installed editable there, with its Python SDK (sdk/python), so the sandbox binds the same files
+# the worker runs.
 WORKDIR /opt/shengji-arena
 COPY pyproject.toml README.md ./
 COPY cli cli
@@ -31,10 +32,12 @@ COPY web web
 COPY lab lab
 COPY tools tools
 COPY protos protos
+COPY sdk sdk
 COPY sample_bots sample_bots
 COPY seasons seasons
 RUN pip install --no-cache-dir -e . \
- && python -c "import cli.main, scheduler.tasks, referee.serve"
+ && pip install --no-cache-dir --no-deps -e ./sdk/python --config-settings editable_mode=compat \
+ && python -c "import cli.main, scheduler.tasks, referee.serve, arena_sdk"
 
 # A user of its own: the sandbox runs every seat as it, in user namespaces of their own.
 RUN useradd --uid 10001 --user-group --create-home --home-dir /home/arena arena \

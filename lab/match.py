@@ -13,11 +13,11 @@ import time
 from dataclasses import dataclass, field
 
 from lab.policy import Legal, listed_actions, new_legal, play_listing
+from referee.match.faults import (GARBAGE, ILLEGAL, Forfeited, action_for, add_strike,
+                                  forfeit_if_out)
 from referee.match.results import DealFold, MatchSummary
 from referee.match.spec import MatchSpec
 from referee.play.chance import chance_action
-from referee.play.random_play import default_action
-from referee.rules.actions import Pass
 from referee.rules.engine import apply, new_game
 from referee.rules.events import DealEnded, DealerSet, DealStarted
 from referee.rules.families import family_of
@@ -36,11 +36,6 @@ class LabMatch:
     faults: list[dict] = field(default_factory=list)
     actions: list[list[tuple]] | None = None
     decisions: int = 0
-
-
-class _Forfeit(Exception):
-    def __init__(self, seat: int) -> None:
-        self.seat = seat
 
 
 _set = object.__setattr__
@@ -145,7 +140,7 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                             raise ValueError(error)
                         state_events = apply(state, action, seat)
                     except ValueError as e:
-                        kind = "garbage" if error is not None else "illegal"
+                        kind = GARBAGE if error is not None else ILLEGAL
                         state_events = _fault(state, seat, f"{seed}:{steps}", kind, str(e),
                                               index, steps, strikes, faults, tc.max_strikes)
                         action = state_events[2]
@@ -171,7 +166,7 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
             points = extras(state).get("match_points")
             if points:
                 seat_points = [a + b for a, b in zip(seat_points or [0] * 4, points)]
-    except _Forfeit as f:
+    except Forfeited as f:
         forfeit = f.seat % 2
     net0 = sum(d.gain[0] - d.gain[1] for d in deals)
     if forfeit is not None:
@@ -185,17 +180,12 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
 
 
 def _fault(state, seat, sample_seed, kind, reason, game, steps, strikes, faults, max_strikes):
-    """The referee's answer to an action that is not legal: a strike and the default action
-    (a pass where legal, else the seeded default); past ``max_strikes`` the team forfeits."""
-    strikes[seat] += 1
-    try:
-        applied = apply(state, Pass(), seat)
-        action = Pass()
-    except ValueError:
-        action = default_action(state, sample_seed)
-        applied = apply(state, action, seat)
+    """The referee's answer to an action that is not legal (``referee.match.faults``): a
+    strike and the action played for the seat; at ``max_strikes`` its team forfeits."""
+    add_strike(strikes, seat)
+    action = action_for(state, seat, sample_seed)
+    applied = apply(state, action, seat)
     faults.append({"seat": seat, "kind": kind, "reason": reason, "strikes": strikes[seat],
                    "game": game, "action": steps, "default_action": action.text()})
-    if strikes[seat] >= max_strikes:
-        raise _Forfeit(seat)
+    forfeit_if_out(strikes, seat, max_strikes)
     return applied[0], applied[1], action

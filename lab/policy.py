@@ -22,7 +22,7 @@ present:
 - ``deal_start(deal)`` at each deal's start, ``deal_end(outcome)`` at its end (``outcome`` is
   the ``DealEnded`` event as the wire's JSON gives it: ``attacker_total``, ``levels``, ...).
 
-The same object plays in the lab (``lab.match``) and as a gRPC bot (the SDK's ``arena_policy``,
+The same object plays in the lab (``lab.match``) and as a gRPC bot (the SDK's ``arena_sdk.policy``,
 ``arena bots wrap``); both hand it equal views and listings.
 """
 
@@ -44,10 +44,10 @@ from referee.rules.state import State
 from referee.wire.hints import HINT_LIMIT
 from referee.wire.hints import listed_actions as hint_listing
 
-from lab.paths import ROOT, SAMPLES, on_path  # noqa: E402
+from lab.paths import ROOT, SAMPLES, SDK, on_path  # noqa: E402
 
-on_path(SAMPLES)
-from arena_policy import Legal  # the SDK's: a bot is handed the same values
+on_path(SDK)
+from arena_sdk.policy import Legal  # noqa: E402 - the SDK's: a bot is handed the same values
 
 new_legal = slot_constructor(Legal)
 """``Legal(kind, actions, complete, time_left_ms, bank_left_ms)`` made quickly (the lab makes
@@ -154,7 +154,7 @@ class FirstPolicy:
 def _sample_bot_class(name: str, cls: str):
     """The SDK bot class of a sample bot folder (its ``bot.py``)."""
     path = SAMPLES / name / "bot.py"
-    on_path(SAMPLES)
+    on_path(SDK)
     on_path(ROOT)
     module_name = f"_arena_sample_{name}"
     module = sys.modules.get(module_name)

@@ -3,7 +3,7 @@
 A pair is two matches on the same deals with the partnerships swapped (A on seats 0 and 2, then
 B there), as a duplicate season plays them; each deal's seed comes from the run's seed and its
 place (``scheduler.season.deal_seed``). The results are match rows of the form the store keeps,
-so ``scheduler.standings.compute`` rates them as it rates a season.
+so ``scheduler.reports.season_standings`` rates them as it rates a season.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def run_lab(a: str, b: str, *, variant: str, pairs: int, deals_per_set: int = 4,
             workers: int = 1, seed: str = "0", options: dict | None = None,
             time_control: TimeControl = DEFAULT_TIME_CONTROL) -> tuple[dict, list[dict]]:
     """Play ``pairs`` duplicate pairs of policy ``a`` against ``b`` (``workers`` processes);
-    returns (the season row, the match rows) for ``scheduler.standings.compute``."""
+    returns (the season row, the match rows) for ``scheduler.reports.season_standings``."""
     make_policy(a), make_policy(b)  # fail early, here, on a name that does not load
     names = names_of(a, b)
     options = options or {}

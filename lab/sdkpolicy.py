@@ -1,7 +1,7 @@
 """SDK bots as lab policies (``BotPolicy``), and the wire side of a policy (from the SDK's
-``arena_policy``: ``observation_from_pb``, ``TrickLog``, ``PolicyBot``).
+``arena_sdk.policy``: ``observation_from_pb``, ``TrickLog``, ``PolicyBot``).
 
-``BotPolicy`` hands an ``arena_bot.Bot`` the ``DecisionRequest`` the referee would send
+``BotPolicy`` hands an ``arena_sdk.Bot`` the ``DecisionRequest`` the referee would send
 (observation, kind, hint, clock; no events) and reads its answer as the referee reads one.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from shengji_arena.v1 import referee_pb2 as pb
 
-from lab.paths import SAMPLES, on_path
+from lab.paths import SDK, on_path
 from referee.rules.observe import Observation
 from referee.wire.protocol import (
     DECISION_TO_PB,
@@ -18,14 +18,14 @@ from referee.wire.protocol import (
     observation_message,
 )
 
-on_path(SAMPLES)
-from arena_policy import KIND_OF_PB, PolicyBot, TrickLog, observation_from_pb
+on_path(SDK)
+from arena_sdk.policy import KIND_OF_PB, PolicyBot, TrickLog, observation_from_pb  # noqa: E402
 
 __all__ = ["KIND_OF_PB", "BotPolicy", "PolicyBot", "TrickLog", "observation_from_pb"]
 
 
 class BotPolicy:
-    """An SDK bot (an ``arena_bot.Bot`` instance) played as a lab policy."""
+    """An SDK bot (an ``arena_sdk.Bot`` instance) played as a lab policy."""
 
     def __init__(self, bot) -> None:
         self.bot = bot

@@ -36,7 +36,7 @@ from referee.match.socket_folders import pid_gone
 from referee.match.spec import MatchSpec
 
 from scheduler import metrics
-from scheduler.scores import match_tally
+from scheduler.stats.scores import match_tally
 from scheduler.store import (DEFAULT_LEASE_S, MAX_ATTEMPTS, MatchRow, Store, open_store,
                              worker_name)
 
@@ -417,7 +417,7 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     try:
         spec = MatchSpec.from_dict(row.spec, f"match {match_id}: spec")
         if spec.bots:  # pinned versions fetched (and built) on this machine
-            from scheduler.versions import materialise
+            from scheduler.registry.versions import materialise
             spec = dataclasses.replace(spec, bots=[materialise(store, b) for b in spec.bots])
         with working_folder(match_id) as tmp:
             match = play(spec, tmp, heartbeat=renew, every_s=lease_s / 4,

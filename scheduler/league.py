@@ -31,7 +31,7 @@ from referee.seats.manifest import changed_files
 
 from scheduler.execute import MatchFailed, execute_match, play_again
 from scheduler.season import Season, SeasonError
-from scheduler.versions import pin
+from scheduler.pinning import pin
 from scheduler.workers import process_alive
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
 
@@ -46,23 +46,27 @@ def _progress(total: int, done: int, desc: str, enabled: bool, unit: str = "matc
 
 
 def pairing_spec(match_id: str, team0, team1, *, variant: str, options: dict,
-                  deals: list[DealSpec], time_control: TimeControl) -> MatchSpec:
-    """A match of SeasonBot ``team0`` (seats 0 and 2) against ``team1`` (seats 1 and 3)."""
+                  deals: list[DealSpec], time_control: TimeControl,
+                  sandbox: dict | None = None) -> MatchSpec:
+    """A match of SeasonBot ``team0`` (seats 0 and 2) against ``team1`` (seats 1 and 3), its
+    seats under ``sandbox`` (a season's ``[sandbox]`` limits; None: the defaults)."""
     seats = [team0, team1, team0, team1]
     return MatchSpec(match_id, variant, options, deals=deals, time_control=time_control,
-                     seat_names=[b.name for b in seats],
+                     seat_names=[b.name for b in seats], sandbox=sandbox,
                      bots=[SeatBot.of(b.name, b.manifest) for b in seats])  # as they are here
 
 
 def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, deal: DealSpec,
-                workdir: Path) -> str | None:
+                workdir: Path, sandbox: dict | None = None) -> str | None:
     """``bots check``: one short match, the bot on seats 0 and 2 against the random sample bot,
-    under the given rules. Returns None when the bot played it without a fault, else why not."""
+    under the given rules and sandbox limits (a season's: a bot that cannot start under them
+    fails its check, not every match). Returns None when the bot played it without a fault,
+    else why not."""
     from referee.seats.manifest import load_manifest
     from scheduler.season import SeasonBot
     partner = SeasonBot("smoke-random", load_manifest(SMOKE_PARTNER))
     spec = pairing_spec(f"check-{bot.name}", bot, partner, variant=variant, options=options,
-                         deals=[deal], time_control=time_control)
+                         deals=[deal], time_control=time_control, sandbox=sandbox)
     try:
         match = play_again(spec, workdir)
     except MatchFailed as e:
@@ -84,7 +88,8 @@ def startable(season: Season, i: int) -> None:
     from referee.seats.sandbox import UNSANDBOXED_ENV
     bot = season.bots[i]
     try:
-        check_startable(bot.manifest, sandboxed=os.environ.get(UNSANDBOXED_ENV) != "1")
+        check_startable(bot.manifest, sandboxed=os.environ.get(UNSANDBOXED_ENV) != "1",
+                        unbuilt=bot.version_hash is None)
     except ManifestError as e:
         raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} cannot "
                           f"be started: {e}") from None
@@ -114,7 +119,8 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
         print(f"bots check {bot.name} ({bot.manifest.label}) ...", file=out, flush=True)
         why = smoke_check(bot, variant=season.variant, options=season.options,
                           time_control=season.match_time_control,
-                          deal=season.check_deal(), workdir=workdir / f"check-{bot.name}")
+                          deal=season.check_deal(), workdir=workdir / f"check-{bot.name}",
+                          sandbox=season.sandbox)
         if why:
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
                               f"({bot.manifest.path}) fails bots check: {why}")

@@ -1,7 +1,13 @@
 """What the command line and the dashboard both report from the store: a season's rows and
-state, a sealed record's reason, the bot versions a season pinned."""
+state, its standings, a sealed record's reason, the bot versions a season pinned."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scheduler.stats.standings import Standings
 
 
 def sealed_reason(sealed: list[dict]) -> str:
@@ -54,3 +60,17 @@ def bot_versions(store, season: str) -> dict[str, dict]:
             named = b.manifest_fields.get("manifest_name", b.name)
             out[b.name] = {"ref": f"{named}@{b.version}", "hash": b.version_hash}
     return out
+
+
+def season_standings(season: Mapping, match_rows: Iterable[Mapping], *, samples: int = 1000,
+                     seed: int = 0) -> Standings:
+    """The standings (``scheduler.stats.standings.compute``) of a stored season from its
+    match rows (``Store.standings_rows`` or ``Store.matches``, or mappings of their columns):
+    a played match is counted by its result's tally columns, or from its summary when it has
+    none (a result written before them)."""
+    from scheduler.stats.standings import compute
+    from scheduler.store.rows import SeasonRow, StandingsRow
+    row = SeasonRow.of(season)
+    variant = row.config["variant"]
+    rows = [r.tallied(variant) if r.played else r for r in map(StandingsRow.of, match_rows)]
+    return compute(row.name, row.config, rows, samples=samples, seed=seed)

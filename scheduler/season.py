@@ -87,7 +87,7 @@ class SeasonBot:
     name: str             # unique within the season
     manifest: Manifest | None  # None for a registry reference not yet pinned
     ref: str | None = None     # ``bot = "name@version"`` (or "name": the latest version)
-    version_hash: str | None = None  # the registry version pinned (``scheduler.versions``)
+    version_hash: str | None = None  # the registry version pinned (``scheduler.pinning``)
     portable: Manifest | None = None  # the pinned version's manifest as match specs carry it
 
     def seat_bot(self) -> SeatBot:

@@ -29,3 +29,11 @@ def test_the_engine_comparison_refuses_a_folder_that_is_no_checkout(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode != 0
     assert f"{tmp_path} is not a checkout of this project (no referee/rules folder)" in out.stderr
+
+
+def test_the_languages_benchmark_names_an_unknown_language():
+    out = subprocess.run([sys.executable, "-m", "cli", "bench", "languages", "go", "cobol"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip() == ("arena bench languages: unknown language 'cobol': expected "
+                                  "some of python, java, go, rust, cpp, node")

@@ -135,7 +135,8 @@ def test_a_build_writes_its_own_folder_and_nothing_else(tmp_path):
     try:
         targets = ["mine.txt", "/tmp/private.txt", str(outside / "pwned"),
                    str(ROOT / "pwned"), str(tmp_path / "src-b" / "pwned")]
-        seen = [str(host_tmp), str(ROOT / "README.md"), str(ROOT / "referee"),
+        # (a Python step sees the SDK and the rules engine it carries, nothing else of ROOT)
+        seen = [str(host_tmp), str(ROOT / "README.md"), str(ROOT / "referee" / "seats"),
                 str(tmp_path / "src-b"), "/home", "/root/.bashrc"]
         manifest = _bot(tmp_path, ["python3", "probe.py", json.dumps([targets, seen])],
                         {"probe.py": PROBE})
@@ -402,3 +403,21 @@ def test_the_build_is_part_of_the_content_hash_only_when_there_is_one(tmp_path):
     bare = dataclasses.replace(manifest, build=())
     assert manifest.content_hash() != bare.content_hash()
     assert dataclasses.replace(bare, build=(("make",),)).content_hash() == manifest.content_hash()
+
+
+def test_an_unbuilt_bots_program_is_left_for_its_build_to_make(tmp_path):
+    """A season takes a bot's source folder whose program its build makes (it is built where
+    it plays); a built folder, or a bot without a build, must have its program."""
+    from referee.seats.launch import check_startable
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "made"\nversion = "0.1"\ncommand = ["build/prog"]\n'
+                                     'build = ["make"]\nprotocol = "stdio"\n')
+    made = load_manifest(folder)
+    check_startable(made, sandboxed=False, unbuilt=True)
+    with pytest.raises(ManifestError, match="cannot start 'build/prog'"):
+        check_startable(made, sandboxed=False)
+    (folder / "bot.toml").write_text('name = "plain"\nversion = "0.1"\ncommand = ["build/prog"]\n'
+                                     'protocol = "stdio"\n')
+    with pytest.raises(ManifestError, match="cannot start 'build/prog'"):
+        check_startable(load_manifest(folder), sandboxed=False, unbuilt=True)

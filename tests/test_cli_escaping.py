@@ -78,10 +78,8 @@ def played(tmp_path_factory):
     bot = folder / "hostile"
     bot.mkdir()
     (bot / "bot.py").write_text(HOSTILE_BOT.replace("LOG", repr(HOSTILE_LOG)), encoding="utf-8")
-    sdk = os.path.relpath(BOTS, bot)
     (bot / "bot.toml").write_text('name = "hostile"\nversion = "1"\ncommand = ["python3", '
-                                  f'"bot.py"]\nprotocol = "grpc"\npythonpath = ["{sdk}"]\n',
-                                  encoding="utf-8")
+                                  '"bot.py"]\nprotocol = "grpc"\n', encoding="utf-8")
     db = f"sqlite:///{folder}/s.db"
     name = unique("escaping")
     toml_name = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in HOSTILE_NAME)

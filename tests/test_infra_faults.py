@@ -27,7 +27,8 @@ from sqlalchemy.exc import OperationalError
 from scheduler.execute import execute_match
 from scheduler.league import open_season, run_distributed, run_local
 from scheduler.season import load_season
-from scheduler.standings import compute, table
+from scheduler.reports import season_standings
+from scheduler.stats.standings import table
 from scheduler.store import Store
 
 GREEDY = BOTS / "greedy"
@@ -286,7 +287,7 @@ def test_a_crashed_referee_is_retried_then_set_aside_and_the_standings_say_so(tm
     assert store.record(always) is None
 
     # the standings leave it out (and its half-played pair) and say how many are set aside
-    st = compute(store.season(name), store.matches(name), samples=50)
+    st = season_standings(store.season(name), store.matches(name), samples=50)
     assert (st.matches_done, st.matches_failed, st.matches_total, st.units) == (3, 1, 4, 1)
     assert st.to_dict()["matches_failed"] == 1
     assert "1 set aside" in table(st).splitlines()[0]
@@ -466,6 +467,10 @@ def test_bot_faults_and_infrastructure_failures_are_listed_apart(tmp_path):
     kinds = Counter((f["seat"], f["kind"]) for f in record["faults"])
     for (seat, kind), n in kinds.items():  # seat, kind and count of each
         assert f"  bot fault       seat {seat} (illegal) {kind} x{n}" in out, out
+    for f in record["faults"]:  # and why: its reasons, under it
+        assert f"\n                    {f['reason'][:300]}\n" in out or \
+            "other reason(s)" in out, (f["reason"], out)
+    assert f"\n                    {record['faults'][0]['reason'][:300]}\n" in out, out
     assert "  infrastructure  attempt 1 retry" in out and "status -9" in out
     assert out.splitlines()[-1].startswith("1 match(es) with bot faults, 1 with "
                                            "infrastructure failures")

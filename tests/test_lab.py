@@ -184,6 +184,13 @@ def test_the_lab_and_the_referee_agree(tmp_path, variant):
     assert lab.actions == actions
     assert lab.summary.to_dict() == via_referee.summary().to_dict()
     assert len(lab.summary.deals) == 2
+    if variant == "two-deck-80":  # a wrapped policy is a bot like any other: it submits
+        submitted = subprocess.run(
+            [sys.executable, "-m", "cli", "bots", "submit", str(hashed.folder), "--db",
+             f"sqlite:///{tmp_path}/registry.db"], cwd=ROOT, capture_output=True, text=True,
+            timeout=120, check=False)
+        assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+        assert submitted.stdout.startswith("hashed@1.0.0 "), submitted.stdout
 
 
 def test_arena_lab_prints_a_seasons_standings(capsys):

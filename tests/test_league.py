@@ -22,7 +22,7 @@ from league_helpers import (BOTS, REDIS_URL, Worker, arena, ctrl_c_default, env,
 from conftest import ROOT
 from scheduler.league import open_season, run_distributed, run_local
 from scheduler.season import SeasonError, load_season
-from scheduler.standings import compute
+from scheduler.reports import season_standings
 from scheduler.store import Store
 
 GREEDY = BOTS / "greedy"
@@ -30,7 +30,7 @@ RANDOM = BOTS / "random"
 
 
 def _standings(store: Store, name: str) -> dict:
-    d = compute(store.season(name), store.matches(name), samples=200).to_dict()
+    d = season_standings(store.season(name), store.matches(name), samples=200).to_dict()
     d.pop("season")
     return d
 
@@ -361,7 +361,7 @@ def test_greedy_ranks_above_random_with_separate_intervals(tmp_path):
     store = Store(f"sqlite:///{tmp_path}/s.db")
     open_season(load_season(path), store, workdir=tmp_path, check=False)
     run_local(store, name, workers=2, progress=False)
-    st = compute(store.season(name), store.matches(name), samples=500)
+    st = season_standings(store.season(name), store.matches(name), samples=500)
     deals = st.deals
     print(f"greedy against random: {st.units} duplicate pairs, {deals} deals")
     assert deals == sets * per * 2
@@ -377,7 +377,7 @@ def test_three_deck_standings_carry_match_points_and_titles(tmp_path):
     store = Store(f"sqlite:///{tmp_path}/s.db")
     open_season(load_season(path), store, workdir=tmp_path, check=False)
     run_local(store, name, workers=2, progress=False)
-    st = compute(store.season(name), store.matches(name), samples=50)
+    st = season_standings(store.season(name), store.matches(name), samples=50)
     records = [store.record(m["id"]) for m in store.matches(name)]
     for line in st.lines:
         seats_points = 0
@@ -474,7 +474,7 @@ def test_a_season_of_each_remaining_variant_is_summarised_deal_by_deal(tmp_path,
             assert d["attacker_total"] == r["attacker_total"] and d["after"] == r["levels"]
             assert d["attackers"] in (0, 1)
         assert s["net"][0] == sum(d["gain"][0] - d["gain"][1] for d in s["deals"])
-    st = compute(store.season(name), store.matches(name), samples=50)
+    st = season_standings(store.season(name), store.matches(name), samples=50)
     assert st.deals == 4 and st.units == 1
 
 
@@ -537,7 +537,7 @@ def test_standings_score_duplicate_pairs_by_net_levels_and_forfeits():
         # pair 4: only one match played so far: not rated yet
         _row("m6", "p4", ab, 5),
     ]
-    st = compute(season, rows, samples=50)
+    st = season_standings(season, rows, samples=50)
     by = {b.name: b for b in st.lines}
     assert (by["a"].pairs_won, by["a"].pairs_drawn, by["a"].pairs_lost) == (1, 1, 1)
     assert (by["b"].pairs_won, by["b"].pairs_drawn, by["b"].pairs_lost) == (1, 1, 1)
@@ -673,3 +673,25 @@ def test_a_ctrl_c_lands_between_the_reconcilers_steps_and_a_second_one_at_once()
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_bots_check_runs_under_the_seasons_sandbox_limits(tmp_path):
+    """A bot that needs 300 MiB passes the check under the default limits, and fails it (before
+    anything is enqueued) in a season whose ``[sandbox]`` gives each seat 256 MiB."""
+    import shutil
+    bot = tmp_path / "hungry"
+    shutil.copytree(ROOT / "sample_bots" / "stdio", bot)
+    (bot / "bot.toml").write_text(
+        'name = "hungry"\nversion = "1"\nprotocol = "stdio"\ncommand = ["python3", "-c", '
+        '"kept = bytearray(300 << 20); import runpy; '
+        'runpy.run_path(\'stdio_bot.py\', run_name=\'__main__\')"]\n')
+    assert arena("bots", "check", str(bot), cwd=tmp_path).returncode == 0
+    name = unique("tight")
+    path = season_file(tmp_path, name, [GREEDY, str(bot)], deal_sets=1, deals_per_set=1,
+                       extra="[sandbox]\nmemory_mb = 256\n")
+    db = f"sqlite:///{tmp_path}/tight.db"
+    p = arena("season", "run", str(path), "--db", db, "--no-progress", cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "bots[1].manifest: bot 'hungry'" in p.stderr and "fails bots check" in p.stderr, \
+        p.stderr
+    assert "nothing was enqueued" in p.stderr

@@ -60,3 +60,56 @@ def test_a_bad_seat_option_is_named():
     assert p.stderr.strip() == "arena match: --seat 4=listen: expected N=listen with N a seat 0-3"
     p = arena("match", "--seat", "1=listen", "a", "b")
     assert p.returncode == 2 and "expected 3 bots" in p.stderr and "seat(s) 1" in p.stderr
+
+
+def _copy(sample: str, into) -> "Path":
+    """A sample copied to a folder of its own, without what a build makes."""
+    import shutil
+
+    from referee.seats.manifest import BUILD_OUTPUT
+    folder = into / f"my-{sample}"
+    shutil.copytree(ROOT / "sample_bots" / sample, folder,
+                    ignore=shutil.ignore_patterns(*BUILD_OUTPUT))
+    return folder
+
+
+def test_arena_match_builds_an_unbuilt_bot_and_prints_each_seats_decision_times(
+        tmp_path, monkeypatch):
+    """A compiled bot never built: `arena match` builds it in the bot cache, plays it, and
+    prints each seat's median and p95 decision time; the second match builds nothing."""
+    from referee.match.matchfile import MatchFile
+    monkeypatch.setenv("ARENA_BOT_CACHE", str(tmp_path / "cache"))
+    go = _copy("go", tmp_path)
+    record = tmp_path / "m.json"
+    args = ("match", str(go), str(PY / "random"), str(go), str(PY / "random"), "--deals", "1",
+            "--out", str(record))
+    p = arena(*args, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "go-sample@1.0.0: built by its manifest's build in the build sandbox" in p.stdout
+    built = [d for d in (tmp_path / "cache" / "local").iterdir() if d.is_dir()]
+    assert len(built) == 1 and (built[0] / "build" / "go-sample").exists()
+    assert not (go / "build").exists()  # the author's folder is left as it was
+    times = MatchFile.load(record).decision_times()
+    assert [t.seat for t in times] == [0, 1, 2, 3]
+    for t in times:
+        assert (f"  seat {t.seat} decision time: median {t.median_ms:.2f} ms, p95 "
+                f"{t.p95_ms:.2f} ms") in p.stdout, p.stdout
+    stamp = (built[0] / ".arena-build.log").stat().st_mtime_ns
+    again = arena(*args, cwd=tmp_path)
+    assert again.returncode == 0 and (built[0] / ".arena-build.log").stat().st_mtime_ns == stamp
+
+
+def test_arena_match_on_a_bot_whose_build_fails_shows_the_cause_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARENA_BOT_CACHE", str(tmp_path / "cache"))
+    go = _copy("go", tmp_path)
+    source = (go / "main.go").read_text()
+    (go / "main.go").write_text(source + "\nfunc broken() int { return undefinedName }\n")
+    p = arena("match", str(go), str(PY / "random"), str(go), str(PY / "random"), "--deals", "1",
+              "--out", str(tmp_path / "m.json"), cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "go-sample@1.0.0: build `go build -o build/go-sample .` exited with status" in p.stderr
+    assert "; the cause: " in p.stderr and "undefined: undefinedName" in \
+        p.stderr.split("; the cause: ", 1)[1].split(";", 1)[0], p.stderr
+    kept = p.stderr.split("its whole log: ", 1)[1].split(";", 1)[0]
+    assert "undefinedName" in open(kept).read()
+    assert not (tmp_path / "m.json").exists()

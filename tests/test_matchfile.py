@@ -26,8 +26,7 @@ RANDOM = load_manifest(ROOT / "sample_bots" / "python" / "random")
 GREEDY = load_manifest(ROOT / "sample_bots" / "python" / "greedy")
 ILLEGAL = Manifest("faulty-illegal", "0", (sys.executable, str(ROOT / "tests" / "bots" /
                                                                "faulty.py"), "illegal"),
-                   "grpc", ROOT / "tests" / "bots",
-                   pythonpath=(ROOT / "sample_bots" / "python",))  # the SDK, in its sandbox
+                   "grpc", ROOT / "tests" / "bots")  # the SDK: every Python bot has it
 QUICK = TimeControl(per_decision_ms=1000, bank_ms=500, connect_timeout_ms=8000)
 
 
@@ -248,7 +247,8 @@ def test_a_bot_without_a_pythonpath_keeps_the_form_stored_before_the_field():
     assert list(bot.to_dict()) == ["name", "manifest_name", "version", "command", "protocol",
                                    "folder", "path"]
     assert SeatBot.from_dict(bot.to_dict()) == bot
-    assert _bot("g").manifest.pythonpath and SeatBot.from_dict(_bot("g").to_dict()) == _bot("g")
+    search = SeatBot.of("s", load_manifest(ROOT / "sample_bots" / "python" / "search"))
+    assert search.manifest.pythonpath and SeatBot.from_dict(search.to_dict()) == search
 
 
 @pytest.mark.parametrize("change, message", [

@@ -22,7 +22,7 @@ from league_helpers import PG_URL, arena, env
 from conftest import ROOT
 from scheduler import migrations
 from scheduler.execute import execute_match
-from scheduler.standings import compute
+from scheduler.reports import season_standings
 from scheduler.store import Store, StoreVersionError, _ENGINES, engine_for, metadata
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -146,7 +146,8 @@ def test_a_store_of_the_previous_release_migrates_and_resumes_its_season(tmp_pat
                      "IN (?, ?, ?) ORDER BY 1", *[r[0] for r in before]) == before
     assert sorted(a["match_id"] for a in store.attempt_log(SEASON)) == \
         [f"{SEASON}-{i:05d}" for i in range(6)]  # one attempt each
-    standings = compute(store.season(SEASON), store.matches(SEASON), samples=50).to_dict()
+    standings = season_standings(store.season(SEASON), store.matches(SEASON),
+                                 samples=50).to_dict()
     assert standings["matches_done"] == standings["matches_total"] == 6
     assert standings["deals"] == 12
     for line in standings["bots"]:
@@ -161,7 +162,7 @@ def test_a_store_of_the_previous_release_migrates_and_resumes_its_season(tmp_pat
     assert all(r["summary_json"] is None and r["deal_count"] == 2 for r in rows
                if r["id"] not in earlier)
     want = straightforward_standings(store.season(SEASON), store.matches(SEASON), samples=50)
-    assert compute(store.season(SEASON), rows, samples=50).to_dict() == want.to_dict()
+    assert season_standings(store.season(SEASON), rows, samples=50).to_dict() == want.to_dict()
 
 
 def test_a_store_older_than_secrets_and_cancels_gains_them(tmp_path):

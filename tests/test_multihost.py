@@ -37,7 +37,7 @@ from conftest import ROOT
 from scheduler.league import open_season, run_local
 from scheduler.season import load_season
 from scheduler.store import Store
-from scheduler.versions import submit
+from scheduler.registry.versions import submit
 from scheduler.workers import list_workers
 
 NET = "10.87.0"

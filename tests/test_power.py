@@ -1,7 +1,7 @@
-"""Evaluation power (scheduler/power.py): the continuous deal outcome, the card-luck value
-function, the estimators' bias on bots of equal strength, the paired-score SPRT's error rates
-by simulation, the standings' Gaussian model, the finer scores in the store, and the
-Bradley-Terry fit against choix."""
+"""Evaluation power (scheduler/stats/power.py, its deals played by lab/study.py): the
+continuous deal outcome, the card-luck value function, the estimators' bias on bots of equal
+strength, the paired-score SPRT's error rates by simulation, the standings' Gaussian model, the
+finer scores in the store, and the Bradley-Terry fit against choix."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from referee.match.matchfile import DealSummary, MatchSummary
+from lab import study
 from referee.rules import rules_for
-from scheduler import power
-from scheduler.ratings import ELO_PER_NAT, bradley_terry
+from scheduler.stats import power, scores
+from scheduler.stats.ratings import ELO_PER_NAT, bradley_terry
 
 
 # -- the continuous outcome --------------------------------------------------------------
@@ -24,14 +25,14 @@ def test_a_deals_continuous_outcome_is_levels_plus_points_at_one_level_per_step(
     # two-deck: the attackers (team 1) took 140 of 200 and gained 1 level
     d = DealSummary(dealer=0, attackers=1, attacker_total=140, before=("2", "2"),
                     after=("2", "3"), gain=(0, 1))
-    step = power.point_step(2)
+    step = scores.point_step(2)
     assert step == 40
     # levels +1, points 140 - 60 = 80 at 80 points per level: +1
-    assert power.deal_outcome(d, 1, step) == pytest.approx(2.0)
-    assert power.deal_outcome(d, 0, step) == pytest.approx(-2.0)
+    assert scores.deal_outcome(d, 1, step) == pytest.approx(2.0)
+    assert scores.deal_outcome(d, 0, step) == pytest.approx(-2.0)
     # single deck: the defenders (team 0) gained 2 levels, the attackers took 15 of 100
     d = DealSummary(0, 1, 15, ("2", "2"), ("4", "2"), (2, 0))
-    assert power.deal_outcome(d, 0, power.point_step(1)) == pytest.approx(2 + 70 / 40)
+    assert scores.deal_outcome(d, 0, scores.point_step(1)) == pytest.approx(2 + 70 / 40)
 
 
 def test_a_pair_result_counts_a_bot_on_both_sides_of_the_same_deals():
@@ -40,21 +41,21 @@ def test_a_pair_result_counts_a_bot_on_both_sides_of_the_same_deals():
     s2 = MatchSummary(deals, (-1, 1), (0.0, 1.0))
     # A on team 0 in match 1 (team 0 scored +1 and -0.5), on team 1 in match 2 (team 0
     # scored -0.25 and +0.5, so A +0.25 and -0.5)
-    got = power.pair_result("A", [["A", "B"], ["B", "A"]], [s1, s2],
+    got = scores.pair_result("A", [["A", "B"], ["B", "A"]], [s1, s2],
                             [[1.0, -0.5], [-0.25, 0.5]])
     assert got["b"] == "B" and got["score"] == 1.0  # net levels +1 +1
     assert got["diffs"] == pytest.approx([(1.0 + 0.25) / 2, (-0.5 - 0.5) / 2])
     assert got["diff"] == pytest.approx(sum(got["diffs"]) / 2)
     # a forfeit in match 2 by A loses the pair and its unplayed deal
     s2f = MatchSummary(deals[:1], (0, 0), (1.0, 0.0), forfeit_team=1)
-    got = power.pair_result("A", [["A", "B"], ["B", "A"]], [s1, s2f], [[1.0, -0.5], [0.0]])
+    got = scores.pair_result("A", [["A", "B"], ["B", "A"]], [s1, s2f], [[1.0, -0.5], [0.0]])
     assert got["score"] == 0.0
-    assert got["diffs"][1] == pytest.approx((-0.5 - power.FORFEIT_OUTCOME) / 2)
+    assert got["diffs"][1] == pytest.approx((-0.5 - scores.FORFEIT_OUTCOME) / 2)
 
 
 # -- the control variate's value function -----------------------------------------------
 def _dealt(variant: str, seed: str) -> list[list[int]]:
-    hands, _ = power.dealt_hands(rules_for(variant), seed, 0)
+    hands, _ = study.dealt_hands(rules_for(variant), seed, 0)
     return hands
 
 
@@ -62,7 +63,7 @@ def test_card_luck_changes_sign_when_the_partnerships_swap_and_averages_zero():
     rules = rules_for("single-deck")
     values = []
     for i in range(400):
-        hands, level = power.dealt_hands(rules, f"luck:{i}", i % 4)
+        hands, level = study.dealt_hands(rules, f"luck:{i}", i % 4)
         assert sorted(len(h) for h in hands) == [12] * 4  # every seat's dealt cards
         luck = power.card_luck(hands, level)
         swapped = hands[1:] + hands[:1]  # the same cards, the other partnership's seats
@@ -79,7 +80,7 @@ def test_the_dealt_hands_do_not_depend_on_the_seats_play():
     rules = rules_for("two-deck-fry")
     for i in range(3):
         seed = f"same:{i}"
-        _, hands, _ = power._play_once(rules, seed, 0, "greedy", "random", "t")
+        _, hands, _ = study._play_once(rules, seed, 0, "greedy", "random", "t")
         assert hands == _dealt("two-deck-fry", seed)  # seat by seat, card by card
 
 
@@ -91,7 +92,7 @@ def test_every_estimator_is_centred_on_zero_for_bots_of_equal_strength():
     covered = {n: 0 for n in power.ESTIMATORS}
     pooled = {n: [] for n in power.ESTIMATORS}
     for k in range(seeds):
-        pairs = power.play_pairs("random", "random", "single-deck", deals, seed=f"eq{k}")
+        pairs = study.play_pairs("random", "random", "single-deck", deals, seed=f"eq{k}")
         for e in power.estimate(pairs, 4, samples=20):
             covered[e.name] += e.interval[0] <= 0 <= e.interval[1]
             pooled[e.name].append((e.mean, (e.interval[1] - e.interval[0]) / (2 * 1.96)))
@@ -104,7 +105,7 @@ def test_every_estimator_is_centred_on_zero_for_bots_of_equal_strength():
 
 def test_the_control_variate_lowers_variance_without_moving_the_mean():
     """greedy-noisy against itself: card luck explains part of a plain deal's outcome."""
-    pairs = power.play_pairs("greedy-noisy", "greedy-noisy", "single-deck", 120, seed="cv")
+    pairs = study.play_pairs("greedy-noisy", "greedy-noisy", "single-deck", 120, seed="cv")
     got = {e.name: e for e in power.estimate(pairs, 4, samples=50)}
     plain, cv = got["plain"], got["control_variate"]
     assert cv.variance_per_deal < 0.9 * plain.variance_per_deal
@@ -116,7 +117,7 @@ def test_the_control_variate_lowers_variance_without_moving_the_mean():
 def _pool() -> np.ndarray:
     """Real per-pair paired differences of two copies of one bot (random), with each pair
     seen from both bots' side (the same bot on both sides: a symmetric law), standardised."""
-    pairs = power.play_pairs("random", "random", "single-deck", 200, seed="pool")
+    pairs = study.play_pairs("random", "random", "single-deck", 200, seed="pool")
     d = np.array([s for _, s in power.set_scores(pairs, 4)])
     d = np.concatenate([d, -d])
     return d / d.std()
@@ -183,7 +184,8 @@ def test_a_migrated_store_scores_a_pair_when_its_second_match_is_done(tmp_path):
     from test_migrations import _previous_store
 
     from scheduler.execute import execute_match
-    from scheduler.standings import compute, table
+    from scheduler.reports import season_standings
+    from scheduler.stats.standings import table
     from scheduler.store import Store
     url = _previous_store(tmp_path)  # the previous release's store, its folders made local
     store = Store(url)
@@ -197,13 +199,13 @@ def test_a_migrated_store_scores_a_pair_when_its_second_match_is_done(tmp_path):
     both = [r for r in store.matches("previous-release") if r["cluster"] == todo["cluster"]]
     # the pair's score by hand, from the two summaries and the documented formula
     variant = json.loads(both[0]["spec_json"])["variant"]
-    step = power.point_step(rules_for(variant).decks)
+    step = scores.point_step(rules_for(variant).decks)
     a = pair["bot_a"]
     per_deal = []
     for r in both:
         s = MatchSummary.from_dict(json.loads(r["summary_json"]))
         team = json.loads(r["seats_json"]).index(a)
-        per_deal.append([power.deal_outcome(d, team, step) for d in s.deals])
+        per_deal.append([scores.deal_outcome(d, team, step) for d in s.deals])
     want = [(x + y) / 2 for x, y in zip(*per_deal)]
     assert json.loads(pair["deal_diffs_json"]) == pytest.approx(want)
     assert pair["diff_a"] == pytest.approx(sum(want) / len(want))
@@ -215,8 +217,8 @@ def test_a_migrated_store_scores_a_pair_when_its_second_match_is_done(tmp_path):
         stored = c.execute(select(results.c.deal_scores_json)
                            .where(results.c.match_id == todo["id"])).scalar()
     assert stored is not None and len(json.loads(stored)) == 2
-    st = compute(store.season("previous-release"), store.matches("previous-release"),
-                 samples=20)
+    st = season_standings(store.season("previous-release"), store.matches("previous-release"),
+                          samples=20)
     d = st.to_dict()
     assert d["rating_shown"] == "bradley_terry" and d["paired_model"]["units"] == 2
     for line in d["bots"]:  # every earlier key is still there, the new ones beside them

@@ -1,4 +1,4 @@
-"""Bradley-Terry ratings, cluster bootstrap intervals and the SPRT in scheduler/ratings.py."""
+"""Bradley-Terry ratings, cluster bootstrap intervals and the SPRT in scheduler/stats/ratings.py."""
 
 import math
 import random
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from scheduler.ratings import (Sprt, bootstrap_intervals, bradley_terry, elo_from_score,
+from scheduler.stats.ratings import (Sprt, bootstrap_intervals, bradley_terry, elo_from_score,
                                score_from_elo)
 
 ELO_75 = 400 * math.log10(3)  # a 75% expected score: odds 3 to 1, about 190.85 Elo
@@ -379,7 +379,7 @@ def test_sprt_rejects_bad_settings():
 
 
 def test_simulated_intervals_do_not_collapse_on_a_one_sided_record():
-    from scheduler.ratings import bootstrap_intervals, rating_intervals, simulated_intervals
+    from scheduler.stats.ratings import bootstrap_intervals, rating_intervals, simulated_intervals
     few = [[("a", "b", 1.0)] for _ in range(3)]
     resampled = bootstrap_intervals(few, ["a", "b"], samples=300, prior=2)
     assert resampled["a"][1] == resampled["a"][2]  # resampling sees no spread at all
@@ -402,7 +402,7 @@ def test_the_batch_refit_lands_where_the_single_fit_does():
     tally, players without games in a row included (0, left out of the centring)."""
     import numpy as np
 
-    from scheduler.ratings import _fit_batch  # (the module's own internals, under test)
+    from scheduler.stats.ratings import _fit_batch  # (the module's own internals, under test)
 
     rng = random.Random(4)
     names = ["a", "b", "c", "d", "e"]

@@ -23,8 +23,9 @@ from league_helpers import PG_URL, unique
 from sqlalchemy import func, select, update
 
 from cli.main import main as arena_main
-from scheduler import registry
-from scheduler.registry import RegistryError
+from scheduler.registry import archives, owners, packing, submissions
+from scheduler.registry import cache as bot_cache
+from scheduler.registry.archives import RegistryError
 from scheduler.store import Store, bot_archives, bot_versions
 
 MANIFEST = 'name = "{name}"\nversion = "{version}"\ncommand = ["python3", "bot.py"]\n' \
@@ -67,16 +68,16 @@ def test_packing_is_canonical(tmp_path):
     for p in (b / "bot.py", b / "lib"):
         os.utime(p, (1_000_000, 1_000_000))
     os.chmod(b / "bot.py", 0o600)  # group and others' bits are not kept
-    first = registry.pack(a)
-    assert registry.pack(b).content_hash == first.content_hash
-    assert registry.pack(a).data == first.data
+    first = packing.pack(a)
+    assert packing.pack(b).content_hash == first.content_hash
+    assert packing.pack(a).data == first.data
     assert (first.files, first.size) == (4, len(first.data))
 
     for junk in ("node_modules/left-pad/index.js", "build/bot.o", "__pycache__/bot.pyc",
                  ".git/HEAD", "lib/__pycache__/util.pyc"):
         (b / junk).parent.mkdir(parents=True, exist_ok=True)
         (b / junk).write_bytes(b"rebuilt where the bot runs")
-    assert registry.pack(b).content_hash == first.content_hash
+    assert packing.pack(b).content_hash == first.content_hash
 
     with tarfile.open(fileobj=io.BytesIO(first.data)) as tar:
         members = tar.getmembers()
@@ -87,13 +88,13 @@ def test_packing_is_canonical(tmp_path):
                                                  "run.sh": 0o755}
 
     (b / "bot.py").write_bytes(b"print('changed')\n")
-    assert registry.pack(b).content_hash != first.content_hash
+    assert packing.pack(b).content_hash != first.content_hash
 
 
 def test_archives_pack_as_their_folder(tmp_path):
     bot = make_bot(tmp_path / "tiny")
     (bot / "link.py").symlink_to("lib/util.py")
-    want = registry.pack(bot).content_hash
+    want = packing.pack(bot).content_hash
     tgz = tmp_path / "tiny.tgz"
     with tarfile.open(tgz, "w:gz") as tar:
         tar.add(bot, arcname="tiny")  # one top-level folder holding the manifest
@@ -109,14 +110,14 @@ def test_archives_pack_as_their_folder(tmp_path):
             zf.writestr(info, os.readlink(p) if p.is_symlink() else
                         b"" if p.is_dir() else p.read_bytes())
     for archive in (tgz, plain, zipped):
-        assert registry.pack(archive).content_hash == want, archive
+        assert packing.pack(archive).content_hash == want, archive
 
 
 def test_a_symlink_inside_the_folder_is_kept(tmp_path):
     bot = make_bot(tmp_path / "tiny")
     (bot / "link.py").symlink_to("lib/util.py")
     (bot / "lib" / "up").symlink_to("..")
-    with tarfile.open(fileobj=io.BytesIO(registry.pack(bot).data)) as tar:
+    with tarfile.open(fileobj=io.BytesIO(packing.pack(bot).data)) as tar:
         links = {m.name: m.linkname for m in tar if m.issym()}
     assert links == {"link.py": "lib/util.py", "lib/up": ".."}
 
@@ -201,7 +202,7 @@ def test_a_refused_bot_names_the_reason_and_stores_nothing(kind, tmp_path, monke
     store = sqlite_store(tmp_path)
     source, words = refusal_sources(kind, tmp_path, monkeypatch)
     with pytest.raises(RegistryError) as e:
-        registry.submit(store, source)
+        submissions.submit(store, source)
     assert words in str(e.value)
     assert str(source) in str(e.value)
     assert counts(store) == (0, 0)
@@ -212,34 +213,34 @@ def test_unpacking_counts_the_limit_as_it_goes(tmp_path):
     big = _tar_with(tmp_path / "big.tgz", [_manifest_member(), (_member("zeros"),
                                                                  bytes(4 << 20))])
     with pytest.raises(RegistryError, match="big.tgz: zeros: the archive grows past"):
-        registry.unpack_archive(big, tmp_path / "out", limit=256 * 1024)
+        archives.unpack_archive(big, tmp_path / "out", limit=256 * 1024)
     assert (tmp_path / "out" / "zeros").stat().st_size <= 256 * 1024
     many = _tar_with(tmp_path / "many.tgz", [(_member(f"f{i}"), b"") for i in range(600)])
     with pytest.raises(RegistryError, match="many.tgz: f"):  # entries count too
-        registry.unpack_archive(many, tmp_path / "out2", limit=256 * 1024)
+        archives.unpack_archive(many, tmp_path / "out2", limit=256 * 1024)
 
 
 def test_a_version_never_changes(tmp_path):
     store = sqlite_store(tmp_path)
     bot = make_bot(tmp_path / "tiny")
-    first = registry.submit(store, bot, author="ann")
+    first = submissions.submit(store, bot, author="ann")
     assert (first.ref, first.already, first.author) == ("tiny@1.0", False, "ann")
-    assert first.content_hash == registry.pack(bot).content_hash
+    assert first.content_hash == packing.pack(bot).content_hash
 
-    again = registry.submit(store, bot)  # the same content: a no-op
+    again = submissions.submit(store, bot)  # the same content: a no-op
     assert again.already and again == first
     assert counts(store) == (1, 1)
 
     (bot / "bot.py").write_bytes(b"print('better')\n")
     with pytest.raises(RegistryError) as e:
-        registry.submit(store, bot)
+        submissions.submit(store, bot)
     assert "tiny@1.0 is already in the registry with other content" in str(e.value)
     assert first.content_hash[:12] in str(e.value) and "bump the version" in str(e.value)
     assert counts(store) == (1, 1)
 
-    newer = registry.submit(store, bot, version="1.1")
+    newer = submissions.submit(store, bot, version="1.1")
     (bot / "bot.py").write_bytes(b"print('hello')\n")
-    alias = registry.submit(store, bot, name="tiny-alias", version="9")  # the first content
+    alias = submissions.submit(store, bot, name="tiny-alias", version="9")  # the first content
     assert alias.content_hash == first.content_hash and not alias.already
     assert counts(store) == (3, 2)  # the archive is shared
     assert json.loads(newer.manifest_json)["version"] == "1.1"
@@ -251,9 +252,9 @@ def test_a_versions_manifest_is_placed_where_it_was_fetched(tmp_path):
     bot = make_bot(tmp_path / "tiny")
     (bot / "bot.toml").write_text(MANIFEST.format(name="tiny", version="1.0")
                                   + 'pythonpath = ["lib"]\nbuild = "make all"\n')
-    v = registry.submit(store, bot, version="2.0")
+    v = submissions.submit(store, bot, version="2.0")
     assert v.fields()["build"] == [["make", "all"]] and v.fields()["version"] == "2.0"
-    folder = registry.fetch(store, v.content_hash, tmp_path / "cache")
+    folder = bot_cache.fetch(store, v.content_hash, tmp_path / "cache")
     m = v.manifest(folder)
     assert (m.name, m.version, m.command, m.protocol) == ("tiny", "2.0", ("python3", "bot.py"),
                                                          "stdio")
@@ -268,14 +269,14 @@ def test_resolve_names_the_latest_version_and_lists_the_known(tmp_path):
     bot = make_bot(tmp_path / "tiny")
     for v in ("1.0", "2.0", "1.5"):
         (bot / "bot.py").write_text(f"print({v!r})\n")
-        registry.submit(store, bot, version=v)
-    assert registry.resolve(store, "tiny").version == "1.5"  # the last submitted
-    assert registry.resolve(store, "tiny@2.0").ref == "tiny@2.0"
+        submissions.submit(store, bot, version=v)
+    assert submissions.resolve(store, "tiny").version == "1.5"  # the last submitted
+    assert submissions.resolve(store, "tiny@2.0").ref == "tiny@2.0"
     with pytest.raises(RegistryError, match=r"tiny@3\.0: no such version of tiny; its "
                                             r"versions: 1\.0, 2\.0, 1\.5"):
-        registry.resolve(store, "tiny@3.0")
+        submissions.resolve(store, "tiny@3.0")
     with pytest.raises(RegistryError, match="huge: no such bot in the registry; its bots: tiny"):
-        registry.resolve(store, "huge")
+        submissions.resolve(store, "huge")
 
 
 # -- the local cache ----------------------------------------------------------------------
@@ -283,9 +284,9 @@ def test_fetch_unpacks_read_only_and_refetches_a_corrupted_copy(tmp_path):
     store = sqlite_store(tmp_path)
     bot = make_bot(tmp_path / "tiny")
     (bot / "link.py").symlink_to("lib/util.py")
-    v = registry.submit(store, bot)
+    v = submissions.submit(store, bot)
     cache = tmp_path / "cache"
-    folder = registry.fetch(store, v.content_hash, cache)
+    folder = bot_cache.fetch(store, v.content_hash, cache)
     assert folder == cache / v.content_hash
     assert (folder / "lib" / "util.py").read_bytes() == b"X = 1\n"
     assert os.readlink(folder / "link.py") == "lib/util.py"
@@ -293,8 +294,8 @@ def test_fetch_unpacks_read_only_and_refetches_a_corrupted_copy(tmp_path):
              if not p.is_symlink()}
     assert modes == {v.content_hash: 0o555, "bot.toml": 0o444, "bot.py": 0o444, "lib": 0o555,
                      "util.py": 0o444, "run.sh": 0o555}
-    assert registry.pack(folder).content_hash == v.content_hash
-    assert registry.fetch(store, v.content_hash, cache) == folder  # verified, kept
+    assert packing.pack(folder).content_hash == v.content_hash
+    assert bot_cache.fetch(store, v.content_hash, cache) == folder  # verified, kept
 
     def corrupt(path: Path) -> None:
         os.chmod(path, 0o644)
@@ -305,44 +306,44 @@ def test_fetch_unpacks_read_only_and_refetches_a_corrupted_copy(tmp_path):
     for broken in (folder / "lib" / "util.py", cache / f"{v.content_hash}.tar"):
         os.chmod(broken.parent, 0o755)
         corrupt(broken)
-        assert not registry._verified(cache, v.content_hash)
-        assert registry.fetch(store, v.content_hash, cache) == folder
-        assert registry._verified(cache, v.content_hash)
+        assert not bot_cache._verified(cache, v.content_hash)
+        assert bot_cache.fetch(store, v.content_hash, cache) == folder
+        assert bot_cache._verified(cache, v.content_hash)
         assert (folder / "lib" / "util.py").read_bytes() == b"X = 1\n"
 
     os.chmod(folder, 0o755)
     (folder / "added.py").write_text("")  # a file that is not the version's
-    assert not registry._verified(cache, v.content_hash)
-    registry.fetch(store, v.content_hash, cache)
+    assert not bot_cache._verified(cache, v.content_hash)
+    bot_cache.fetch(store, v.content_hash, cache)
     assert not (folder / "added.py").exists()
     assert sorted(p.name for p in cache.iterdir() if p.name.startswith(".tmp")) == []
 
 
 def test_fetch_refuses_an_archive_that_does_not_match_its_hash(tmp_path):
     store = sqlite_store(tmp_path)
-    v = registry.submit(store, make_bot(tmp_path / "tiny"))
+    v = submissions.submit(store, make_bot(tmp_path / "tiny"))
     tar = zlib.decompress(store.bot_archive(v.content_hash))
     with store.engine.begin() as c:
         c.execute(update(bot_archives).values(data=zlib.compress(tar[:-1] + b"\x01")))
     with pytest.raises(RegistryError, match="the stored archive's content hash is .*corrupt"):
-        registry.fetch(store, v.content_hash, tmp_path / "cache")
+        bot_cache.fetch(store, v.content_hash, tmp_path / "cache")
     assert not (tmp_path / "cache" / v.content_hash).exists()
     with pytest.raises(RegistryError, match="no such bot version archive"):
-        registry.fetch(store, "0" * 64, tmp_path / "cache")
+        bot_cache.fetch(store, "0" * 64, tmp_path / "cache")
     with pytest.raises(RegistryError, match="not a bot version's content hash"):
-        registry.fetch(store, "../etc", tmp_path / "cache")
+        bot_cache.fetch(store, "../etc", tmp_path / "cache")
 
 
 def _fetch_in_process(url: str, content_hash: str, cache: str, out) -> None:
-    out.put(str(registry.fetch(Store(url), content_hash, Path(cache))))
+    out.put(str(bot_cache.fetch(Store(url), content_hash, Path(cache))))
 
 
 def test_concurrent_fetches_unpack_once(tmp_path, monkeypatch):
     store = sqlite_store(tmp_path)
-    v = registry.submit(store, make_bot(tmp_path / "tiny"))
+    v = submissions.submit(store, make_bot(tmp_path / "tiny"))
     cache = tmp_path / "cache"
     fills = tmp_path / "fills"
-    fill = registry._fill
+    fill = bot_cache._fill
 
     def counted(*a):
         with open(fills, "a") as f:
@@ -350,7 +351,7 @@ def test_concurrent_fetches_unpack_once(tmp_path, monkeypatch):
         time.sleep(0.2)  # the others are waiting meanwhile
         fill(*a)
 
-    monkeypatch.setattr(registry, "_fill", counted)
+    monkeypatch.setattr(bot_cache, "_fill", counted)
     ctx = multiprocessing.get_context("fork")
     out = ctx.Queue()
     procs = [ctx.Process(target=_fetch_in_process, args=(store.url, v.content_hash, str(cache),
@@ -362,7 +363,7 @@ def test_concurrent_fetches_unpack_once(tmp_path, monkeypatch):
     assert [p.exitcode for p in procs] == [0] * 4
     assert {out.get(timeout=5) for _ in procs} == {str(cache / v.content_hash)}
     assert len(fills.read_text().split()) == 1
-    assert registry._verified(cache, v.content_hash)
+    assert bot_cache._verified(cache, v.content_hash)
     assert sorted(p.name for p in cache.iterdir() if not p.name.endswith((".lock", ".use"))) \
         == sorted([v.content_hash, f"{v.content_hash}.tar", f"{v.content_hash}.json"])
 
@@ -374,28 +375,28 @@ def test_eviction_drops_the_least_recently_used_first(tmp_path, monkeypatch):
     hashes = []
     for i in range(4):
         (bot / "weights.bin").write_bytes(bytes([i]) * 100_000)
-        hashes.append(registry.submit(store, bot, version=str(i)).content_hash)
-    one = json.loads((registry.fetch(store, hashes[0], cache).parent
+        hashes.append(submissions.submit(store, bot, version=str(i)).content_hash)
+    one = json.loads((bot_cache.fetch(store, hashes[0], cache).parent
                       / f"{hashes[0]}.json").read_text())["bytes"]
     monkeypatch.setenv("ARENA_BOT_CACHE_MB", str(2.5 * one / (1 << 20)))  # room for two
-    registry.fetch(store, hashes[1], cache)
-    registry.fetch(store, hashes[0], cache)  # used again: 1 is now the least recent
-    registry.fetch(store, hashes[2], cache)
+    bot_cache.fetch(store, hashes[1], cache)
+    bot_cache.fetch(store, hashes[0], cache)  # used again: 1 is now the least recent
+    bot_cache.fetch(store, hashes[2], cache)
     kept = {h for h in hashes if (cache / f"{h}.json").exists()}
     assert kept == {hashes[0], hashes[2]}
     assert not (cache / hashes[1]).exists() and not (cache / f"{hashes[1]}.tar").exists()
 
-    with registry.using(hashes[0], cache):  # playing: never evicted
-        registry.fetch(store, hashes[2], cache)
-        registry.fetch(store, hashes[3], cache)
+    with bot_cache.using(hashes[0], cache):  # playing: never evicted
+        bot_cache.fetch(store, hashes[2], cache)
+        bot_cache.fetch(store, hashes[3], cache)
         assert (cache / f"{hashes[0]}.json").exists()
     assert {h for h in hashes if (cache / f"{h}.json").exists()} == {hashes[0], hashes[3]}
-    with registry._flock(cache / f"{hashes[0]}.lock"):  # being fetched elsewhere: it stays
-        registry.fetch(store, hashes[2], cache)
+    with bot_cache._flock(cache / f"{hashes[0]}.lock"):  # being fetched elsewhere: it stays
+        bot_cache.fetch(store, hashes[2], cache)
     assert {h for h in hashes if (cache / f"{h}.json").exists()} == {hashes[0], hashes[2]}
 
     monkeypatch.setenv("ARENA_BOT_CACHE_MB", "0")  # the one being fetched stays
-    assert registry.fetch(store, hashes[1], cache).is_dir()
+    assert bot_cache.fetch(store, hashes[1], cache).is_dir()
     assert {h for h in hashes if (cache / f"{h}.json").exists()} == {hashes[1]}
 
 
@@ -403,36 +404,36 @@ def test_eviction_drops_the_least_recently_used_first(tmp_path, monkeypatch):
 def test_remove_is_refused_while_a_season_pins_the_version(tmp_path):
     store = sqlite_store(tmp_path)
     bot = make_bot(tmp_path / "tiny")
-    v = registry.submit(store, bot)
-    twin = registry.submit(store, bot, version="1.0-twin")  # the same archive
+    v = submissions.submit(store, bot)
+    twin = submissions.submit(store, bot, version="1.0-twin")  # the same archive
     store.create_season("spring", {}, "h", "spring.toml",
                         [{"name": "tiny", "version": v.version, "content_hash": "x",
                           "manifest_json": "{}", "version_hash": v.content_hash}], [])
     with pytest.raises(RegistryError, match="tiny@1.0: pinned by season spring"):
-        registry.remove(store, "tiny@1.0")
+        submissions.remove(store, "tiny@1.0")
     assert counts(store) == (2, 1)
     with pytest.raises(RegistryError, match="name the version"):
-        registry.remove(store, "tiny")
+        submissions.remove(store, "tiny")
 
     store.delete_season("spring")
-    assert registry.remove(store, "tiny@1.0").ref == "tiny@1.0"
+    assert submissions.remove(store, "tiny@1.0").ref == "tiny@1.0"
     assert counts(store) == (1, 1)  # the archive stays with the twin
-    registry.remove(store, twin.ref)
+    submissions.remove(store, twin.ref)
     assert counts(store) == (0, 0)
     with pytest.raises(RegistryError, match="no such bot"):
-        registry.remove(store, "tiny@1.0")
+        submissions.remove(store, "tiny@1.0")
 
 
 def test_authors_tokens(tmp_path):
     store = sqlite_store(tmp_path)
-    token = registry.add_author(store, "ann")
+    token = owners.add_author(store, "ann")
     assert len(token) >= 40
-    assert registry.check_token(store, "ann", token)
-    assert not registry.check_token(store, "ann", token + "x")
-    assert not registry.check_token(store, "bob", token)
+    assert owners.check_token(store, "ann", token)
+    assert not owners.check_token(store, "ann", token + "x")
+    assert not owners.check_token(store, "bob", token)
     assert store.author_token_hash("ann") != token  # only its hash is stored
     with pytest.raises(RegistryError, match="exists already"):
-        registry.add_author(store, "ann")
+        owners.add_author(store, "ann")
 
 
 # -- the command line ---------------------------------------------------------------------
@@ -440,7 +441,7 @@ def test_bots_commands(tmp_path, capsys):
     db = str(tmp_path / "arena.db")
     bot = make_bot(tmp_path / "tiny")
     assert arena_main(["bots", "submit", str(bot), "--db", db, "--author", "ann"]) == 0
-    v = registry.resolve(Store(f"sqlite:///{db}"), "tiny@1.0")
+    v = submissions.resolve(Store(f"sqlite:///{db}"), "tiny@1.0")
     assert capsys.readouterr().out.startswith(f"tiny@1.0 {v.content_hash} (4 files, ")
     assert arena_main(["bots", "submit", str(bot), "--db", db]) == 0
     assert capsys.readouterr().out == f"tiny@1.0 {v.content_hash} already submitted\n"
@@ -485,16 +486,16 @@ def test_submit_and_fetch_on_postgresql(tmp_path):
     name = unique("tiny")
     bot = make_bot(tmp_path / "tiny", name=name, extra={"salt.txt": name.encode()})
     try:
-        v = registry.submit(store, bot, author="ann")
-        assert registry.submit(store, bot).already
-        assert registry.resolve(store, name) == v
+        v = submissions.submit(store, bot, author="ann")
+        assert submissions.submit(store, bot).already
+        assert submissions.resolve(store, name) == v
         t = time.perf_counter()
-        folder = registry.fetch(store, v.content_hash, tmp_path / "cache")
+        folder = bot_cache.fetch(store, v.content_hash, tmp_path / "cache")
         assert time.perf_counter() - t < 10
         assert (folder / "salt.txt").read_text() == name
-        assert registry.pack(folder).content_hash == v.content_hash
+        assert packing.pack(folder).content_hash == v.content_hash
     finally:
         with store.engine.begin() as c:
             c.execute(bot_versions.delete().where(bot_versions.c.name == name))
             c.execute(bot_archives.delete().where(
-                bot_archives.c.content_hash == registry.pack(bot).content_hash))
+                bot_archives.c.content_hash == packing.pack(bot).content_hash))

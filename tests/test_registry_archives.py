@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from registry_helpers import (  # noqa: F401  (fixtures)
     fresh_store, migrated, sqlite_store, versions_stored)
-from scheduler import registry, versions
-from scheduler.registry import RegistryError
+from scheduler.registry import archives, submissions, versions
+from scheduler.registry.archives import RegistryError
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = b'name = "tiny"\nversion = "1.0"\ncommand = ["python3", "bot.py"]\nprotocol = "stdio"\n'
@@ -70,7 +70,7 @@ def submit_in_a_process(tmp_path: Path, archives: list[Path]) -> list[dict]:
     script = (
         "import json, sys, time\n"
         "from scheduler.store import Store\n"
-        "from scheduler.versions import submit\n"
+        "from scheduler.registry.versions import submit\n"
         f"store = Store({url!r})\n"
         f"for archive in {[str(a) for a in archives]!r}:\n"
         "    t = time.perf_counter()\n"
@@ -114,7 +114,7 @@ def test_a_manifest_linked_out_of_the_folder_on_disk_is_never_read(tmp_path, mon
         member("a", kind=tarfile.SYMTYPE, link="b/../host.toml"),
         member("b", kind=tarfile.SYMTYPE, link=".")])
     with pytest.raises(RegistryError, match="late.tgz: a: a symlink pointing outside"):
-        registry.unpack_archive(late, tmp_path / "u" / "d")
+        archives.unpack_archive(late, tmp_path / "u" / "d")
 
 
 def test_bombs_are_refused_at_once_in_bounded_memory(tmp_path):
@@ -149,7 +149,7 @@ def test_member_names_with_control_or_bidi_characters_are_refused(name, tmp_path
                                             member(name, b"x")], fmt=tarfile.PAX_FORMAT)
     store = sqlite_store(tmp_path)
     with pytest.raises(RegistryError) as e:
-        registry.submit(store, archive)
+        submissions.submit(store, archive)
     msg = str(e.value)
     assert "a name with control, invisible or bidi characters" in msg
     assert ascii(name)[1:-1] in msg
@@ -161,7 +161,7 @@ def test_a_long_member_name_is_cut_in_the_message(tmp_path):
     name = "../" + "a" * 3000
     archive = tar_gz(tmp_path / "long.tgz", [member("bot.toml", MANIFEST), member(name, b"x")])
     with pytest.raises(RegistryError) as e:
-        registry.submit(sqlite_store(tmp_path), archive)
+        submissions.submit(sqlite_store(tmp_path), archive)
     msg = str(e.value)
     assert "... (3003 characters): a path leaving the archive's folder" in msg
     assert len(msg) < 500
@@ -171,8 +171,8 @@ def test_an_archive_is_unpacked_once(tmp_path, monkeypatch):
     archive = tar_gz(tmp_path / "ok.tgz", [member("bot.toml", MANIFEST),
                                            member("bot.py", b"print(1)\n")])
     calls = []
-    unpack = registry.unpack_archive
-    monkeypatch.setattr(registry, "unpack_archive",
+    unpack = archives.unpack_archive
+    monkeypatch.setattr(archives, "unpack_archive",
                         lambda *a, **k: calls.append(a[0]) or unpack(*a, **k))
     v = versions.submit(sqlite_store(tmp_path), archive)
     assert (v.ref, v.files, calls) == ("tiny@1.0", 2, [archive])

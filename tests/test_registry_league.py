@@ -16,15 +16,14 @@ PY = ROOT / "sample_bots" / "python"
 
 
 def _own_copy(sample: str, into, name: str):
-    """A sample bot copied into a folder of its own, under another name; its ``pythonpath``
-    names the SDK where it is (what a bot author's own bot does)."""
+    """A sample bot copied into a folder of its own, under another name (what a bot author's
+    own bot is: the SDK and the rules engine come with every Python bot)."""
     folder = into / name
     shutil.copytree(PY / sample, folder, ignore=shutil.ignore_patterns("__pycache__"))
     folder.chmod(0o755)
     toml = (folder / "bot.toml").read_text()
     toml = toml.replace(f'name = "{sample}"', f'name = "{name}"')
-    toml = "\n".join(line for line in toml.splitlines() if not line.startswith("pythonpath"))
-    (folder / "bot.toml").write_text(toml + f'\npythonpath = ["{PY}", "{ROOT}"]\n')
+    (folder / "bot.toml").write_text(toml)
     return folder
 
 

@@ -14,8 +14,8 @@ import pytest
 from registry_helpers import (  # noqa: F401  (fixtures)
     fresh_store, migrated, sqlite_store, versions_stored)
 from cli.main import main as arena_main
-from scheduler import registry
-from scheduler.registry import RegistryError
+from scheduler.registry import owners, submissions
+from scheduler.registry.archives import RegistryError
 from scheduler.store import Store
 
 
@@ -34,28 +34,28 @@ def make_bot(folder: Path, name: str = "greedy", version: str = "1.0.0") -> Path
 
 def test_a_name_belongs_to_the_author_of_its_first_version(tmp_path):
     store = sqlite_store(tmp_path)
-    alice = registry.add_author(store, "alice")
-    registry.add_author(store, "mallory")
-    mine = registry.submit(store, make_bot(tmp_path / "a", "greedy"), author="alice",
+    alice = owners.add_author(store, "alice")
+    owners.add_author(store, "mallory")
+    mine = submissions.submit(store, make_bot(tmp_path / "a", "greedy"), author="alice",
                            token=alice)
     assert (mine.ref, mine.author) == ("greedy@1.0.0", "alice")
 
     stranger = make_bot(tmp_path / "m", "greedy", "1.0.1")
     with pytest.raises(RegistryError) as e:
-        registry.submit(store, stranger, author="mallory")
+        submissions.submit(store, stranger, author="mallory")
     assert "the bot 'greedy' belongs to author 'alice'" in str(e.value)
-    assert versions_stored(store) == 1 and registry.resolve(store, "greedy") == mine
+    assert versions_stored(store) == 1 and submissions.resolve(store, "greedy") == mine
 
-    newer = registry.submit(store, make_bot(tmp_path / "a2", "greedy", "1.1"), author="alice",
+    newer = submissions.submit(store, make_bot(tmp_path / "a2", "greedy", "1.1"), author="alice",
                             token=alice)
-    assert registry.resolve(store, "greedy") == newer
+    assert submissions.resolve(store, "greedy") == newer
 
     # a name first submitted without an author is the organiser's
-    registry.submit(store, make_bot(tmp_path / "o", "random"))
+    submissions.submit(store, make_bot(tmp_path / "o", "random"))
     with pytest.raises(RegistryError, match="the bot 'random' belongs to the organiser"):
-        registry.submit(store, make_bot(tmp_path / "a3", "random", "2"), author="alice",
+        submissions.submit(store, make_bot(tmp_path / "a3", "random", "2"), author="alice",
                         token=alice)
-    assert registry.submit(store, make_bot(tmp_path / "o2", "random", "2")).author is None
+    assert submissions.submit(store, make_bot(tmp_path / "o2", "random", "2")).author is None
     assert store.bot_names() == {"greedy": "alice", "random": None}
 
 
@@ -74,10 +74,10 @@ LOOKALIKES = {
 @pytest.mark.parametrize("kind", list(LOOKALIKES))
 def test_a_lookalike_of_an_existing_name_is_refused(kind, tmp_path):
     store = sqlite_store(tmp_path)
-    registry.submit(store, make_bot(tmp_path / "greedy", "greedy"))
+    submissions.submit(store, make_bot(tmp_path / "greedy", "greedy"))
     name = LOOKALIKES[kind]
     with pytest.raises(RegistryError) as e:
-        registry.submit(store, make_bot(tmp_path / "fake", name))
+        submissions.submit(store, make_bot(tmp_path / "fake", name))
     msg = str(e.value)
     assert "resembles the bot 'greedy' (held by the organiser)" in msg
     assert not any(c in msg for c in "\x1b\u202e\u200b")  # the name is shown escaped
@@ -86,11 +86,11 @@ def test_a_lookalike_of_an_existing_name_is_refused(kind, tmp_path):
 
 def test_a_lookalike_is_refused_for_its_own_author_too_and_given_names_are_checked(tmp_path):
     store = sqlite_store(tmp_path)
-    registry.submit(store, make_bot(tmp_path / "b", "search-bot"), author="ann")
+    submissions.submit(store, make_bot(tmp_path / "b", "search-bot"), author="ann")
     with pytest.raises(RegistryError, match="'Search-B0t' resembles the bot 'search-bot'"):
-        registry.submit(store, make_bot(tmp_path / "c", "other"), name="Search-B0t",
+        submissions.submit(store, make_bot(tmp_path / "c", "other"), name="Search-B0t",
                         author="ann")
-    assert registry.submit(store, make_bot(tmp_path / "d", "searcher"), author="ann").ref == \
+    assert submissions.submit(store, make_bot(tmp_path / "d", "searcher"), author="ann").ref == \
         "searcher@1.0.0"
 
 
@@ -103,7 +103,7 @@ def test_labels_are_plain(field, value, tmp_path):
     store = sqlite_store(tmp_path)
     bot = make_bot(tmp_path / "bot", "plain")
     with pytest.raises(RegistryError) as e:
-        registry.submit(store, bot, **{field: value})
+        submissions.submit(store, bot, **{field: value})
     msg = str(e.value)
     assert f"{field} {ascii(value)[:80]}" in msg and "ASCII letters, digits" in msg
     assert not any(ord(c) < 32 or 0x7f <= ord(c) for c in msg)
@@ -112,16 +112,16 @@ def test_labels_are_plain(field, value, tmp_path):
 
 def test_a_token_proves_the_author(tmp_path):
     store = sqlite_store(tmp_path)
-    token = registry.add_author(store, "alice")
+    token = owners.add_author(store, "alice")
     bot = make_bot(tmp_path / "bot", "alices-bot")
     with pytest.raises(RegistryError, match="author 'alice': the token is not theirs"):
-        registry.submit(store, bot, author="alice", token=token + "x")
+        submissions.submit(store, bot, author="alice", token=token + "x")
     with pytest.raises(RegistryError, match="author 'bob': the token is not theirs"):
-        registry.submit(store, bot, author="bob", token=token)  # an author nobody added
+        submissions.submit(store, bot, author="bob", token=token)  # an author nobody added
     with pytest.raises(RegistryError, match="a token was given without its author"):
-        registry.submit(store, bot, token=token)
+        submissions.submit(store, bot, token=token)
     assert versions_stored(store) == 0
-    assert registry.submit(store, bot, author="alice", token=token).author == "alice"
+    assert submissions.submit(store, bot, author="alice", token=token).author == "alice"
 
 
 def test_the_command_reads_the_token_from_the_environment_or_a_file(tmp_path, capsys,
@@ -129,7 +129,7 @@ def test_the_command_reads_the_token_from_the_environment_or_a_file(tmp_path, ca
     db = str(tmp_path / "arena.db")
     assert arena_main(["authors", "add", "alice", "--db", db]) == 0
     token = capsys.readouterr().out.strip()
-    assert registry.check_token(Store(f"sqlite:///{db}"), "alice", token)
+    assert owners.check_token(Store(f"sqlite:///{db}"), "alice", token)
 
     bot = make_bot(tmp_path / "bot", "alices-bot")
     monkeypatch.setenv("ARENA_AUTHOR_TOKEN", "not-" + token)
@@ -148,7 +148,7 @@ def test_the_command_reads_the_token_from_the_environment_or_a_file(tmp_path, ca
     (tmp_path / "token").write_text(token + "\n")
     assert arena_main(["bots", "submit", str(newer), "--db", db, "--author", "alice",
                        "--token-file", str(tmp_path / "token")]) == 0
-    assert registry.resolve(Store(f"sqlite:///{db}"), "alices-bot").version == "1.1"
+    assert submissions.resolve(Store(f"sqlite:///{db}"), "alices-bot").version == "1.1"
 
     with pytest.raises(SystemExit):  # never on the command line, where `ps` shows it
         arena_main(["bots", "submit", str(newer), "--db", db, "--author", "alice",

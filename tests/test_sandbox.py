@@ -17,7 +17,7 @@ from conftest import ROOT
 from referee.match.local import run_match
 from referee.match.matchfile import MatchFile
 from referee.match.spec import MatchSpec, TimeControl
-from referee.seats.launch import LOG_LIMIT, PROTOS, launch
+from referee.seats.launch import LOG_LIMIT, PROTOS, SDK, launch
 from referee.seats.manifest import Manifest, load_manifest
 from referee.seats.sandbox import (SEAT_ADDRESS, UID_BASE, SandboxPolicy, SandboxUnavailable,
                                    LOCK_DIR, SeatCgroup, policy_of, sandbox_command,
@@ -96,10 +96,12 @@ def test_a_sandboxed_bot_sees_exactly_its_built_environment(tmp_path, monkeypatc
         "ARENA_SEAT": "0", "ARENA_MATCH_ID": "m1", "ARENA_REFEREE": SEAT_ADDRESS,
         "ARENA_TOKEN": "tok", "ARENA_PROTO_DIR": str(PROTOS),
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
-        "LANG": "C.UTF-8", "PYTHONPATH": f"{PY}:{PROTOS}",
+        "LANG": "C.UTF-8", "PYTHONPATH": f"{PY}:{PROTOS}:{SDK}:{ROOT}",
         "PWD": str((tmp_path / "bot").resolve())}
     stdio = _report(tmp_path, _probe(tmp_path, "report", protocol="stdio", name="plain"))
-    assert set(stdio["env"]) == {"ARENA_SEAT", "ARENA_MATCH_ID", "PATH", "HOME", "LANG", "PWD"}
+    assert set(stdio["env"]) == {"ARENA_SEAT", "ARENA_MATCH_ID", "PATH", "HOME", "LANG", "PWD",
+                                 "PYTHONPATH"}
+    assert stdio["env"]["PYTHONPATH"] == f"{SDK}:{PROTOS}:{ROOT}"  # a Python bot: the SDK
 
 
 def test_a_sandboxed_bot_has_no_network(tmp_path):
@@ -116,10 +118,13 @@ def test_a_sandboxed_bot_reads_only_its_own_and_writes_only_its_tmp(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     (other / "bot.py").write_text("secret")
-    paths = [str(ROOT / "README.md"), str(ROOT / "referee"), str(ROOT / "scheduler" / "store.py"),
+    paths = [str(ROOT / "README.md"), str(ROOT / "referee" / "seats"),
+             str(ROOT / "scheduler" / "store.py"), str(ROOT / "sdk" / "python" / "pyproject.toml"),
              str(PY / "random" / "bot.py"), str(other / "bot.py"), str(store),
              "/etc/passwd", "/etc/shadow", "/home", "/var", "/root/.ssh", str(tmp_path / "other")]
-    seen = _report(tmp_path, _probe(tmp_path, "report", *paths, "/", "/root", str(ROOT)))
+    engine, sdk = str(ROOT / "referee"), str(ROOT / "sdk" / "python")
+    seen = _report(tmp_path, _probe(tmp_path, "report", *paths, "/", "/root", str(ROOT), engine,
+                                    sdk))
     # the folders on the way to what is bound are there, holding that and nothing else: the
     # system folders this host has, and the first folder of each Python and repository path
     system = {n for n in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -129,7 +134,10 @@ def test_a_sandboxed_bot_reads_only_its_own_and_writes_only_its_tmp(tmp_path):
     assert seen["listed"]["/"] == sorted({"dev", "etc", "proc", "run", "tmp", "usr"} | system |
                                          bound)
     assert set(seen["listed"].get("/root", [])) <= {".pyenv"}
-    assert set(seen["listed"][str(ROOT)]) <= {".venv", "protos"}  # the repository's own
+    # the repository's own: its venv, the protocol package, the SDK's modules, the rules engine
+    assert set(seen["listed"][str(ROOT)]) <= {".venv", "protos", "sdk", "referee"}
+    assert set(seen["listed"][engine]) == {"__init__.py", "rules", "play", "wire"}
+    assert seen["listed"][sdk] == ["src"]
     for path in paths:
         assert seen["read"][path].startswith(("FileNotFoundError", "PermissionError")), \
             (path, seen["read"][path])
@@ -420,9 +428,11 @@ def test_the_cli_refuses_to_play_unsandboxed_unless_told(tmp_path, monkeypatch, 
 
 
 def test_a_pythonpath_may_name_only_the_bots_folder_the_sdk_and_the_engine(tmp_path):
-    from referee.seats.launch import sandbox_pythonpath
+    from referee.seats.launch import ENGINE, SDK, sandbox_pythonpath
     from referee.seats.manifest import ManifestError
-    assert sandbox_pythonpath(load_manifest(PY / "greedy")) == [PY, ROOT / "referee"]
+    assert sandbox_pythonpath(load_manifest(PY / "greedy")) == []  # the SDK: always there
+    assert sandbox_pythonpath(load_manifest(PY / "search")) == [PY]  # greedy, its fallback
+    assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[SDK, ROOT])) == [SDK, *ENGINE]
     (tmp_path / "lib").mkdir()
     assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[tmp_path / "bot"])) == \
         [tmp_path / "bot"]

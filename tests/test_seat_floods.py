@@ -34,7 +34,6 @@ from referee.seats.manifest import load_manifest
 pytest.importorskip("h2", reason="h2 (the dev extras) drives the raw HTTP/2 attacks")
 
 RANDOM = load_manifest(ROOT / "sample_bots" / "python" / "random")
-SDK = ROOT / "sample_bots" / "python"
 TC = TimeControl(per_decision_ms=250, bank_ms=250, max_strikes=3, reconnect_window_ms=1000,
                  connect_timeout_ms=15000)
 ATTACK_S = 3.0
@@ -241,10 +240,10 @@ if __name__ == "__main__":
 
 
 def attacker_bot(folder: Path, attack: str):
-    """The attacker's bot folder: its program, the SDK and the HTTP/2 packages, copied in."""
+    """The attacker's bot folder: its program and the HTTP/2 packages, copied in (the SDK comes
+    with every Python bot)."""
     folder.mkdir()
     (folder / "bot.py").write_text(ATTACKER)
-    shutil.copy(SDK / "arena_bot.py", folder / "arena_bot.py")
     for name in ("h2", "hpack", "hyperframe"):
         source = Path(importlib.util.find_spec(name).origin).parent
         shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))

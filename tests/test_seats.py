@@ -15,7 +15,7 @@ from shengji_arena.v1 import referee_pb2 as pb
 from referee.match.local import run_match
 from referee.match.spec import MatchSpec, TimeControl
 from referee.rules.record import MatchRecord, verify
-from referee.seats.launch import PROTOS, bot_environment, launch
+from referee.seats.launch import ENGINE, PROTOS, SDK, bot_environment, launch
 from referee.seats.manifest import Manifest, ManifestError, load_manifest
 from referee.seats.seat import INBOX_LIMIT, TIMED_OUT, Closed, RequestWatch, Unreadable
 from referee.seats.stdio_seat import LINE_LIMIT, StdioSeat, json_line, read_answer
@@ -228,37 +228,43 @@ def _paths(env) -> list[str]:
     return [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
 
 
-def test_a_bots_pythonpath_is_its_manifests_and_the_protocol_package():
+def test_a_bots_pythonpath_is_its_manifests_the_protocol_package_and_the_sdk():
     """The referee's own PYTHONPATH (the repository, as a league worker gives it) is not passed
-    on: a gRPC bot gets what its manifest asks for and the protocol package, a stdio bot only
-    what it asks for, and no gRPC address or token."""
+    on: a gRPC bot gets what its manifest asks for and the protocol package, a Python bot (gRPC
+    or stdio) the SDK and the protocol package, a stdio bot no gRPC address or token; the
+    arena's folder (which shows only the rules engine) only in a sandbox."""
     base = {"PATH": "/usr/bin", "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "protos")]),
             "ARENA_TOKEN": "the referee's own"}
     env = bot_environment(RANDOM, seat=2, match_id="m1", address="unix:///s.sock", token="tok",
                           base=base)
-    assert _paths(env) == [str(ROOT / "sample_bots" / "python"), str(PROTOS)]
+    assert _paths(env) == [str(PROTOS), str(SDK)]
     assert str(ROOT) not in _paths(env) and PROTOS == ROOT / "protos"
+    assert SDK == ROOT / "sdk" / "python" / "src" and (SDK / "arena_sdk").is_dir()
     assert (env["ARENA_REFEREE"], env["ARENA_SEAT"], env["ARENA_TOKEN"],
             env["ARENA_MATCH_ID"]) == ("unix:///s.sock", "2", "tok", "m1")
     assert env["PATH"] == "/usr/bin"
+    sandboxed = bot_environment(RANDOM, seat=2, match_id="m1", address="unix:///s.sock",
+                                token="tok", base=base, sandboxed=True)
+    assert _paths(sandboxed) == [str(PROTOS), str(SDK), str(ROOT)]
     stdio = bot_environment(STDIO, seat=1, match_id="m1", base=base)
-    assert "PYTHONPATH" not in stdio and "ARENA_TOKEN" not in stdio
+    assert _paths(stdio) == [str(SDK), str(PROTOS)] and "ARENA_TOKEN" not in stdio
     assert "ARENA_REFEREE" not in stdio and stdio["ARENA_SEAT"] == "1"
     with pytest.raises(ValueError, match="address"):
         bot_environment(RANDOM, seat=0, match_id="m1", base=base)
 
 
-def test_the_greedy_bot_asks_for_the_engine_by_name():
-    """greedy imports referee.rules.helpers: its manifest names the repository for it; random
-    asks for the SDK only."""
-    assert GREEDY.pythonpath == (ROOT / "sample_bots" / "python", ROOT)
-    assert RANDOM.pythonpath == (ROOT / "sample_bots" / "python",)
+def test_the_python_samples_name_no_folder_for_the_sdk_or_the_engine():
+    """greedy imports the SDK's cards (the rules engine), random the SDK alone: neither
+    manifest names a folder for them; the engine a sandbox shows is its rules, play and wire."""
+    assert GREEDY.pythonpath == () and RANDOM.pythonpath == ()
+    assert [p.relative_to(ROOT).as_posix() for p in ENGINE] == [
+        "referee/__init__.py", "referee/rules", "referee/play", "referee/wire"]
 
 
 def test_a_launched_bot_sees_only_what_its_manifest_asked_for(tmp_path, monkeypatch):
     """Started for real, from a referee whose PYTHONPATH holds the repository: the process's
-    PYTHONPATH and sys.path hold the manifest's folder and the protocol package, not the
-    repository."""
+    PYTHONPATH and sys.path hold the manifest's folder, the protocol package and the SDK, not
+    the repository."""
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     (tmp_path / "lib").mkdir()
     (tmp_path / "bot.toml").write_text('name = "env"\nversion = "0"\ncommand = ["python3", "-c", '
@@ -271,7 +277,7 @@ def test_a_launched_bot_sees_only_what_its_manifest_asked_for(tmp_path, monkeypa
     proc.stop(30)
     seen = json.loads((tmp_path / "seat3.log").read_text())
     lib = str((tmp_path / "lib").resolve())
-    assert _paths(seen["env"]) == [lib, str(PROTOS)]
+    assert _paths(seen["env"]) == [lib, str(PROTOS), str(SDK)]
     assert str(ROOT) not in seen["path"] and lib in seen["path"]
     assert seen["env"]["ARENA_SEAT"] == "3" and seen["env"]["ARENA_TOKEN"] == "t3"
 

@@ -18,7 +18,7 @@ from referee.rules import new_game, rules_for
 from scheduler.execute import execute_match
 from scheduler.league import _with_stored_secret, open_season, run_sprt
 from scheduler.season import SeasonError, deal_seed, load_season
-from scheduler.versions import pin
+from scheduler.pinning import pin
 from scheduler.store import Store
 
 GREEDY = BOTS / "greedy"
@@ -252,7 +252,7 @@ def test_a_store_made_before_season_secrets_is_read_and_its_seasons_resume(tmp_p
 def test_sprt_deals_are_fresh_each_run_unless_a_seed_is_given(tmp_path, monkeypatch):
     """(The matches are not played here: each is a win for A, so the test decides at once.)"""
     from scheduler import league
-    from scheduler.ratings import Sprt
+    from scheduler.stats.ratings import Sprt
     from scheduler.season import SeasonBot
     from referee.seats.manifest import load_manifest
     played: list = []

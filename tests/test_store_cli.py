@@ -73,9 +73,8 @@ def noisy_bot(folder: Path) -> Path:
     line) and answers its first decision with an empty action."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "bot.py").write_text(NOISY_BOT.replace("FILLER", str(FILLER)))
-    sdk = os.path.relpath(BOTS, folder)
-    (folder / "bot.toml").write_text(f'name = "noisy"\nversion = "1"\ncommand = ["python3", '
-                                     f'"bot.py"]\nprotocol = "grpc"\npythonpath = ["{sdk}"]\n')
+    (folder / "bot.toml").write_text('name = "noisy"\nversion = "1"\ncommand = ["python3", '
+                                     '"bot.py"]\nprotocol = "grpc"\n')  # the SDK: always there
     return folder
 
 

@@ -3,6 +3,7 @@ import circle between modules, and no package imports one above it (the rules en
 bottom, the CLI at the top)."""
 
 import ast
+import functools
 from pathlib import Path
 
 from conftest import ROOT
@@ -217,7 +218,7 @@ def test_the_record_shape_check_finds_a_fault_written_as_a_dict():
 
 _DEAL_FOLD = "referee.match.results"
 """Where a deal's events are folded into its summary (``DealFold``), the only place."""
-_FOLD_USERS = ("referee.match.matchfile", "lab.match", "scheduler.power")
+_FOLD_USERS = ("referee.match.matchfile", "lab.match", "lab.study")
 
 
 def _summaries_made(module: str) -> list[int]:
@@ -375,3 +376,208 @@ def test_no_file_of_the_store_package_is_over_its_length():
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > STORE_FILE_LINES}
     assert len(files) >= 5 and long == {}
     assert {path.stem for path in files} & set(metadata.tables) == set()
+
+
+# -- the command line: one module per command group ---------------------------------------------
+CLI_MAIN = ROOT / "cli" / "main.py"
+#: the longest ``cli/main.py`` may grow: the top-level parser and the dispatch, no commands
+CLI_MAIN_LINES = 300
+
+
+def _cli_modules() -> dict[str, ast.Module]:
+    return {m: tree for m, tree in MODULES.items() if m == "cli" or m.startswith("cli.")}
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    """The calls of ``name``, as a function (``name(...)``) or a method (``x.name(...)``)."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and (isinstance(node.func, ast.Name) and node.func.id == name
+                 or isinstance(node.func, ast.Attribute) and node.func.attr == name)]
+
+
+def test_the_command_lines_main_module_is_short():
+    lines = len(CLI_MAIN.read_text(encoding="utf-8").splitlines())
+    assert lines <= CLI_MAIN_LINES, f"cli/main.py has {lines} lines"
+
+
+def test_no_command_module_imports_by_name_at_run_time():
+    """No module of ``cli/`` calls ``__import__``: a command's code is imported as code."""
+    found = [f"{module}:{node.lineno}" for module, tree in _cli_modules().items()
+             for node in _calls(tree, "__import__")]
+    assert found == []
+
+
+def test_each_command_group_registers_its_own_subcommands():
+    """``build_parser`` makes the top-level parser and its one ``add_subparsers``, and no
+    command: each group's module adds its own in its ``register(sub)``, where every
+    ``add_parser`` of ``cli/`` is."""
+    build = [node for node in ast.walk(MODULES["cli.main"])
+             if isinstance(node, ast.FunctionDef) and node.name == "build_parser"]
+    assert len(build) == 1
+    assert [n.lineno for n in _calls(build[0], "add_parser")] == []
+    assert len(_calls(build[0], "add_subparsers")) == 1
+    outside = []
+    for module, tree in _cli_modules().items():
+        inside = {id(call) for node in ast.walk(tree)
+                  if isinstance(node, ast.FunctionDef) and node.name == "register"
+                  for call in _calls(node, "add_parser")}
+        outside += [f"{module}:{call.lineno}" for call in _calls(tree, "add_parser")
+                    if id(call) not in inside]
+    assert outside == []
+
+
+# -- the scheduler's rooms: statistics, registry, study play, fault policy ----------------------
+def _package_modules(package: str) -> list[str]:
+    return [m for m in MODULES if m == package or m.startswith(package + ".")]
+
+
+def _imports_of(package: str, banned: tuple[str, ...]) -> list[str]:
+    """Where a module of ``package`` imports one of ``banned`` (or a module inside one), at
+    any depth (in functions too)."""
+    found = []
+    for module in _package_modules(package):
+        for line, target, names, _asname in _all_imports(module):
+            for name in names or ("",):
+                full = f"{target}.{name}" if name else target
+                if any(x == b or x.startswith(b + ".") for b in banned
+                       for x in (target, full)):
+                    found.append(f"{module}:{line} imports {full}")
+    return found
+
+
+def test_the_statistics_are_pure():
+    """``scheduler/stats/`` reads plain values: no module of it imports the store or
+    SQLAlchemy (the store hands its rows over; ``scheduler.reports`` does for the
+    standings)."""
+    assert len(_package_modules("scheduler.stats")) >= 4
+    assert _imports_of("scheduler.stats", ("scheduler.store", "sqlalchemy")) == []
+
+
+def test_the_registry_imports_no_scheduling():
+    """``scheduler/registry/`` keeps bot versions; it runs no season: no module of it imports
+    the league, the tasks, the match execution, the workers or the season files."""
+    assert len(_package_modules("scheduler.registry")) >= 4
+    scheduling = tuple(f"scheduler.{m}" for m in ("league", "tasks", "execute", "workers",
+                                                  "season", "pinning"))
+    assert _imports_of("scheduler.registry", scheduling) == []
+
+
+_PATH_LOADS = frozenset({"spec_from_file_location", "SourceFileLoader", "run_path",
+                         "load_source", "exec_module"})
+"""Calls that run a file by its path rather than importing a module."""
+_SAMPLES_PENDING = {"lab.policy"}
+"""Modules that still run a sample's policy from ``sample_bots/`` by its path (the lab's
+``greedy``, ``cheap`` and ``search``), until those policies are importable: the list only
+shrinks."""
+
+
+def _mutates_sys_path(node: ast.AST) -> bool:
+    """``sys.path.insert/append/extend(...)``, ``sys.path += ...`` or ``sys.path[...] = ...``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("insert", "append", "extend") \
+            and ast.unparse(node.func.value) == "sys.path":
+        return True
+    targets = (node.targets if isinstance(node, ast.Assign) else
+               [node.target] if isinstance(node, ast.AugAssign) else [])
+    return any(ast.unparse(t).startswith("sys.path") for t in targets)
+
+
+def _sample_names() -> dict[str, set[str]]:
+    """Each module's top-level names bound to a path under ``sample_bots/``."""
+    out: dict[str, set[str]] = {}
+    for module, tree in MODULES.items():
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and "sample_bots" in ast.unparse(node.value):
+                out.setdefault(module, set()).update(
+                    t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
+@functools.cache
+def _path_loaders() -> frozenset[str]:
+    """The project's functions that load a file by path or put a folder on the import path."""
+    loaders = set()
+    for tree in MODULES.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and any(
+                    _mutates_sys_path(n) or (isinstance(n, ast.Call) and (
+                        getattr(n.func, "attr", None) in _PATH_LOADS
+                        or getattr(n.func, "id", None) in _PATH_LOADS))
+                    for n in ast.walk(node)):
+                loaders.add(node.name)
+    return frozenset(loaders)
+
+
+def _loads_from_samples(module: str, tree: ast.Module | None = None) -> list[str]:
+    """Where ``module`` (or the source ``tree``) puts a folder of ``sample_bots/`` on the
+    import path or runs a file of it by path: a function or top-level statement that does
+    either (itself, or through a function of the project that does) and names
+    ``sample_bots`` (as text, or by a name bound to a path under it)."""
+    tree = MODULES[module] if tree is None else tree
+    samples = _sample_names()
+    sample_names = set(samples.get(module, ()))
+    loaders = _path_loaders()
+    for _line, target, names, asname in _all_imports(module):
+        other = _ours(target)
+        for name in names:
+            if other is not None and name in samples.get(other, ()):
+                sample_names.add(asname or name)
+    units = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    units += [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    found = []
+    for unit in units:
+        text = ast.unparse(unit)
+        named = "sample_bots" in text or any(
+            isinstance(n, ast.Name) and n.id in sample_names for n in ast.walk(unit))
+        if not named:
+            continue
+        lines = []
+        for n in ast.walk(unit):
+            called = getattr(getattr(n, "func", None), "attr", None) or \
+                getattr(getattr(n, "func", None), "id", None)
+            if _mutates_sys_path(n) or (isinstance(n, ast.Call) and (
+                    called in _PATH_LOADS or called in loaders)):
+                lines.append(n.lineno)
+        if lines:
+            found.append(f"{module}:{min(lines)}")
+    return found
+
+
+def test_nothing_outside_the_samples_loads_a_sample_by_its_path():
+    """A sample bot is a folder a newcomer copies, played as a process: no module outside
+    ``sample_bots/`` puts one of its folders on the import path or runs one of its files by
+    path (the study plays the lab's policies and the engine's players)."""
+    found = {m: got for m in MODULES if (got := _loads_from_samples(m))}
+    assert set(found) <= _SAMPLES_PENDING, found
+
+
+def test_the_sample_load_check_finds_the_studys_old_greedy_loader():
+    """The check above, on the way the study once loaded the greedy sample bot."""
+    once = ast.parse(
+        "def _greedy_bot():\n"
+        "    if str(ROOT / 'protos') not in sys.path:\n"
+        "        sys.path.insert(0, str(ROOT / 'protos'))\n"
+        "    spec = importlib.util.spec_from_file_location(\n"
+        "        'arena_greedy_bot', ROOT / 'sample_bots' / 'python' / 'greedy' / 'bot.py')\n"
+        "    return spec\n")
+    assert _loads_from_samples("lab.study", once) == ["lab.study:3"]
+
+
+_FAULTS = "referee.match.faults"
+"""The referee's fault policy (strikes, the action played for a seat, the forfeit), the one
+place both the match runner and the lab take it from."""
+
+
+def test_the_runner_and_the_lab_share_one_fault_policy():
+    for module in ("referee.match.runner", "lab.match"):
+        imported = {name for _l, target, names, _a in _all_imports(module)
+                    if target == _FAULTS for name in names}
+        assert {"Forfeited", "action_for", "add_strike", "forfeit_if_out"} <= imported, module
+    # the lab keeps no strike limit or forfeit of its own: no comparison with a strike count,
+    # no exception class of its own
+    tree = MODULES["lab.match"]
+    own = [f"lab.match:{n.lineno}" for n in ast.walk(tree)
+           if (isinstance(n, ast.Compare) and "strike" in ast.unparse(n))
+           or (isinstance(n, ast.ClassDef) and any("Exception" in ast.unparse(b)
+                                                   for b in n.bases))]
+    assert own == []

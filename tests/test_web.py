@@ -16,10 +16,11 @@ from league_helpers import BOTS, arena, season_file, unique
 
 from referee.match.matchfile import MatchSummary
 from referee.rules import family_of, rules_for
-from scheduler.power import gaussian_ratings
-from scheduler.ratings import rating_history, rating_intervals
-from scheduler.scores import deal_scores, match_tally, pair_result
-from scheduler.standings import PRIOR, BotLine, Standings, compute
+from scheduler.reports import season_standings
+from scheduler.stats.power import gaussian_ratings
+from scheduler.stats.ratings import rating_history, rating_intervals
+from scheduler.stats.scores import deal_scores, match_tally, pair_result
+from scheduler.stats.standings import PRIOR, BotLine, Standings
 from scheduler.store import TALLY_COLUMNS, Store, compress, decompress, results
 from web.app import NoStore, create_app
 
@@ -429,7 +430,7 @@ def test_the_standings_from_tally_columns_equal_those_from_the_summaries(tmp_pat
     assert sum(b["forfeits"] for b in want["bots"]) > 0
     if variant == "three-deck":
         assert all(b["titles"] for b in want["bots"])
-    assert _as_json(compute(season, rows, samples=1000)) == want
-    assert _as_json(compute(season, store.matches(name), samples=1000)) == want
+    assert _as_json(season_standings(season, rows, samples=1000)) == want
+    assert _as_json(season_standings(season, store.matches(name), samples=1000)) == want
     served = TestClient(create_app(url)).get(f"/api/seasons/{name}").json()
     assert {k: v for k, v in served.items() if k != "versions"} == want

@@ -32,7 +32,7 @@ from shengji_arena.v1 import referee_pb2 as pb
 
 ECHO_METHOD = "/arena.bench.Echo/Chat"
 
-# The echo client talks the way the Python bot SDK (sample_bots/python/arena_bot.py) does:
+# The echo client talks the way the Python bot SDK (sdk/python, arena_sdk.bot) does:
 # grpc's asyncio API on the process's one thread, writing a message and reading the reply.
 _ECHO_CLIENT = r'''
 import asyncio, sys, time, grpc

@@ -4,7 +4,8 @@ from the store, verify, unpack, build) against warm (the verified cache), in the
 For each sample bot (Python, Node.js built with ``npm ci`` from its vendored cache, C++ built
 with ``make``), submitted once to a fresh SQLite store: ``rounds`` cold starts, each into an
 empty cache, alternating with warm starts on the cache the previous cold start filled; a start
-is ``scheduler.versions.materialise`` up to the folder the referee launches the bot from.
+is ``scheduler.registry.versions.materialise`` up to the folder the referee launches the bot
+from.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ SAMPLES = ("python/random", "node", "cpp")
 def bench_registry(rounds: int = 3) -> int:
     from referee.match.spec import SeatBot
     from scheduler.store import Store
-    from scheduler.versions import materialise, pin_portable, submit
+    from scheduler.registry.versions import materialise, pin_portable, submit
     print(f"arena bench registry --rounds {rounds}\nmachine: {machine()}")
     with tempfile.TemporaryDirectory(prefix="arena-bench-registry-") as tmp:
         tmp = Path(tmp)

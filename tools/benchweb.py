@@ -5,7 +5,7 @@ ten names, pinned as registry versions), opened through the league's own code, a
 for every match inserted straight into the store's tables: each summary has the shape of a
 real two-deck match's (two deals), with dealers, attackers, points and level gains drawn at
 random and a per-bot strength so the ratings spread, and the tally columns ``Store.finish``
-writes beside each summary (``scheduler.scores.match_tally``). Then the API standings, the
+writes beside each summary (``scheduler.stats.scores.match_tally``). Then the API standings, the
 season page, the seasons list, the bots page, the matches list (first page, filtered by bot and
 status, and by bot faults), a match page and the progress are requested ``repeat`` times each
 through the app in process; the first request of the API standings computes the standings
@@ -81,7 +81,7 @@ def build(folder: Path, matches: int = 10000, bots: int = 10, *, variant: str = 
 
     from referee.match.matchfile import MatchSummary
     from scheduler.league import open_season
-    from scheduler.scores import match_tally
+    from scheduler.stats.scores import match_tally
     from scheduler.season import load_season
     from scheduler.store import Store
     from scheduler.store import matches as matches_t

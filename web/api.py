@@ -11,8 +11,9 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from scheduler.reports import bot_versions, sealed_reason, season_rows, season_status
-from scheduler.standings import compute  # imported with the app, not on the first request
+import scheduler.stats.standings  # noqa: F401 - loaded with the app, not on the first request
+from scheduler.reports import (bot_versions, sealed_reason, season_rows, season_standings,
+                               season_status)
 from scheduler.store import STATUSES
 
 MAX_LIMIT = 500
@@ -132,7 +133,7 @@ def standings(request: Request, name: str) -> dict:
     key = (name, tuple(sorted(store.counts(name).items())), store.result_count(name))
     cache = request.app.state.standings_cache
     if cache.get(name, (None,))[0] != key:
-        st = compute(row, store.standings_rows(name), samples=1000)
+        st = season_standings(row, store.standings_rows(name), samples=1000)
         cache[name] = (key, {**st.to_dict(), "versions": bot_versions(store, name)})
     return cache[name][1]
 

@@ -19,11 +19,9 @@ from functools import partial
 from shengji_arena.v1 import referee_pb2 as pb
 
 from referee.play.chance import chance_action
-from referee.play.random_play import default_action
 from referee.wire.hints import legal_hint
 from referee.wire.protocol import (DECISION_TO_PB, PROTOCOL, action_to_pb, event_to_pb,
                                    observation_bytes)
-from referee.rules.actions import Pass
 from referee.rules.errors import InvalidActionError
 from referee.rules.families.two_deck.scoring import error_scores
 from referee.rules.events import DealEnded, DealStarted, TrickWon
@@ -31,10 +29,12 @@ from referee.rules.variants import rules_for
 from referee.rules.record import MatchRecord
 from referee.rules.engine import new_game
 from referee.rules.state import CHANCE
-from referee.rules.engine import apply, check
+from referee.rules.engine import apply
 from referee.seats.mailbox import loop_lag, waited_through
 from referee.seats.seat import (REASON_MOST, TIMED_OUT, Closed, NotConnected,  # noqa: F401
                                 OverTime, RequestWatch, Seat, Unreadable, cut)
+from referee.match.faults import (GARBAGE, ILLEGAL, TIMEOUT, Forfeited, action_for,
+                                  add_strike, forfeit_if_out)
 from referee.match.matchfile import MatchFile
 from referee.match.results import DealResult, Fault, Forfeit, MatchResult
 from referee.match.spec import MatchSpec
@@ -51,15 +51,6 @@ _NOTICES = {False: frozenset({"deal_start", "trick", "deal_end"}),
             True: frozenset({"deal_end", "match_end"})}
 """The notices a seat is sent (when it has events not yet sent), by whether it asked for its
 events with its requests (``Seat.events_with_requests``)."""
-
-
-class Forfeited(Exception):
-    """A seat's fault ends the match: its team forfeits."""
-
-    def __init__(self, seat: int, reason: str) -> None:
-        super().__init__(reason)
-        self.seat = seat
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,7 +357,7 @@ class MatchRunner:
             except Exception as e:  # whatever the bot sent fails its own seat, not the match
                 reason = (f"the referee could not judge its answer: {type(e).__name__}: "
                           f"{cut(str(e))}")
-                judged = self._default(state, seat, default_seed, "garbage", reason, where), None
+                judged = self._default(state, seat, default_seed, GARBAGE, reason, where), None
         except Forfeited:
             self.handling = None
             raise
@@ -380,7 +371,7 @@ class MatchRunner:
         allowance = self.tc.per_decision_ms
         if got is TIMED_OUT or isinstance(got, OverTime):
             self._spend(seat, started, allowance)
-            return self._default(state, seat, default_seed, "timeout",
+            return self._default(state, seat, default_seed, TIMEOUT,
                                  got.reason if isinstance(got, OverTime) else
                                  f"no answer within {allowance} ms and the time bank",
                                  where), None
@@ -389,14 +380,14 @@ class MatchRunner:
             raise Forfeited(seat, "disconnected")
         self._spend(seat, started, allowance)
         if isinstance(got, Unreadable):
-            return self._default(state, seat, default_seed, "garbage", got.reason, where), None
+            return self._default(state, seat, default_seed, GARBAGE, got.reason, where), None
         try:  # judged by applying it (what check does, and the result is wanted anyway)
             applied = apply(state, got, seat)
         except InvalidActionError as e:
-            return self._default(state, seat, default_seed, "garbage", cut(str(e)),
+            return self._default(state, seat, default_seed, GARBAGE, cut(str(e)),
                                  where), None
         except ValueError as e:  # (its reason may list every card the bot named)
-            return self._default(state, seat, default_seed, "illegal", cut(str(e)),
+            return self._default(state, seat, default_seed, ILLEGAL, cut(str(e)),
                                  where), None
         return got, applied
 
@@ -433,7 +424,7 @@ class MatchRunner:
                         "request", where)
 
     def _default(self, state, seat: int, seed: str, kind: str, reason: str, where: Where):
-        action = Pass() if _pass_is_legal(state, seat) else default_action(state, seed)
+        action = action_for(state, seat, seed)
         self._fault(seat, kind, reason, where, action=action)
         self._send(seat, pb.RefereeMessage(rejection=pb.Rejection(
             request_id=where.request_id, reason=f"{kind}: {reason}",
@@ -446,7 +437,7 @@ class MatchRunner:
         """Record a fault of ``seat`` (with a strike unless ``strike`` is false; past
         ``max_strikes`` its team forfeits); ``action``: the move played for it."""
         if strike:
-            self.strikes[seat] += 1
+            add_strike(self.strikes, seat)
         self.faults.append(Fault(
             seat, kind, reason, self.strikes[seat],
             game=None if where is None else where.game,
@@ -454,8 +445,8 @@ class MatchRunner:
             request_id=None if where is None else where.request_id,
             default_action=None if action is None else action.text(),
             exit_status=exit_status, log_tail=log_tail))
-        if strike and self.strikes[seat] >= self.tc.max_strikes:
-            raise Forfeited(seat, f"{self.strikes[seat]} strikes")
+        if strike:
+            forfeit_if_out(self.strikes, seat, self.tc.max_strikes)
 
     def _result(self, forfeit: Forfeit | None) -> MatchResult:
         last = self.games[-1].result if self.games else None
@@ -486,10 +477,3 @@ class MatchRunner:
             extra={"refused_streams": list(refused), "refused_streams_more": refused_more,
                    "timings": self.timings})
 
-
-def _pass_is_legal(state, seat: int) -> bool:
-    try:
-        check(state, Pass(), seat)
-    except ValueError:
-        return False
-    return True

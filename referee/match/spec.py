@@ -129,7 +129,7 @@ class SeatBot:
     manifest: Manifest
     version_hash: str | None = None
     """The registry version the seat plays (its content hash): where it is set, the referee's
-    machine fetches and builds that version (``scheduler.versions.materialise``) and the
+    machine fetches and builds that version (``scheduler.registry.versions.materialise``) and the
     manifest's folder and ``pythonpath`` are portable (``@bot/...``, ``@sdk``, ``@arena``)."""
 
     @classmethod

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.seats.launch import LOG_LIMIT, LOG_TAIL, PROTO_DIR_ENV, PROTOS, reap_uid
+from referee.seats.launch import (ARENA_ROOT, LOG_LIMIT, LOG_TAIL, PROTO_DIR_ENV, PROTOS,
+                                  reap_uid, sdk_folders)
 from referee.seats.manifest import Manifest
 from referee.seats.runtimes import resolve, step_runtimes
 from referee.seats.sandbox import (PATH, SandboxPolicy, SeatCgroup, claim_uid, require_sandbox,
@@ -50,18 +51,24 @@ BUILD_POLICY = SandboxPolicy(cpu_seconds=1200, memory_mb=4096, processes=512, op
 
 
 _CAUSE = re.compile(r"(?i)(\berror\b|\bfatal\b|exception\b|cannot find|not found|"
-                    r"undefined reference|no such file|permission denied|killed)")
-"""What a compiler's or a tool's line naming the cause of a failure says (javac ``error:``, Go's
-``undefined:``-style lines carry ``error`` in cargo, g++ ``fatal error``, a JVM's exception)."""
+                    r"undefined|no such file|permission denied|killed)")
+"""What a line naming the cause of a failure says (javac's and g++'s ``error:``, rustc's
+``error[E0425]``, a JVM's exception, a missing file)."""
+_DIAGNOSTIC = re.compile(r"^\S+\.\w+:\d+(:\d+)?: (?!(warning|note|info)\b)")
+"""A compiler's diagnostic at a place in a source file, ``main.go:12:5: ...`` (Go's carry no
+``error`` word), that is not a warning or a note."""
 
 
 def cause_line(log: str) -> str | None:
-    """The first line of a build log that names a cause (``error: ...``), else None; the
-    arena's own lines (``$ step``, the note of dropped output) are not causes."""
-    for line in log.splitlines():
-        text = line.strip()
-        if text and not text.startswith(("$ ", "[arena:")) and _CAUSE.search(text):
-            return text[:500]
+    """The first line of a build log that names a cause (``error: ...``), else the first
+    compiler diagnostic at a source line, else None; the arena's own lines (``$ step``, the
+    note of dropped output) are not causes."""
+    lines = [line.strip() for line in log.splitlines()]
+    lines = [line for line in lines if line and not line.startswith(("$ ", "[arena:"))]
+    for pattern in (_CAUSE, _DIAGNOSTIC):
+        for line in lines:
+            if pattern.search(line) and "warning" not in line.lower()[:80]:
+                return line[:500]
     return None
 
 
@@ -332,8 +339,11 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
     if problem is not None:
         return problem
     filter_fd = cgroup = None
-    # the protocol the bot is built against: the referee's own
+    # the protocol the bot is built against: the referee's own; a Python step gets the SDK
+    binds, sdk_path = sdk_folders(runtimes)
     env: dict[str, str] = {**os.environ, PROTO_DIR_ENV: str(PROTOS)}
+    if sdk_path:
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in sdk_path if p != ARENA_ROOT)
     if sandbox is not None:
         if uid is not None:
             cgroup = SeatCgroup.make(f"arena-build-{uid.uid}", sandbox)
@@ -342,8 +352,11 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
             env.update(runtime.environment(sandbox.memory_mb, cgroup is not None, build=True))
         env.update({"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp",
                     PROTO_DIR_ENV: str(PROTOS)})
+        if sdk_path:
+            env["PYTHONPATH"] = os.pathsep.join(map(str, sdk_path))
         filter_fd = seccomp_fd()
-        command = sandbox_command(command, env=env, workdir=folder, folders=[PROTOS],
+        command = sandbox_command(command, env=env, workdir=folder,
+                                  folders=list(dict.fromkeys([PROTOS, *binds])),
                                   policy=sandbox, uid=None if uid is None else uid.uid,
                                   seccomp=filter_fd, cgroup=cgroup, writable=folder,
                                   runtimes=runtimes)

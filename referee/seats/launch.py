@@ -4,9 +4,11 @@ A bot process learns where and who it is from its environment: ``ARENA_SEAT`` an
 ``ARENA_MATCH_ID``, and for a gRPC bot ``ARENA_REFEREE`` (the address, ``unix:///path/seatN.sock``
 or ``host:port``), ``ARENA_TOKEN`` and ``ARENA_PROTO_DIR`` (the folder of the protocol
 definition ``shengji_arena/v1/referee.proto``, the referee's own copy, read-only). A stdio bot
-talks to the referee over its own standard input and output instead. Its ``PYTHONPATH`` holds what its manifest's ``pythonpath`` asks for
-and, for a gRPC bot, the generated protocol package; nothing else of the arena. Every seat is its
-own process (and process group): partners never share one, and a bot's whole tree ends with it.
+talks to the referee over its own standard input and output instead. Its ``PYTHONPATH`` holds
+what its manifest's ``pythonpath`` asks for, for a gRPC bot the generated protocol package and,
+for a Python bot, the Python SDK (``sdk_folders``: ``arena_sdk``, the rules engine it carries,
+the protocol package); nothing else of the arena. Every seat is its own process (and process
+group): partners never share one, and a bot's whole tree ends with it.
 """
 
 from __future__ import annotations
@@ -37,9 +39,18 @@ LOG_LIMIT = 8 * 1024 * 1024
 """Bytes of a bot's output (stdout and stderr; stderr only for a stdio bot, whose stdout is the
 protocol) kept in its seat's log for one match."""
 ARENA_ROOT = Path(__file__).resolve().parents[2]
-"""The arena's own folder (a bot's ``pythonpath`` may name it for the rules engine)."""
-SDK = ARENA_ROOT / "sample_bots" / "python"
-"""The Python bot SDK's folder (``arena_bot.py``), which a bot's ``pythonpath`` may name."""
+"""The arena's own folder: in a sandbox, only the rules engine's part of it (``ENGINE``) is
+bound, and a Python bot imports ``referee.rules`` from it."""
+SDK = ARENA_ROOT / "sdk" / "python" / "src"
+"""The Python SDK's modules (``arena_sdk``; ``arena_bot`` and ``arena_policy``, its former
+names): on every Python bot's ``PYTHONPATH``, and what the registry's ``@sdk`` names."""
+ENGINE = (ARENA_ROOT / "referee" / "__init__.py", ARENA_ROOT / "referee" / "rules",
+          ARENA_ROOT / "referee" / "play", ARENA_ROOT / "referee" / "wire")
+"""The rules engine as the SDK carries it (its package ``sdk/python`` ships the same folders):
+what of ``referee`` a sandboxed Python bot sees, not its seats, match or server."""
+SAMPLES = ARENA_ROOT / "sample_bots" / "python"
+"""The Python samples' folder, where the SDK was: a manifest's ``pythonpath`` may still name it
+(the search sample does, for the greedy sample it falls back on)."""
 PROTOS = Path(shengji_arena.__file__).resolve().parent.parent
 """The folder holding the generated protocol package ``shengji_arena``: what every Python gRPC
 bot imports from the arena, and of ``shengji_arena/v1/referee.proto``: a bot's build and a
@@ -98,12 +109,25 @@ def stop_gate(gate: subprocess.Popen) -> None:
         gate.wait()
 
 
+def sdk_folders(runtimes) -> tuple[list[Path], list[Path]]:
+    """What a bot or a build step of ``runtimes`` gets of the Python SDK (none unless one of
+    them has ``sdk``, as Python does): the folders bound read-only in its sandbox (the SDK's
+    modules, the rules engine's parts, the protocol package), and its ``PYTHONPATH`` entries
+    (the SDK's and the protocol package's folders, and the arena's, which in a sandbox shows
+    only the engine)."""
+    if not any(r.sdk for r in runtimes):
+        return [], []
+    return [SDK, *ENGINE, PROTOS], [SDK, PROTOS, ARENA_ROOT]
+
+
 def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: str | None = None,
-                    token: str | None = None, base: dict[str, str] | None = None
-                    ) -> dict[str, str]:
+                    token: str | None = None, base: dict[str, str] | None = None,
+                    sandboxed: bool = False) -> dict[str, str]:
     """The environment of ``manifest``'s process for ``seat``: ``base`` (the referee's own by
-    default) with the ARENA_* variables set, ``PYTHONPATH`` built from the manifest alone and,
-    for a Botzone bot, ``USER`` (``BOTZONE_USER``)."""
+    default) with the ARENA_* variables set, ``PYTHONPATH`` built from the manifest and, for a
+    Python bot, the SDK (``sdk_folders``; the arena's folder only when ``sandboxed``, where it
+    shows only the engine: unsandboxed, the bot runs on the arena's interpreter, which has the
+    engine), and for a Botzone bot, ``USER`` (``BOTZONE_USER``)."""
     env = dict(os.environ if base is None else base)
     for name in ("PYTHONPATH", "ARENA_REFEREE", "ARENA_TOKEN", PROTO_DIR_ENV):
         env.pop(name, None)
@@ -120,6 +144,8 @@ def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: st
         env["ARENA_TOKEN"] = token
         env[PROTO_DIR_ENV] = str(PROTOS)
         paths.append(str(PROTOS))
+    paths += [str(p) for p in sdk_folders([runtime_of(manifest)])[1]
+              if sandboxed or p != ARENA_ROOT]
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
@@ -270,8 +296,10 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
                              "folder")
         base = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8"}
         env = bot_environment(manifest, seat=seat, match_id=match_id,
-                              address=None if stdio else SEAT_ADDRESS, token=token, base=base)
-        folders = sandbox_pythonpath(manifest) + ([] if stdio else [PROTOS])
+                              address=None if stdio else SEAT_ADDRESS, token=token, base=base,
+                              sandboxed=True)
+        folders = (sandbox_pythonpath(manifest) + ([] if stdio else [PROTOS])
+                   + sdk_folders([runtime])[0])
         check_startable(manifest, sandboxed=True)
         uid = claim_uid()
         cgroup = None if uid is None else SeatCgroup.make(f"arena-seat-{uid.uid}", sandbox)
@@ -327,22 +355,22 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
 def sandbox_pythonpath(manifest: Manifest) -> list[Path]:
     """The folders bound into a sandboxed bot for its manifest's ``pythonpath`` (its author
     wrote it: it may name only what the bot may read). A folder inside the bot's own is bound
-    whole, and so is the Python SDK (``sample_bots/python``); the arena's repository root (for
-    the rules engine) gives only its ``referee`` package; any other folder of the host is
-    refused."""
+    whole, and so are the Python SDK's modules (``SDK``) and the Python samples' folder
+    (``SAMPLES``); the arena's folder gives only the rules engine (``ENGINE``): a Python bot has
+    the SDK and the engine without naming them; any other folder of the host is refused."""
     out = []
     for i, p in enumerate(manifest.pythonpath):
-        if p == manifest.folder or manifest.folder in p.parents or p == SDK:
+        if p == manifest.folder or manifest.folder in p.parents or p in (SDK, SAMPLES):
             out.append(p)
         elif p == ARENA_ROOT:
-            out.append(ARENA_ROOT / "referee")
+            out.extend(ENGINE)
         else:
             raise ManifestError(
                 f"{manifest.path or manifest.label}: field 'pythonpath'[{i}] = {str(p)!r}: "
                 "outside the bot's folder; a sandboxed bot imports only from its own folder, "
-                f"the Python SDK ({SDK}) and the rules engine (the arena's folder, {ARENA_ROOT}: "
-                "its referee package)")
-    return out
+                f"the Python SDK ({SDK}), the Python samples ({SAMPLES}) and the rules engine "
+                f"(the arena's folder, {ARENA_ROOT}: its referee package's rules, play and wire)")
+    return list(dict.fromkeys(out))
 
 
 def _check_runnable(manifest: Manifest, program: str) -> None:
@@ -358,15 +386,21 @@ def _check_runnable(manifest: Manifest, program: str) -> None:
                             f"start {program!r}: No such file or directory")
 
 
-def check_startable(manifest: Manifest, sandboxed: bool) -> None:
+def check_startable(manifest: Manifest, sandboxed: bool, *, unbuilt: bool = False) -> None:
     """Raise ``ManifestError`` (naming the manifest and its field) when ``manifest``'s bot
     cannot be started: its program is not there, or (``sandboxed``, a root launcher) the
     seat's own uid could not enter its folder, or its runtime (``referee.seats.runtimes``) is
-    not installed on this machine (the message names the Debian package to install)."""
-    problem = runtime_of(manifest).missing()
+    not installed on this machine (the message names the Debian package to install).
+    ``unbuilt``: the folder is a bot's source, to be built before it plays; a program inside
+    it that is not there yet is its build's to make (the build's own tools are checked)."""
+    problem = runtime_of(manifest).missing(build=unbuilt and bool(manifest.build))
     if problem is not None:
         raise ManifestError(f"{manifest.path or manifest.label}: {problem}")
-    _check_runnable(manifest, resolve(manifest.command[0]))
+    program = resolve(manifest.command[0])
+    made_by_build = (unbuilt and bool(manifest.build) and "/" in program
+                     and not os.path.isabs(program))
+    if not made_by_build:
+        _check_runnable(manifest, program)
     if not sandboxed:
         return
     folders = [manifest.folder, *sandbox_pythonpath(manifest)]
@@ -376,7 +410,8 @@ def check_startable(manifest: Manifest, sandboxed: bool) -> None:
         return
     for folder in folders:
         mode = folder.stat().st_mode if folder.exists() else 0o755
-        if mode & 0o005 != 0o005:
+        need = 0o004 if folder.is_file() else 0o005  # a file (the engine's __init__.py): read
+        if mode & need != need:
             raise ManifestError(
                 f"{manifest.path or manifest.label}: the bot's folder {folder} has mode "
                 f"{mode & 0o777:04o}: a sandboxed bot runs as a user of its own, which must "

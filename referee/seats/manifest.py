@@ -7,7 +7,7 @@ A manifest (``bot.toml``) names a bot and says how to start it:
     command = ["python3", "bot.py"]     # run with the manifest's folder as working directory
     protocol = "grpc"                   # or "stdio": a program that speaks JSON lines, or
                                         # "botzone": a Botzone Tractor bot, unchanged
-    pythonpath = [".."]                 # folders (from the manifest's) the bot imports from
+    pythonpath = ["lib"]                # folders (from the manifest's) the bot imports from
     build = ["make"]                    # or [["npm", "ci", "--offline"], ["node", "gen.js"]]
     time_limit = 1                      # a Botzone bot: seconds per turn (Botzone's 时间限制)
     memory_limit = 256                  # a Botzone bot: MiB (Botzone's 空间限制)
@@ -16,9 +16,9 @@ A manifest (``bot.toml``) names a bot and says how to start it:
                                         # else inferred from the command's program
 
 Nothing else of the arena is on a bot's ``PYTHONPATH`` but the generated protocol package
-(``shengji_arena``) for a gRPC bot; a Python bot that imports anything more from the arena (the
-Python SDK, the rules engine) names its folder in ``pythonpath``. ``build`` is one command line
-or a list of them, run in order in a copy of the folder before the bot first plays
+(``shengji_arena``) for a gRPC bot and, for a Python bot, the Python SDK with the rules engine it
+carries (``referee.seats.launch.sdk_folders``): a manifest names neither. ``build`` is one
+command line or a list of them, run in order in a copy of the folder before the bot first plays
 (``referee.seats.build``).
 """
 

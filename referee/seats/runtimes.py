@@ -24,6 +24,10 @@ C++). For each runtime the table says:
   (``memory_mb``), and such a runtime's
   ``RLIMIT_AS`` is ``reserved_address_space_mb(memory_mb)`` instead of ``memory_mb``; without a
   cgroup, ``RLIMIT_AS`` stays ``memory_mb`` and its flags must fit in it.
+- ``sdk``: whether its bots get the Python SDK (``sdk/python``: ``arena_sdk``, the rules engine
+  it carries and the protocol package), bound read-only and on ``PYTHONPATH`` whatever the
+  manifest says (``referee.seats.launch.sdk_folders``): a Python bot, gRPC or stdio, and a
+  Python build step.
 - ``probe``: how the arena tells it is installed; a bot whose runtime is missing is refused
   (``missing``) naming the runtime and the Debian package to install (Go and Rust: only a
   build, ``needed_to_run``; a compiled program runs without its toolchain).
@@ -152,6 +156,8 @@ class Runtime:
     """Glob patterns of the host's folders and files bound read-only for it (those present)."""
     arena_python: bool = False
     """Whether its sandbox binds the arena's Python (its venv and the install it points into)."""
+    sdk: bool = False
+    """Whether its bots (and build steps) get the Python SDK, read-only, on ``PYTHONPATH``."""
     reserves: bool = False
     """Whether it reserves far more address space than it uses
     (``reserved_address_space_mb``)."""
@@ -193,7 +199,7 @@ class Runtime:
 
 PYTHON = Runtime(
     "python", "Python 3, the arena's own interpreter", "python3", ("python", "python3"),
-    arena_python=True,
+    arena_python=True, sdk=True,
     memory="about 32 MiB resident with the SDK and grpc imported",
     build="none needed; `python3` in a build step is the arena's interpreter")
 JAVA = Runtime(

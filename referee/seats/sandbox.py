@@ -4,8 +4,9 @@ A sandboxed bot runs in new mount, PID, IPC, UTS, network, user and (where avail
 namespaces: no network at all, its own ``/proc``, a minimal ``/dev``, private size-bounded tmpfs
 ``/tmp`` and ``/dev/shm`` (gone with the match), and read-only binds of its own folder (its
 working directory), the folders its manifest's ``pythonpath`` may name
-(``referee.seats.launch.sandbox_pythonpath``), the generated protocol package (a gRPC bot) and
-the runtimes (``/usr``, the ``/lib*`` and ``/bin`` links, a few files of ``/etc``, the Python
+(``referee.seats.launch.sandbox_pythonpath``), the generated protocol package (a gRPC bot), the
+Python SDK with the rules engine it carries (a Python bot: ``referee.seats.launch.sdk_folders``)
+and the runtimes (``/usr``, the ``/lib*`` and ``/bin`` links, a few files of ``/etc``, the Python
 the arena runs, for a Python bot or a program of unknown kind, and what the bot's runtime needs
 besides: ``referee.seats.runtimes``, such as Java's ``/etc/java-17-openjdk``); nothing else of
 the host. A gRPC bot's one way out is its own seat's socket, bound at ``/run/arena/seat.sock``;

@@ -8,28 +8,32 @@ interval of each bot is the envelope of a bootstrap that resamples whole units (
 split) and one that simulates the season from the fitted ratings (see ``ratings``).
 
 Beside them, in the same units, a Gaussian model on paired differences (``paired_rating``,
-``scheduler.power``): each unit's continuous score (a pair's paired difference per deal, or a
+``scheduler.stats.power``): each unit's continuous score (a pair's paired difference per deal, or a
 plain match's mean deal outcome) is normal with mean r_a - r_b; ratings in levels per deal. The
 table shows Bradley-Terry and says so (``rating_shown``); docs/statistics.md has the model.
+
+The standings read plain values: a season's name and configuration, and its matches as
+``CountedMatch`` values (the store's ``StandingsRow`` is one; ``scheduler.reports`` hands them
+over from the store).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from operator import attrgetter
 from types import SimpleNamespace
+from typing import Protocol
 
 import numpy as np
 
 from referee.rules import family_of, rules_for
 
-from scheduler.power import gaussian_ratings
-from scheduler.scores import FORFEIT_OUTCOME, pair_result
-from scheduler.ratings import rating_history, rating_intervals
-from scheduler.store.rows import SeasonRow, StandingsRow
+from scheduler.stats.power import gaussian_ratings
+from scheduler.stats.ratings import rating_history, rating_intervals
+from scheduler.stats.scores import FORFEIT_OUTCOME, pair_result
 
 #: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and
 #: keeps a one-sided record finite (3-0 between two bots is not yet evidence at 95%)
@@ -105,20 +109,42 @@ class Standings:
                                  "units": self.paired_units}}
 
 
-def compute(season: Mapping, match_rows: list[Mapping], *, samples: int = 1000,
-            seed: int = 0) -> Standings:
-    """Standings from the stored season and its match rows (``Store.standings_rows`` or
-    ``Store.matches``, or mappings of their columns): a played match is counted by its
-    result's tally columns (``scheduler.scores.match_tally``), or from its summary when it has
-    none (a result written before them)."""
-    season = SeasonRow.of(season)
-    config = season.config
+class CountedMatch(Protocol):
+    """What the standings read of one match of a season: its status, duplicate cluster, seats
+    (the bot of each seat) and whether it was played; a played match with its result's tally
+    (``scheduler.stats.scores.match_tally``)."""
+
+    status: str
+    cluster: str
+    played: bool
+    seats: tuple[str, ...]
+    deal_count: int | None
+    score_0: float | None
+    score_1: float | None
+    net_0: int | None
+    net_1: int | None
+    forfeit_team: int | None
+    strikes_0: int | None
+    strikes_1: int | None
+    gain_0: int | None
+    gain_1: int | None
+    attacks_0: int | None
+    attack_points_0: int | None
+    attacks_1: int | None
+    attack_points_1: int | None
+    deal_scores: list[float] | None
+    match_points: list[int] | None
+
+
+def compute(season: str, config: Mapping, match_rows: Sequence[CountedMatch], *,
+            samples: int = 1000, seed: int = 0) -> Standings:
+    """Standings of season ``season`` (its stored configuration ``config``: bots, variant,
+    duplicate) from its matches in play order, each played one with its tally."""
     names = list(config["bots"])
     lines = {n: BotLine(n) for n in names}
     title = family_of(rules_for(config["variant"])).title  # match points (积分) and titles
-    rows = [StandingsRow.of(row) for row in match_rows]
-    failed = sum(1 for row in rows if row.status == "failed")
-    played = [row.tallied(config["variant"]) for row in rows if row.played]
+    failed = sum(1 for row in match_rows if row.status == "failed")
+    played = [row for row in match_rows if row.played]
     counted = _Counted(played, names)
     counted.add_to(lines)
     if title is not None:
@@ -150,7 +176,7 @@ def compute(season: Mapping, match_rows: list[Mapping], *, samples: int = 1000,
     for n, (r, lo, hi) in fit.ratings.items():
         lines[n].paired_rating, lines[n].paired_low, lines[n].paired_high = r, lo, hi
     ranked = sorted(lines.values(), key=lambda b: (-b.rating, -b.score, b.name))
-    return Standings(season=season.name, variant=config["variant"],
+    return Standings(season=season, variant=config["variant"],
                      duplicate=config["duplicate"], matches_done=len(played),
                      matches_total=len(match_rows), deals=int(counted.deals.sum()),
                      units=len(units), lines=ranked, head_to_head=h2h, matches_failed=failed,
@@ -173,7 +199,7 @@ class _Counted:
     (an index into the season's bots), the tally columns, the forfeiting team (-1: none)
     and team 0's continuous outcome of each deal (``deals_played`` of them)."""
 
-    def __init__(self, played: list[StandingsRow], names: list[str]) -> None:
+    def __init__(self, played: list[CountedMatch], names: list[str]) -> None:
         self.names = names
         index = {n: i for i, n in enumerate(names)}
         teams: dict[tuple, tuple[int, int]] = {}  # seats -> the bots of team 0 and team 1

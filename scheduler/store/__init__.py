@@ -22,7 +22,7 @@ import os
 
 from scheduler import migrations
 from scheduler.migrations import StoreVersionError
-from scheduler.scores import TALLY_COLUMNS
+from scheduler.stats.scores import TALLY_COLUMNS
 from scheduler.store.cancels import Cancels
 from scheduler.store.pages import Pages
 from scheduler.store.queue import LeaseQueue

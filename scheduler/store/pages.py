@@ -11,7 +11,7 @@ from collections.abc import Callable
 from sqlalchemy import and_, case, false, func, or_, select, true
 from sqlalchemy.engine import Engine
 
-from scheduler.scores import TALLY_COLUMNS
+from scheduler.stats.scores import TALLY_COLUMNS
 from scheduler.store.result_rows import with_results
 from scheduler.store.rows import (AttemptRow, FaultRow, MatchPage, MatchResultRow, MatchRow,
                                   ResultPace, SeasonOverview, StandingsRow)

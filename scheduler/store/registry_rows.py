@@ -1,4 +1,4 @@
-"""What the bot registry keeps in the store (``scheduler/registry.py`` says what it means):
+"""What the bot registry keeps in the store (``scheduler/registry/`` says what it means):
 versions, their archives (once per content hash) and authors."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from scheduler.scores import TALLY_COLUMNS, deal_scores, match_tally, pair_result
+from scheduler.stats.scores import TALLY_COLUMNS, deal_scores, match_tally, pair_result
 from scheduler.store.queue import end_attempt
 from scheduler.store.rows import MatchResultRow, MatchRow, PairScoreRow
 from scheduler.store.schema import (COUNTED_FIRST, attempts, compress, decompress, matches,
@@ -42,7 +42,7 @@ class Results:
                duration_s: float, owner: str, note: str | None = None, *,
                tally: dict | None = None) -> bool:
         """Write the result and record once; False when the match was already counted by
-        another attempt. ``tally``: the result's tally columns (``scheduler.scores.
+        another attempt. ``tally``: the result's tally columns (``scheduler.stats.scores.
         match_tally`` of the summary) as the player counted them; without it they are counted
         here from ``summary``. Idempotent: a write that committed but was not acknowledged (the
         store went away in the commit) is found on the next call and reported as written."""

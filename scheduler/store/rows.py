@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, TypeVar
 
-from scheduler.scores import match_tally
+from scheduler.stats.scores import match_tally
 
 R = TypeVar("R", bound="Row")
 
@@ -226,7 +226,7 @@ class MatchResultRow(_Tally, MatchRow):
 @dataclass(frozen=True, eq=False)
 class StandingsRow(_Seats, _Tally, Row):
     """What the standings read of a match: ``played`` (it has a result) and its result's tally
-    columns (``scheduler.scores.match_tally``); ``summary_json`` only where they are missing
+    columns (``scheduler.stats.scores.match_tally``); ``summary_json`` only where they are missing
     (a result written before them)."""
     id: str
     cluster: str

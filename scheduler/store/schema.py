@@ -5,9 +5,9 @@ results, records (the match record, zlib-compressed JSON) and attempts (one row 
 match: who played it, how it ended and why: ``arena matches SEASON --faults``); a result keeps
 each deal's continuous score and the numbers the standings count (its tally columns, so a
 large season's standings read no summary) beside the match's, and ``pair_scores`` a duplicate
-pair's W/D/L and paired difference once both its matches are done (``scheduler/power.py``).
+pair's W/D/L and paired difference once both its matches are done (``scheduler/stats/power.py``).
 The registry's tables (bot_versions, bot_archives, authors) are described in
-``scheduler/registry.py``.
+``scheduler/registry/``.
 
 ``metadata`` is the models; opening a store migrates it to them (``scheduler/migrations``: a
 model changed is a new revision there). A column named ``*_json`` holds JSON text, read back
@@ -70,7 +70,7 @@ bots = Table(
     UniqueConstraint("season", "name"),
 )
 
-# The bot registry (scheduler/registry.py): immutable versions, each a canonical tar of the
+# The bot registry (scheduler/registry/): immutable versions, each a canonical tar of the
 # bot's folder. An archive is kept once per content hash, shared by the versions that have it.
 bot_versions = Table(
     "bot_versions", metadata,
@@ -130,10 +130,10 @@ results = Table(
     Column("duration_s", Float, nullable=False),
     Column("worker", String(200)),
     Column("written_at", Float, nullable=False),
-    # team 0's continuous outcome of each deal (``scheduler.power.deal_outcome``), a JSON list;
-    # null in a result written before these scores (0003_scores)
+    # team 0's continuous outcome of each deal (``scheduler.stats.scores.deal_outcome``), a JSON
+    # list; null in a result written before these scores (0003_scores)
     Column("deal_scores_json", Text),
-    # what the standings count of the match (``scheduler.scores.match_tally``; _0: team 0,
+    # what the standings count of the match (``scheduler.stats.scores.match_tally``; _0: team 0,
     # seats 0 and 2; _1: team 1): read instead of the summary by a large season's standings;
     # null in a result written before them (0004_tallies), which is counted from its summary
     Column("deal_count", Integer),

@@ -6,11 +6,8 @@ import socket
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "sample_bots", "python"))
-
-from arena_bot import Bot, run  # noqa: E402
-from shengji_arena.v1 import referee_pb2 as pb  # noqa: E402
+from arena_bot import Bot, run
+from shengji_arena.v1 import referee_pb2 as pb
 
 
 class Silent(Bot):

@@ -1,13 +1,9 @@
 """cheap: never declares, and always plays the lowest cards the hint offers (keeps its high
 cards and points for later, which is not always wise)."""
 
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from arena_bot import Bot, run  # noqa: E402
-from shengji_arena.v1 import referee_pb2 as pb  # noqa: E402
+from arena_sdk import Bot, pb, run
 
 ORDER = {r: i for i, r in enumerate(["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q",
                                      "K", "A", "L", "B"])}  # LJ and BJ: the jokers

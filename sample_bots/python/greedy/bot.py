@@ -1,4 +1,4 @@
-"""greedy: a sensible heuristic bot that uses the rules engine for card strength.
+"""greedy: a sensible heuristic bot that uses the SDK's cards (the rules engine) for strength.
 
 Declares a suit it is long in; buries its weakest side cards without points, voiding short
 suits where the variant allows; leads sure winners from the side suits and keeps its trumps;
@@ -6,16 +6,11 @@ wins a trick with points as cheaply as it can, gives points to a partner who is 
 throws its cheapest card otherwise.
 """
 
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from arena_bot import Bot, run  # noqa: E402
-from shengji_arena.v1 import referee_pb2 as pb  # noqa: E402
-
-from referee.rules.cards import POINTS, SUITS, Card  # noqa: E402
-from referee.rules.helpers import TRUMP, bury_limits, card_order, rules_of, trick_winner  # noqa: E402
+from arena_sdk import Bot, pb, run
+from arena_sdk.cards import (POINTS, SUITS, TRUMP, Card, bury_limits, card_order, rules_of,
+                             trick_winner)
 
 PASS = pb.ACTION_KIND_PASS
 

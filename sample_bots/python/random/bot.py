@@ -6,9 +6,7 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from arena_bot import Bot, run  # noqa: E402
+from arena_sdk import Bot, run
 
 
 class RandomBot(Bot):

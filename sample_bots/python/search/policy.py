@@ -22,9 +22,8 @@ import time
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SDK = os.path.dirname(HERE)
-if SDK not in sys.path:
-    sys.path.append(SDK)  # arena_bot, for the greedy sample
+SAMPLES = os.path.dirname(HERE)
+"""The Python samples' folder: the greedy sample (declarations and burials) is read from it."""
 
 
 def _greedy_class():
@@ -33,7 +32,7 @@ def _greedy_class():
     name = "_search_greedy_sample"
     module = sys.modules.get(name)
     if module is None:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(SDK, "greedy", "bot.py"))
+        spec = importlib.util.spec_from_file_location(name, os.path.join(SAMPLES, "greedy", "bot.py"))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)

@@ -1,5 +1,5 @@
 """Finer scores: each result's continuous deal outcomes, and a duplicate pair's paired
-difference beside its win/draw/loss (``scheduler/power.py``).
+difference beside its win/draw/loss (``scheduler/stats/power.py``).
 
 Revision ID: 0003_scores
 Revises: 0002_registry

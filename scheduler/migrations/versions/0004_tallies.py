@@ -1,4 +1,4 @@
-"""What the standings count of a result, in columns of its own (``scheduler.scores.
+"""What the standings count of a result, in columns of its own (``scheduler.stats.scores.
 match_tally``): a large season's standings and its bot-fault filter read these narrow numbers
 instead of every stored summary. A result written before them keeps them null and is counted
 from its summary.

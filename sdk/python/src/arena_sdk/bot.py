@@ -1,6 +1,6 @@
-"""A small Python SDK for Shengji Arena bots: connect, loop, one callback per decision kind.
+"""The protocol client: connect, loop, one callback per decision kind.
 
-    from arena_bot import Bot, run
+    from arena_sdk import Bot, run
 
     class MyBot(Bot):
         name = "mine"
@@ -36,6 +36,8 @@ from shengji_arena.v1 import referee_pb2 as pb
 from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
 
 PROTOCOL = "shengji-arena/1"
+
+__all__ = ["PROTOCOL", "Bot", "pb", "run"]
 
 _CALLBACKS = {
     pb.DECISION_KIND_DECLARE: "on_declare",
@@ -95,7 +97,7 @@ def run(bot: Bot, address: str | None = None, token: str | None = None) -> int:
     address = address or os.environ.get("ARENA_REFEREE")
     token = token or os.environ.get("ARENA_TOKEN")
     if not address or not token:
-        print("arena_bot: ARENA_REFEREE and ARENA_TOKEN must be set (the referee sets them "
+        print("arena_sdk: ARENA_REFEREE and ARENA_TOKEN must be set (the referee sets them "
               "when it launches a bot)", file=sys.stderr)
         return 2
     return asyncio.run(_play(bot, address, token))
@@ -133,9 +135,9 @@ async def _play(bot: Bot, address: str, token: str) -> int:
                     bot.on_match_end(msg.match_end)
                     break
         except grpc.RpcError as e:
-            print(f"arena_bot: {e.code().name}: {e.details()}", file=sys.stderr)
+            print(f"arena_sdk: {e.code().name}: {e.details()}", file=sys.stderr)
             return 1
         except asyncio.InvalidStateError:  # an answer written after the referee ended the stream
-            print("arena_bot: the referee closed the stream", file=sys.stderr)
+            print("arena_sdk: the referee closed the stream", file=sys.stderr)
             return 1
     return 0

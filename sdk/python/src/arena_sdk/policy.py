@@ -1,7 +1,7 @@
-"""Policies for the Python SDK: a strategy written as ``act(view, legal) -> action`` (the lab's
-interface, docs/lab.md) played as a gRPC bot, and the pieces it is made of.
+"""Policies: a strategy written as ``act(view, legal) -> action`` (the lab's interface,
+docs/lab.md) played as a gRPC bot, and the pieces it is made of.
 
-    from arena_policy import run_policy
+    from arena_sdk.policy import run_policy
     from mine import Mine
     run_policy(Mine())
 
@@ -13,8 +13,8 @@ interface, docs/lab.md) played as a gRPC bot, and the pieces it is made of.
   ``match_start(seat, match_id, variant)``, ``deal_start(deal)`` and ``deal_end(outcome)`` are
   called from the Welcome and the DealStarted / DealEnded events.
 
-The bot imports the rules engine (the arena's ``referee`` package): name the repository in the
-manifest's ``pythonpath``, as the greedy sample does.
+The view and the actions are the rules engine's (the arena's ``referee.rules``), which comes with
+the SDK: in every Python bot's sandbox, and in the SDK's package.
 """
 
 from __future__ import annotations
@@ -24,13 +24,16 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-from arena_bot import Bot, run
+from arena_sdk.bot import Bot, run
 from shengji_arena.v1 import referee_pb2 as pb
 
 from referee.rules.actions import Action, DecisionKind
 from referee.rules.cards import RANK_TEXT, SUITS, Card
 from referee.rules.observe import Observation
 from referee.wire.protocol import DECISION_TO_PB, action_from_pb, action_to_pb
+
+__all__ = ["KIND_OF_PB", "Legal", "PolicyBot", "TrickLog", "observation_from_pb",
+           "run_policy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,5 +167,5 @@ class PolicyBot(Bot):
 
 
 def run_policy(policy, name: str | None = None) -> int:
-    """Play one seat with ``policy`` until the match ends (``arena_bot.run``)."""
+    """Play one seat with ``policy`` until the match ends (``arena_sdk.run``)."""
     return run(PolicyBot(policy, name))

@@ -1,0 +1,123 @@
+"""``arena bench``: the benchmarks (commands, not tests) of the engine, the referee's link,
+the sandbox, the registry, the league and the dashboard; each is a module of ``tools/``."""
+
+from __future__ import annotations
+
+import sys
+
+from cli.common import variant_ids_or_exit
+
+
+def cmd_bench_engine(args) -> int:
+    from tools.benchengine import bench_engine
+    for i, variant in enumerate([args.variant] if args.variant else variant_ids_or_exit()):
+        if i:
+            print()
+        bench_engine(variant, args.deals, args.repeat)
+    return 0
+
+
+def cmd_bench_compare(args) -> int:
+    from tools.benchcompare import bench_compare
+    return bench_compare(args.other, args.variant or list(variant_ids_or_exit()), args.rounds,
+                         args.deals)
+
+
+def cmd_bench_link(args) -> int:
+    from tools.benchlink import bench_link
+    return bench_link(args.variant, args.deals)
+
+
+def cmd_bench_sandbox(args) -> int:
+    from tools.benchsandbox import bench_sandbox
+    return bench_sandbox(args.starts, args.deals)
+
+
+def cmd_bench_registry(args) -> int:
+    from tools.benchregistry import bench_registry
+    return bench_registry(args.rounds)
+
+
+def cmd_bench_league(args) -> int:
+    from tools.benchleague import bench_league
+    return bench_league(args.matches, args.deals_per_set, args.pg, args.broker, args.runs,
+                        args.league_matches)
+
+
+def cmd_bench_web(args) -> int:
+    from tools.benchweb import bench_web
+    return bench_web(args.matches, args.repeat)
+
+
+def cmd_bench_languages(args) -> int:
+    from tools.benchlanguages import SAMPLES, bench_languages
+    unknown = [name for name in args.language if name not in SAMPLES]
+    if unknown:
+        print(f"arena bench languages: unknown language {unknown[0]!r}: expected some of "
+              f"{', '.join(SAMPLES)}", file=sys.stderr)
+        return 2
+    return bench_languages(args.language or None, args.deals, args.variant)
+
+
+def register(sub) -> None:
+    variants = variant_ids_or_exit()
+    bench = sub.add_parser("bench", help="benchmarks (commands, not tests)")
+    bsub = bench.add_subparsers(dest="bench_command", required=True)
+    eng = bsub.add_parser("engine", help="random legal deals in process on one core")
+    eng.add_argument("--variant", choices=variants, help="one variant (default: each in turn)")
+    eng.add_argument("--deals", type=int, default=2000)
+    eng.add_argument("--repeat", type=int, default=5, help="rounds; the median is reported")
+    eng.set_defaults(func=cmd_bench_engine)
+
+    cmp_ = bsub.add_parser("compare", help="this tree's engine against another checkout's: "
+                           "arena bench engine of each, alternated, and instructions counted")
+    cmp_.add_argument("other", help="the other checkout's folder (e.g. a git worktree)")
+    cmp_.add_argument("--variant", nargs="+", choices=variants, default=None,
+                      help="variants (default: each)")
+    cmp_.add_argument("--rounds", type=int, default=3)
+    cmp_.add_argument("--deals", type=int, default=2000)
+    cmp_.set_defaults(func=cmd_bench_compare)
+
+    link = bsub.add_parser("link", help="referee round trip against a bare grpcio echo")
+    link.add_argument("--variant", default="two-deck-fry", choices=variants)
+    link.add_argument("--deals", type=int, default=3)
+    link.set_defaults(func=cmd_bench_link)
+
+    sb = bsub.add_parser("sandbox", help="the sandbox's cost: per seat start and per "
+                         "decision, sandboxed against unsandboxed")
+    sb.add_argument("--starts", type=int, default=20, help="seat starts timed each way")
+    sb.add_argument("--deals", type=int, default=3, help="deals of each match (three each way)")
+    sb.set_defaults(func=cmd_bench_sandbox)
+
+    br = bsub.add_parser("registry", help="a submitted bot version's start on a worker: cold "
+                         "(fetch, verify, unpack, build) against warm (its cache)")
+    br.add_argument("--rounds", type=int, default=3, help="cold and warm starts of each bot")
+    br.set_defaults(func=cmd_bench_registry)
+
+    lg = bsub.add_parser("league", help="Celery dispatch overhead per match against the local "
+                         "mode, and deals an hour of external bots taking notices or their "
+                         "events with their requests; modes alternated over --runs")
+    lg.add_argument("--matches", type=int, default=8, help="matches of the dispatch part")
+    lg.add_argument("--league-matches", type=int, default=None,
+                    help="matches of the throughput part (default: --matches)")
+    lg.add_argument("--deals-per-set", type=int, default=2)
+    lg.add_argument("--runs", type=int, default=3, help="runs of each part (default 3)")
+    lg.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test",
+                    help="the store of the local mode and of Celery alike")
+    lg.add_argument("--broker", default="redis://127.0.0.1:6379/8")
+    lg.set_defaults(func=cmd_bench_league)
+
+    bw = bsub.add_parser("web", help="the dashboard's season page, matches list and API "
+                         "standings over a generated season of 10,000 matches")
+    bw.add_argument("--matches", type=int, default=10000)
+    bw.add_argument("--repeat", type=int, default=5, help="requests of each page timed")
+    bw.set_defaults(func=cmd_bench_web)
+
+    bl = bsub.add_parser("languages", help="each sample language built from source and its "
+                         "decision time in a sandboxed match, against the Python random "
+                         "sample's in the same match")
+    bl.add_argument("language", nargs="*", help="python, java, go, rust, cpp or node "
+                    "(default: every sample's)")
+    bl.add_argument("--deals", type=int, default=2)
+    bl.add_argument("--variant", choices=variants, default="two-deck-80")
+    bl.set_defaults(func=cmd_bench_languages)

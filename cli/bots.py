@@ -1,0 +1,230 @@
+"""``arena bots`` (check a bot, and the registry's versions: submit, list, show, remove) and
+``arena authors`` (the registry's authors)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cli.common import (DB_HELP, VARIANT_HELP, db_url, existing_store, json_text, local_time,
+                        open_store, sandbox_or_refuse, size_text, unsandboxed_option,
+                        variant_ids_or_exit, visible)
+
+
+def cmd_bots_check(args) -> int:
+    from referee.match.spec import DealSpec, TimeControl
+    from referee.seats.manifest import ManifestError, load_manifest
+    from referee.rules.variants import rules_for
+    from scheduler.league import smoke_check
+    from scheduler.season import SeasonBot
+    try:
+        sandbox_or_refuse(args)
+        manifest = load_manifest(args.manifest)
+        rules_for(args.variant)
+    except (ManifestError, ValueError) as e:
+        print(f"arena bots check: {e}", file=sys.stderr)
+        return 2
+    t = time.perf_counter()
+    label = visible(manifest.label, one_line=True)
+    with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
+        played = manifest
+        if manifest.build:  # checked as it plays: built, in the sandbox
+            from referee.seats.build import BuildFailed, build_bot, discard
+            try:
+                built = build_bot(manifest, manifest.folder, Path(tmp) / "built").folder
+            except BuildFailed as e:
+                print(f"FAIL {label} ({manifest.path}): {visible(e)}")
+                return 1
+            played = dataclasses.replace(manifest, folder=built, path=built / "bot.toml",
+                                         pythonpath=tuple(
+                                             built / p.relative_to(manifest.folder)
+                                             if p.is_relative_to(manifest.folder) else p
+                                             for p in manifest.pythonpath))
+        why = smoke_check(SeasonBot(manifest.name, played), variant=args.variant,
+                          options={},
+                          time_control=TimeControl(per_decision_ms=args.per_decision_ms),
+                          deal=DealSpec(args.seed if args.seed is not None else
+                                        secrets.token_hex(16)),
+                          workdir=Path(args.workdir) / f"check-{manifest.name}")
+        if manifest.build:
+            discard(played.folder)
+    if why:
+        print(f"FAIL {label} ({manifest.path}): {visible(why)}")
+        return 1
+    print(f"ok   {label} ({manifest.path}): one {args.variant} deal on seats 0 and 2 "
+          f"against random, no faults, {time.perf_counter() - t:.1f}s")
+    return 0
+
+
+def cmd_bots_submit(args) -> int:
+    """``arena bots submit``: store a bot folder or archive as an immutable version (its
+    build, if it has one, must pass in the sandbox first)."""
+    from scheduler.season import SeasonError
+    from scheduler.registry.versions import submit
+    try:
+        token = _author_token(args)
+        store = open_store(db_url(args))
+        v = submit(store, Path(args.source), name=args.name, version=args.version,
+                   author=args.author, token=token)
+    except (ValueError, SeasonError) as e:  # RegistryError, or a store that cannot be opened
+        print(f"arena bots submit: {e}", file=sys.stderr)
+        return 2
+    print(f"{visible(v.ref, one_line=True)} {v.content_hash}" +
+          (" already submitted" if v.already else f" ({v.files} files, {size_text(v.size)})"))
+    return 0
+
+
+def _author_token(args) -> str | None:
+    """The author's token: ``--token-file``, else ``$ARENA_AUTHOR_TOKEN`` (never an argument,
+    which ``ps`` shows); None: none given."""
+    if args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as f:
+                token = f.read(4096).strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"--token-file {args.token_file}: cannot be read ({e})") from None
+        if not token:
+            raise ValueError(f"--token-file {args.token_file}: empty; expected the token "
+                             "`arena authors add` printed")
+        return token
+    return os.environ.get("ARENA_AUTHOR_TOKEN", "").strip() or None
+
+
+def cmd_authors_add(args) -> int:
+    """``arena authors add NAME``: a new author; their token is printed once."""
+    from scheduler.registry.owners import add_author
+    from scheduler.season import SeasonError
+    try:
+        token = add_author(open_store(db_url(args)), args.name)
+    except (ValueError, SeasonError) as e:
+        print(f"arena authors add: {e}", file=sys.stderr)
+        return 2
+    print(token)
+    print(f"the token of author {args.name} (shown once, only its hash is kept): they submit "
+          "with ARENA_AUTHOR_TOKEN or --token-file", file=sys.stderr)
+    return 0
+
+
+def cmd_bots_list(args) -> int:
+    """``arena bots list``: every bot version in the registry, oldest first."""
+    from scheduler.registry.submissions import BotVersion
+    store = existing_store(db_url(args), "arena bots list: no bot versions to list")
+    rows = [BotVersion.of(r) for r in store.bot_versions()]
+    if args.json:
+        print(json_text([{k: v for k, v in dataclasses.asdict(r).items() if k != "already"}
+                         for r in rows], indent=1))
+        return 0
+    if not rows:
+        print(f"no bot versions in {store.url}")
+        return 0
+    shown = {r.id: (visible(r.name, one_line=True), visible(r.version, one_line=True),
+                    visible(r.author or "", one_line=True)) for r in rows}
+    nw = max(4, *(len(shown[r.id][0]) for r in rows))
+    vw = max(7, *(len(shown[r.id][1]) for r in rows))
+    print(f"{'name':<{nw}} {'version':<{vw}} {'hash':<12} {'protocol':<8} {'size':>10}  "
+          f"{'submitted':<16}  author")
+    for r in rows:
+        name, version, author = shown[r.id]
+        print(f"{name:<{nw}} {version:<{vw}} {r.content_hash[:12]} {r.protocol:<8} "
+              f"{size_text(r.size):>10}  {local_time(r.submitted_at):<16}  {author}")
+    return 0
+
+
+def cmd_bots_show(args) -> int:
+    """``arena bots show NAME[@VERSION]``: a version's fields and files."""
+    from scheduler.registry import submissions
+    from scheduler.registry.archives import RegistryError
+    store = existing_store(db_url(args), f"arena bots show: no bot {args.ref!r}")
+    try:
+        v = submissions.resolve(store, args.ref)
+        files = submissions.listing(store, v)
+    except RegistryError as e:
+        print(f"arena bots show: {e}", file=sys.stderr)
+        return 2
+
+    def field(text) -> str:  # the author's text, its escapes shown unless --raw
+        return str(text) if args.raw else visible(text, one_line=True)
+    for k in ("name", "version", "content_hash", "author", "protocol", "language", "size",
+              "files"):
+        print(f"{k + ':':<14}{field(getattr(v, k)) if getattr(v, k) is not None else ''}")
+    print(f"{'submitted:':<14}{local_time(v.submitted_at)}")
+    manifest = (json.dumps(v.fields(), ensure_ascii=False, sort_keys=True) if args.raw else
+                json_text(v.fields(), sort_keys=True))
+    print(f"{'manifest:':<14}{manifest}")
+    print("files:")
+    for f in files:
+        what = (f"-> {field(f['target'])}" if f["type"] == "link" else "" if f["type"] == "dir"
+                else size_text(f["size"]))
+        print(f"  {f['mode']:04o} {field(f['path'])}{'/' if f['type'] == 'dir' else ''} {what}"
+              .rstrip())
+    return 0
+
+
+def cmd_bots_remove(args) -> int:
+    """``arena bots remove NAME@VERSION``: refused while a season pins it."""
+    from scheduler.registry import submissions
+    from scheduler.registry.archives import RegistryError
+    store = existing_store(db_url(args), f"arena bots remove: no bot {args.ref!r}")
+    try:
+        v = submissions.remove(store, args.ref)
+    except RegistryError as e:
+        print(f"arena bots remove: {e}", file=sys.stderr)
+        return 2
+    print(f"removed {visible(v.ref, one_line=True)} ({v.content_hash[:12]})")
+    return 0
+
+
+def register(sub) -> None:
+    from referee.match.spec import DEFAULT_TIME_CONTROL as TC
+    bots = sub.add_parser("bots", help="bot manifests")
+    bsub = bots.add_subparsers(dest="bots_command", required=True)
+    bc = bsub.add_parser("check", help="a short smoke match a bot must pass to join a season")
+    bc.add_argument("manifest")
+    bc.add_argument("--variant", default="two-deck-fry", choices=variant_ids_or_exit(),
+                    help=VARIANT_HELP)
+    bc.add_argument("--seed", help="the deal's seed (default: a fresh random one)")
+    bc.add_argument("--per-decision-ms", type=int, default=TC.per_decision_ms)
+    bc.add_argument("--workdir", default="records/checks")
+    unsandboxed_option(bc)
+    bc.set_defaults(func=cmd_bots_check)
+    bs = bsub.add_parser("submit", help="store a bot folder or archive (.tar, .tar.gz, .tgz, "
+                         ".zip) in the registry as an immutable version",
+                         allow_abbrev=False)  # no --token for --token-file: never a token
+    bs.add_argument("source", metavar="DIR_OR_ARCHIVE")
+    bs.add_argument("--name", help="the bot's name (default: the manifest's)")
+    bs.add_argument("--version", help="the version (default: the manifest's)")
+    bs.add_argument("--author", help="the author submitting: a name belongs to the author of "
+                    "its first version, and only they add versions of it. Their token is read "
+                    "from $ARENA_AUTHOR_TOKEN or --token-file and checked; --author without a "
+                    "token is the organiser writing straight into their own store")
+    bs.add_argument("--token-file", metavar="PATH", help="a file holding the author's token "
+                    "(`arena authors add`); never give the token itself as an argument")
+    bs.add_argument("--db", help=DB_HELP)
+    bs.set_defaults(func=cmd_bots_submit)
+    bl = bsub.add_parser("list", help="every bot version in the registry")
+    bl.add_argument("--db", help=DB_HELP)
+    bl.add_argument("--json", action="store_true")
+    bl.set_defaults(func=cmd_bots_list)
+    bw = bsub.add_parser("show", help="a bot version's fields and files")
+    bw.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: its latest")
+    bw.add_argument("--db", help=DB_HELP)
+    bw.add_argument("--raw", action="store_true", help="print the fields and file names as "
+                    "stored (by default their control and invisible characters are escaped)")
+    bw.set_defaults(func=cmd_bots_show)
+    br = bsub.add_parser("remove", help="delete a bot version no season pins")
+    br.add_argument("ref", metavar="NAME@VERSION")
+    br.add_argument("--db", help=DB_HELP)
+    br.set_defaults(func=cmd_bots_remove)
+
+    authors = sub.add_parser("authors", help="the registry's authors")
+    asub = authors.add_subparsers(dest="authors_command", required=True)
+    aa = asub.add_parser("add", help="a new author; prints their token once")
+    aa.add_argument("name")
+    aa.add_argument("--db", help=DB_HELP)
+    aa.set_defaults(func=cmd_authors_add)

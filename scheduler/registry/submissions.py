@@ -1,0 +1,232 @@
+"""Bot versions submitted, resolved, listed and removed: a version is a bot's folder stored
+under ``name@version`` as its canonical tar, which never changes (the same name@version with
+other content is refused; the same content under another version shares the archive)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import stat
+import tarfile
+import time
+import tomllib
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from referee.seats.manifest import Manifest, ManifestError, load_manifest
+
+from scheduler.registry.archives import RegistryError, opened, stored_archive
+from scheduler.registry.owners import (check_author, check_name, check_token, check_version,
+                                       owner_label, resembled)
+from scheduler.registry.packing import pack_folder
+from scheduler.store.rows import BotVersionRow
+
+
+@dataclass(frozen=True)
+class BotVersion(BotVersionRow):
+    """A registry version (its ``bot_versions`` row); ``already``: ``submit`` found this
+    content stored under this name@version (nothing was written)."""
+    already: bool = field(default=False, compare=False)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    @classmethod
+    def of(cls, row: dict, already: bool = False) -> "BotVersion":
+        return cls(**{f.name: row[f.name] for f in dataclasses.fields(cls)
+                      if f.name != "already"}, already=already)
+
+    def fields(self) -> dict:
+        """The manifest's fields, as submitted (name and version as stored)."""
+        return dict(self.manifest_fields)
+
+    def manifest(self, folder: Path | None = None) -> Manifest:
+        """The version's manifest placed in ``folder`` (where it was fetched), its
+        ``pythonpath`` relative to it; without a folder, relative to ``@bot``. Entries that
+        begin with ``@`` are kept as written."""
+        from referee.seats.launch import ARENA_ROOT, SDK
+        f = self.fields()
+        where = Path(folder) if folder is not None else Path("@bot")
+        roots = {"@sdk": SDK, "@arena": ARENA_ROOT}
+
+        def placed(e: str) -> Path:
+            if folder is None:
+                return Path(e) if e.startswith("@") else where / e
+            if e in roots:
+                return roots[e]
+            if e == "@bot" or e.startswith("@bot/"):
+                return where.joinpath(*Path(e).parts[1:])
+            return (where / e).resolve()
+        paths = tuple(placed(e) for e in f.get("pythonpath", []))
+        known = {x.name for x in dataclasses.fields(Manifest)}
+        extra = {k: tuple(tuple(x) if isinstance(x, list) else x for x in v)
+                 if isinstance(v, list) else v for k, v in f.items()
+                 if k in known and k not in {"name", "version", "command", "protocol",
+                                              "folder", "path", "pythonpath"}}
+        return Manifest(self.name, self.version, tuple(f["command"]), self.protocol, where,
+                        where / "bot.toml", paths, **extra)
+
+
+def _portable_pythonpath(manifest: Manifest, where: object) -> list[str]:
+    """The manifest's ``pythonpath`` as any machine can place it: ``@bot/...`` (inside the
+    bot's folder), ``@sdk`` (the Python SDK) or ``@arena`` (the arena's folder, for the rules
+    engine); anything else is refused, as the sandbox would refuse it."""
+    from referee.seats.launch import ARENA_ROOT, SDK
+    folder = manifest.folder.resolve()
+    out = []
+    for i, p in enumerate(manifest.pythonpath):
+        p = p.resolve()
+        if p == folder or folder in p.parents:
+            out.append("/".join(("@bot", *p.relative_to(folder).parts)))
+        elif p == SDK:
+            out.append("@sdk")
+        elif p == ARENA_ROOT:
+            out.append("@arena")
+        else:
+            raise RegistryError(f"{where}: field 'pythonpath'[{i}] = {str(p)!r}: outside the "
+                                "bot's folder; a bot version may name only its own folders, "
+                                f"the Python SDK ({SDK}) and the arena's folder ({ARENA_ROOT})")
+    return out
+
+
+def _language(command: list[str], folder: Path) -> str | None:
+    """The bot's language, guessed from its command and files."""
+    prog = Path(command[0]).name.lower()
+    for prefix, lang in (("python", "python"), ("pypy", "python"), ("node", "javascript"),
+                         ("deno", "javascript"), ("bun", "javascript"), ("java", "java")):
+        if prog.startswith(prefix):
+            return lang
+    names = {p.suffix for p in folder.iterdir() if p.is_file()}
+    for suffixes, lang in (({".cc", ".cpp", ".cxx"}, "c++"), ({".rs"}, "rust"),
+                           ({".go"}, "go"), ({".c"}, "c")):
+        if names & suffixes:
+            return lang
+    return None
+
+
+def submit(store, source: Path, *, name: str | None = None, version: str | None = None,
+           author: str | None = None, token: str | None = None, limit: int | None = None,
+           folder: Path | None = None) -> BotVersion:
+    """Store the bot in folder or archive ``source`` (already unpacked in ``folder``, if
+    given) as name@version (the manifest's unless given): its manifest checked, its folder
+    packed, the archive and the row in one transaction. The same content under the same
+    name@version is a no-op (``already``); other content is refused.
+
+    A name belongs to the author of its first version (with no author: the organiser's). A
+    new name that resembles an existing one once shown (``skeletons``) is refused, then one
+    that is not a plain label; a version of a name by another author is refused. ``token``,
+    where given, must be ``author``'s (``check_token``); ``author`` without a token is the
+    organiser writing in their own store. With no author the organiser may add a version to
+    any name."""
+    from scheduler.store import NameHeld
+    source = Path(source)
+    if folder is None:
+        with opened(source, limit) as unpacked:
+            return submit(store, source, name=name, version=version, author=author,
+                          token=token, limit=limit, folder=unpacked)
+    if author is not None:
+        check_author(author, source)
+    if token is not None and (author is None or not check_token(store, author, token)):
+        raise RegistryError(f"{source}: author {author!r}: the token is not theirs"
+                            if author is not None else
+                            f"{source}: a token was given without its author")
+    top = folder / "bot.toml"
+    try:
+        st = os.lstat(top)
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise RegistryError(f"{source}: bot.toml: not a plain file (a link or a folder); the "
+                            "manifest is read only from a file of the bot's own folder")
+    packed = pack_folder(folder, limit, source)  # every link checked before reading more
+    try:
+        manifest = load_manifest(folder)
+        fields = tomllib.loads(manifest.path.read_text(encoding="utf-8"))
+    except (ManifestError, UnicodeDecodeError) as e:
+        msg = str(e) if isinstance(e, ManifestError) else f"{folder}/bot.toml: not UTF-8"
+        if folder != source:
+            msg = f"{source}: " + msg.replace(f"{folder.resolve()}{os.sep}", "")
+        raise RegistryError(msg) from None
+    owners = store.bot_names()
+    fields.update(name=check_name(name or manifest.name, source, owners),
+                  version=check_version(version or manifest.version, source),
+                  command=list(manifest.command), protocol=manifest.protocol)
+    if getattr(manifest, "build", ()):
+        fields["build"] = [list(step) for step in manifest.build]  # its normal form
+    if manifest.pythonpath:
+        fields["pythonpath"] = _portable_pythonpath(manifest, source)
+    language = _language(list(manifest.command), folder)
+    row = {"name": fields["name"], "version": fields["version"],
+           "content_hash": packed.content_hash, "author": author,
+           "protocol": manifest.protocol, "language": language, "size": packed.size,
+           "files": packed.files, "manifest_json": json.dumps(fields, sort_keys=True),
+           "submitted_at": time.time()}
+    try:
+        stored, created = store.add_bot_version(row, zlib.compress(packed.data, 6),
+                                                resembles=lambda names: resembled(
+                                                    row["name"], names))
+    except NameHeld as e:
+        if e.name == row["name"]:
+            raise RegistryError(f"{source}: the bot {e.name!r} belongs to {owner_label(e.owner)}: "
+                                f"only they add versions of it; choose another name") from None
+        raise RegistryError(f"{source}: name {row['name']!r} resembles the bot {e.name!r} "
+                            f"(held by {owner_label(e.owner)}) once shown: choose another "
+                            "name") from None
+    got = BotVersion.of(stored, already=not created)
+    if got.content_hash != packed.content_hash:
+        raise RegistryError(f"{source}: {got.ref} is already in the registry with other "
+                            f"content (stored {got.content_hash[:12]}, this "
+                            f"{packed.content_hash[:12]}): a version never changes; bump the "
+                            "version")
+    return got
+
+
+def resolve(store, ref: str) -> BotVersion:
+    """``name@version``, or ``name``: its latest submitted version."""
+    name, sep, version = ref.partition("@")
+    rows = store.bot_versions(name)
+    if sep:
+        row = next((r for r in rows if r["version"] == version), None)
+        if row is not None:
+            return BotVersion.of(row)
+        if rows:
+            raise RegistryError(f"{ref}: no such version of {name}; its versions: "
+                                f"{', '.join(r['version'] for r in rows)}")
+    elif rows:
+        return BotVersion.of(rows[-1])
+    names = sorted({r["name"] for r in store.bot_versions()})
+    raise RegistryError(f"{ref}: no such bot in the registry; "
+                        + (f"its bots: {', '.join(names)}" if names else
+                           "it is empty (arena bots submit DIR)"))
+
+
+def listing(store, version: BotVersion) -> list[dict]:
+    """The version's entries: {"path", "type" (file, dir, link), "size", "mode", "target"}."""
+    data = stored_archive(store, version.content_hash)
+    out = []
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        for m in tar:
+            out.append({"path": m.name, "size": m.size, "mode": m.mode,
+                        "type": "dir" if m.isdir() else "link" if m.issym() else "file",
+                        "target": m.linkname or None})
+    return out
+
+
+def remove(store, ref: str) -> BotVersion:
+    """Delete name@version, refused while a season pins its content; its archive goes with
+    it unless another version shares it."""
+    if not ref.partition("@")[2]:
+        raise RegistryError(f"{ref}: name the version to remove (name@version)")
+    v = resolve(store, ref)
+    got = store.remove_bot_version(v.name, v.version)
+    if got["seasons"]:
+        raise RegistryError(f"{v.ref}: pinned by season{'s' if len(got['seasons']) > 1 else ''}"
+                            f" {', '.join(got['seasons'])}; a version stays while a season "
+                            "pins it")
+    if not got["removed"]:
+        raise RegistryError(f"{v.ref}: removed by another at the same moment")
+    return v
