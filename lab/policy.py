@@ -167,8 +167,10 @@ def _sample_bot_class(name: str, cls: str):
 
 
 def _greedy():
+    from arena_sdk.greedy import GreedyBot
+
     from lab.sdkpolicy import BotPolicy
-    return BotPolicy(_sample_bot_class("greedy", "GreedyBot")())
+    return BotPolicy(GreedyBot())
 
 
 def _cheap():
@@ -183,8 +185,8 @@ def _search():
 
 SHORT_NAMES = {"random": RandomPolicy, "first": FirstPolicy, "greedy": _greedy,
                "cheap": _cheap, "search": _search}
-"""Policies by short name: the Python samples (``greedy`` and ``cheap`` are their SDK bots
-played through ``lab.sdkpolicy.BotPolicy``) and ``first``."""
+"""Policies by short name: the Python samples (``greedy``, the SDK's ``arena_sdk.greedy``, and
+``cheap`` are SDK bots played through ``lab.sdkpolicy.BotPolicy``) and ``first``."""
 
 
 class PolicyError(ValueError):

@@ -1,4 +1,4 @@
-"""What a bot author does first, for Java, Python, Rust and Go: copy a sample to a folder of
+"""What a bot author does first, for Java, Python (greedy, search), Rust and Go: copy a sample to a folder of
 their own outside the repository, change its name and nothing else, then `arena match` it (built
 from source on the way), `arena bots submit` it, and enter the submitted versions in a registry
 season that two Celery workers play, building each version from its archive in caches of
@@ -16,7 +16,8 @@ from scheduler.league import open_season, run_distributed
 from scheduler.season import load_season
 from scheduler.store import Store
 
-SAMPLES = {"java": "java", "python": "python/greedy", "rust": "rust", "go": "go"}
+SAMPLES = {"java": "java", "python": "python/greedy", "rust": "rust", "go": "go",
+           "search": "python/search"}
 
 
 def _own_copy(language: str, into, name: str):
@@ -41,9 +42,9 @@ def test_copied_samples_play_submit_and_play_a_registry_season_on_two_workers(
     home.mkdir()
     bots = {lang: _own_copy(lang, home, f"{tag}-{lang}") for lang in SAMPLES}
 
-    # arena match: every copy at one table, each built on the way
+    # arena match: four copies at one table, each built on the way (Go's: tests/test_match_cli)
     record = home / "m.json"
-    p = arena("match", *(str(bots[lang]) for lang in ("java", "python", "rust", "go")),
+    p = arena("match", *(str(bots[lang]) for lang in ("java", "python", "rust", "search")),
               "--variant", "two-deck-80", "--deals", "1", "--out", str(record), cwd=home)
     assert p.returncode == 0, p.stdout + p.stderr
     match = MatchFile.load(record)

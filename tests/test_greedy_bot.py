@@ -1,12 +1,10 @@
-"""The sample greedy bot, driven in process through the wire messages: every action it chooses
-is one the referee accepts."""
+"""The SDK's greedy bot (which the greedy sample plays), driven in process through the wire
+messages: every action it chooses is one the referee accepts."""
 
-import importlib.util
 import random
 
 import pytest
 
-from conftest import ROOT
 from referee.play.chance import chance_action
 from referee.wire.hints import legal_hint
 from referee.wire.protocol import DECISION_TO_PB, action_from_pb, observation_to_pb
@@ -20,11 +18,8 @@ from shengji_arena.v1 import referee_pb2 as pb
 
 
 def _greedy():
-    spec = importlib.util.spec_from_file_location(
-        "greedy_bot", ROOT / "sample_bots" / "python" / "greedy" / "bot.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.GreedyBot()
+    from arena_sdk.greedy import GreedyBot
+    return GreedyBot()
 
 
 def _request(state, seed: str) -> pb.DecisionRequest:

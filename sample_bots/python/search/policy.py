@@ -9,36 +9,17 @@ the level, trump, dealer, tricks and points of the view, and the current trick r
 listed action is tried in each world and the deal is played out with random legal play; the
 action with the best mean outcome (the attackers' points for the seat's side, and the level
 gains) is played. The budget per decision comes from the clock (a part of this decision's
-allowance, never the bank). Declarations, burials and the other decisions are the greedy
-sample's.
+allowance, never the bank). Declarations, burials and the other decisions are the SDK's greedy
+bot's (``arena_sdk.greedy``, which the greedy sample plays).
 """
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 import time
 from collections import Counter
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SAMPLES = os.path.dirname(HERE)
-"""The Python samples' folder: the greedy sample (declarations and burials) is read from it."""
-
-
-def _greedy_class():
-    """The greedy sample's bot class, from its folder next to this one."""
-    import importlib.util
-    name = "_search_greedy_sample"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(SAMPLES, "greedy", "bot.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module.GreedyBot
-
-
+from arena_sdk.greedy import GreedyBot
 from referee.play.random_play import random_action
 from referee.rules.actions import DecisionKind, Play
 from referee.rules.cards import KINDS, POINTS, full_deck
@@ -81,7 +62,7 @@ class SearchPolicy:
 
     def _fallback(self):
         if self.fallback is None:
-            self.fallback = _BotAsPolicy(_greedy_class()())
+            self.fallback = _BotAsPolicy(GreedyBot())
         return self.fallback
 
     # -- deciding -----------------------------------------------------------------------
