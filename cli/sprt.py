@@ -81,39 +81,38 @@ def cmd_sprt(args) -> int:
         _print_diff_verdict(args, shown_a, got, paired, took)
     else:
         _print_wdl_verdict(args, shown_a, got, test, took)
-    return 0 if got["decision"] else 3
+    return 0 if got.decision else 3
 
 
-def _print_diff_verdict(args, shown_a: str, got: dict, paired, took: float) -> None:
+def _print_diff_verdict(args, shown_a: str, got, paired, took: float) -> None:
     """The paired test's verdict (``study.run_sequential``'s result), and where the pair
     W/D/L test stopped on the same pairs."""
     verdict = {"H1": f"{shown_a} is stronger by at least {args.d1} levels per deal (H1 "
                      "accepted)",
                "H0": f"{shown_a} is not stronger by {args.d1} levels per deal; at most "
                      f"{args.d0} (H0 accepted)",
-               None: "no decision within --max-pairs"}[got["decision"]]
-    at = got["decided_at"]
+               None: "no decision within --max-pairs"}[got.decision]
+    at = got.decided_at
     print(f"{verdict}: {at} pairs ({2 * at * args.deals_per_set} deals), mean paired "
-          f"difference {got['mean_diff']:+.3f} levels per deal over {got['pairs']} pairs, "
-          f"LLR {got['llr_diff']:.2f} in [{paired.lower:.2f}, {paired.upper:.2f}], "
+          f"difference {got.mean_diff:+.3f} levels per deal over {got.pairs} pairs, "
+          f"LLR {got.llr_diff:.2f} in [{paired.lower:.2f}, {paired.upper:.2f}], "
           f"{took:.0f}s")
-    n, d = got["stops"]["wdl"]
+    n, d = got.stops["wdl"]
     print(f"on the same pairs, pair W/D/L (H1 {args.elo1} Elo): " +
           (f"{d} after {n} pairs" if d else f"no decision after {n} pairs") +
-          f" (W-D-L {got['W']}-{got['D']}-{got['L']} over {got['pairs']} pairs"
+          f" (W-D-L {got.wins}-{got.draws}-{got.losses} over {got.pairs} pairs"
           f"{'' if args.compare else '; --compare plays on until it decides'})")
 
 
-def _print_wdl_verdict(args, shown_a: str, got: dict, test, took: float) -> None:
-    """The pair W/D/L test's verdict: ``league.run_sprt``'s result (its LLR ``llr``) or
-    ``study.run_sequential``'s (``llr_wdl``)."""
+def _print_wdl_verdict(args, shown_a: str, got, test, took: float) -> None:
+    """The pair W/D/L test's verdict (a ``SequentialResult``: ``league.run_sprt``'s or
+    ``study.run_sequential``'s)."""
     verdict = {"H1": f"{shown_a} is stronger by at least {args.elo1} Elo (H1 accepted)",
                "H0": f"{shown_a} is not stronger by {args.elo1} Elo; at most {args.elo0} "
                      "(H0 accepted)",
-               None: "no decision within --max-pairs"}[got["decision"]]
-    llr = got.get("llr", got.get("llr_wdl"))
-    print(f"{verdict}: {got['pairs']} pairs ({got['deals']} deals), W-D-L {got['W']}-"
-          f"{got['D']}-{got['L']}, LLR {llr:.2f} in [{test.lower:.2f}, "
+               None: "no decision within --max-pairs"}[got.decision]
+    print(f"{verdict}: {got.pairs} pairs ({got.deals} deals), W-D-L {got.wins}-"
+          f"{got.draws}-{got.losses}, LLR {got.llr_wdl:.2f} in [{test.lower:.2f}, "
           f"{test.upper:.2f}], {took:.0f}s")
 
 

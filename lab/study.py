@@ -17,7 +17,7 @@ from referee.play.random_play import random_action
 
 from lab.match import seat_inputs
 from lab.policy import make_policy
-from scheduler.stats.power import DealPair, PairedSprt, card_luck, set_scores
+from scheduler.stats.power import DealPair, PairedSprt, SequentialResult, card_luck, set_scores
 from scheduler.stats.ratings import Sprt
 from scheduler.stats.scores import FORFEIT_OUTCOME, deal_outcome, point_step
 
@@ -188,7 +188,7 @@ def referee_pairs(a, b, variant: str, deals: int, per_set: int, secret: str, wor
 
 def run_sequential(next_sets, chosen: str, paired: PairedSprt, wdl: Sprt, max_pairs: int,
                    per_set: int, progress: Callable[[int, dict], None] | None = None,
-                   both: bool = False) -> dict:
+                   both: bool = False) -> SequentialResult:
     """Both tests on one stream of duplicate pairs (``next_sets(stop)`` yields each pair's
     deals in order, ending when ``stop(pairs so far)`` is true), until the ``chosen`` one
     ("diff" or "wdl") decides (``both``: until both have) or ``max_pairs``. Returns the tally,
@@ -214,13 +214,13 @@ def run_sequential(next_sets, chosen: str, paired: PairedSprt, wdl: Sprt, max_pa
         return False
     next_sets(stop)
     n = state["pairs"]
-    return {"pairs": n, "deals": 2 * n * per_set, "W": state["W"], "D": state["D"],
-            "L": state["L"], "llr_diff": paired.llr(state["scores"]),
-            "llr_wdl": wdl.llr(state["W"], state["D"], state["L"]),
-            "mean_diff": float(np.mean(state["scores"])) if state["scores"] else 0.0,
-            "decision": state["stops"].get(chosen, (n, None))[1],
-            "decided_at": state["stops"].get(chosen, (n, None))[0],
-            "stops": {k: state["stops"].get(k, (n, None)) for k in ("diff", "wdl")}}
+    decided_at, decision = state["stops"].get(chosen, (n, None))
+    return SequentialResult(
+        n, 2 * n * per_set, state["W"], state["D"], state["L"],
+        llr_wdl=wdl.llr(state["W"], state["D"], state["L"]), decision=decision,
+        decided_at=decided_at, llr_diff=paired.llr(state["scores"]),
+        mean_diff=float(np.mean(state["scores"])) if state["scores"] else 0.0,
+        stops={k: state["stops"].get(k, (n, None)) for k in ("diff", "wdl")})
 
 
 def in_process_sets(a: str, b: str, variant: str, per_set: int, seed: str, max_pairs: int):

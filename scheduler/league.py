@@ -25,6 +25,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, SeatBot, TimeControl
 from referee.seats.manifest import changed_files
@@ -34,6 +35,9 @@ from scheduler.season import Season, SeasonError
 from scheduler.pinning import pin
 from scheduler.workers import process_alive
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
+
+if TYPE_CHECKING:  # numpy: imported only where a test runs
+    from scheduler.stats.power import SequentialResult
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE_PARTNER = ROOT / "sample_bots" / "python" / "random"
@@ -356,9 +360,10 @@ def in_order(play, count: int, workers: int):
 def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
              max_pairs: int = 200, workers: int = 2, seed: str | None = None,
              time_control: TimeControl = DEFAULT_TIME_CONTROL, workdir: Path,
-             progress: bool = True, out=sys.stderr) -> dict:
+             progress: bool = True, out=sys.stderr) -> SequentialResult:
     """Duplicate pairs between SeasonBots ``a`` and ``b`` until ``sprt`` decides (or
     ``max_pairs``). Pairs are counted in order, so stopping is a sequential test."""
+    from scheduler.stats.power import SequentialResult
     from scheduler.season import deal_seed, new_secret
     # the key of the deals' seeds: a fresh one (no bot can tell the cards) unless the user
     # gives a seed, to play the same deals again
@@ -396,5 +401,6 @@ def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
         if decision:
             break
     bar.close()
-    return {"pairs": pairs, "deals": pairs * 2 * deals_per_set, **tally,
-            "llr": sprt.llr(tally["W"], tally["D"], tally["L"]), "decision": decision}
+    return SequentialResult(pairs, pairs * 2 * deals_per_set, tally["W"], tally["D"],
+                            tally["L"], sprt.llr(tally["W"], tally["D"], tally["L"]), decision,
+                            pairs)

@@ -61,6 +61,27 @@ def card_luck(hands: Sequence[Sequence[int]], level_rank: int) -> float:
 
 
 # -- a duplicate deal's scores --------------------------------------------------------------
+@dataclass(frozen=True)
+class SequentialResult:
+    """A sequential test over duplicate pairs, as it ended: the pairs and deals played, the
+    pairs' W/D/L tally, the pair-W/D/L test's LLR, the chosen test's verdict ("H1", "H0", or
+    None: none within the pairs allowed) and the pairs it took; for a run of both tests on
+    one stream (``lab.study.run_sequential``), the paired test's LLR, the mean paired
+    difference, and where each test stopped (``stops``: test -> (pairs, verdict or None))."""
+
+    pairs: int
+    deals: int
+    wins: int
+    draws: int
+    losses: int
+    llr_wdl: float
+    decision: str | None
+    decided_at: int
+    llr_diff: float | None = None
+    mean_diff: float | None = None
+    stops: dict[str, tuple[int, str | None]] = field(default_factory=dict)
+
+
 @dataclass
 class DealPair:
     """One deal played twice: A on team 0 in the first play, on team 1 in the second. ``a1``
