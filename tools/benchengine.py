@@ -1,12 +1,22 @@
-"""``arena bench engine``: how many random legal deals the engine plays a second on one core."""
+"""``arena bench engine``: how many random legal deals the engine plays a second on one core.
+
+``python -m tools.benchengine --both [--variant V] [--rounds N]``: the pure and the compiled
+engine (``make compiled``) against each other in one run, ``arena bench engine`` of each
+alternated round by round (which goes first alternates too).
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
+import re
 import statistics
+import subprocess
+import sys
 import time
 
+import referee.rules
 from referee.play.selfplay import play
 from referee.rules import apply, family_of, new_game, rules_for
 
@@ -51,6 +61,7 @@ def bench_engine(variant: str, deals_wanted: int = 2000, repeat: int = 5) -> int
           f"--repeat {repeat}")
     print(f"machine      {platform.machine()} {cpu_model()}, {os.cpu_count()} cpus, python "
           f"{platform.python_version()}; one process, one core")
+    print(f"engine       {engine()}")
     print(f"measured     {deals} random legal deals, {decisions} decisions, {cpu:.3f} s cpu, "
           f"in {repeat} rounds")
     print(f"deals/s      {median:.1f} (median of the rounds; range {min(rates):.1f} - "
@@ -77,3 +88,64 @@ def cpu_model() -> str:
 def machine() -> str:
     """This machine in one line, for a benchmark's report: CPU model, cpus, kernel."""
     return f"{cpu_model()}, {os.cpu_count()} cpus, {platform.system()} {platform.release()}"
+
+
+def engine() -> str:
+    """Which engine runs: pure, or compiled with the modules loaded from extensions."""
+    if referee.rules.ENGINE != "compiled":
+        return "pure (the source; make compiled builds the compiled engine)"
+    from referee.rules.compiled import loaded_from_extension
+    names = [n for n, m in list(sys.modules.items())
+             if n.startswith("referee.rules.") and loaded_from_extension(m)]
+    return f"compiled ({len(names)} modules from build/compiled, mypyc; ARENA_ENGINE=pure for " \
+           "the source)"
+
+
+def _rate(engine_name: str, variant: str, deals: int) -> float:
+    """The median deals/s of ``arena bench engine`` in a fresh process on one engine."""
+    code = ("import sys\nfrom tools.benchengine import bench_engine\n"
+            "bench_engine(sys.argv[1], int(sys.argv[2]))")
+    run = subprocess.run([sys.executable, "-c", code, variant, str(deals)], capture_output=True,
+                         text=True, env=dict(os.environ, ARENA_ENGINE=engine_name))
+    match = re.search(r"^deals/s\s+([0-9.]+)", run.stdout, re.M)
+    if run.returncode or match is None or f"engine       {engine_name}" not in run.stdout:
+        raise SystemExit(f"bench: the {engine_name} engine failed (exit {run.returncode}):\n"
+                         f"{run.stdout[-1000:]}{run.stderr[-2000:]}")
+    return float(match.group(1))
+
+
+def bench_both(variant: str = "two-deck-fry", rounds: int = 3, deals: int = 2000) -> int:
+    """The pure and the compiled engine alternated, ``rounds`` runs of each; prints both rates
+    and their ratio (medians)."""
+    print(f"command      python -m tools.benchengine --both --variant {variant} --rounds "
+          f"{rounds} --deals {deals}")
+    print(f"machine      {machine()}, python {platform.python_version()}; each rate the median "
+          f"of arena bench engine's 5 rounds, the engines alternated")
+    rates: dict[str, list[float]] = {"pure": [], "compiled": []}
+    for r in range(rounds):
+        order = ("pure", "compiled") if r % 2 == 0 else ("compiled", "pure")
+        for name in order:
+            rates[name].append(_rate(name, variant, deals))
+    pure, compiled = (statistics.median(rates[n]) for n in ("pure", "compiled"))
+    for name in ("pure", "compiled"):
+        print(f"{name:<12} deals/s {', '.join(f'{x:.1f}' for x in rates[name])} (median "
+              f"{statistics.median(rates[name]):.1f})")
+    print(f"ratio        compiled / pure = {compiled / pure:.2f}x (medians)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.benchengine")
+    parser.add_argument("--both", action="store_true",
+                        help="the pure and the compiled engine, alternated in one run")
+    parser.add_argument("--variant", default="two-deck-fry")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--deals", type=int, default=2000)
+    args = parser.parse_args(argv)
+    if args.both:
+        return bench_both(args.variant, args.rounds, args.deals)
+    return bench_engine(args.variant, args.deals)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

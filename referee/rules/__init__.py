@@ -4,7 +4,14 @@ Start with ``rules_for(variant)`` and ``new_game(rules)``; then, at each decisio
 and ``state.decision`` say who acts and how, ``legal_actions(state)`` lists the choices,
 ``check`` / ``is_legal`` judge one, ``apply`` returns the new state and its events, and
 ``observe(state, seat)`` is all a seat may see.
+
+``ENGINE`` says which engine runs: ``"pure"`` (the source, the reference) or ``"compiled"`` (its
+hot modules built by ``make compiled``, loaded only while they match the source: ``compiled``).
 """
+
+from .compiled import choose as _choose
+
+ENGINE = _choose()
 
 from .actions import (Action, Bury, DecisionKind, Declare, DrawKittyCard, Pass, Play, Redeal,
                       Shuffle, parse_action)
@@ -25,4 +32,5 @@ __all__ = [
     "IllegalActionError", "InvalidActionError", "LegalActions", "legal_actions", "Observation",
     "observe", "RuleSet", "rules_for", "variant_ids", "presets", "families", "family_of",
     "Family", "CHANCE", "NOBODY", "State", "apply", "apply_all", "check", "is_legal", "new_game",
+    "ENGINE",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .cards import SUITS, TEXT, parse_cards
 from .errors import InvalidActionError
@@ -224,7 +224,7 @@ class BuryJokers(_ActionText):
 Action = (Shuffle | DrawKittyCard | Pass | Declare | Redeal | Bury | Play | Uprising | HandOver
           | Transfer | Return | RevealDun | BuryJokers)
 
-_BY_WORD = {kind.WORD: kind for kind in (Pass, Redeal, Uprising, HandOver, Bury, Play, Transfer,
+_BY_WORD: dict[str, Any] = {kind.WORD: kind for kind in (Pass, Redeal, Uprising, HandOver, Bury, Play, Transfer,
                                           Return, RevealDun)}
 """The actions whose text is their word, alone or before their cards."""
 _WORDS = ("shuffle", "draw", "pass", "declare", "redeal", "bury", "play", "uprising",

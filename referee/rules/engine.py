@@ -9,7 +9,7 @@ check/do pair per action type; the engine finds them in the family registry.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from .actions import (Action, Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, HandOver,
                       Pass, Play, Redeal, Return, RevealDun, Shuffle, Transfer, Uprising)
@@ -36,7 +36,7 @@ _EXPECTED = {
 }
 
 
-def new_game(rules: RuleSet, *, levels: tuple[str, str] | None = None, dealer: int | None = None,
+def new_game(rules: RuleSet, *, levels: Sequence[str] | None = None, dealer: int | None = None,
              max_deals: int | None = None) -> State:
     """The state before the first shuffle. ``levels`` (team 0 = seats 0 and 2, team 1 = seats 1
     and 3) and ``dealer`` start a game from a given position; a ``dealer`` of ``None`` makes the

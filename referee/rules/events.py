@@ -11,6 +11,7 @@ hashable, and quick to build; two events are equal only when they are of the sam
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar, dataclass_transform
 
 from .cards import RANK_TEXT, SUITS, TEXT, Card, parse_cards
 
@@ -24,6 +25,9 @@ class Event:
 
     __slots__ = ()
     _fields: tuple[str, ...]
+
+    if TYPE_CHECKING:  # a named tuple underneath (``event``)
+        def __iter__(self) -> Iterator[Any]: ...
 
     def visible(self, seat: int) -> bool:
         private = getattr(self, "private_to", None)
@@ -54,7 +58,7 @@ class Event:
         """The event a ``to_dict()`` form describes (a record's ``visible_to`` is ignored: it
         follows from the event); raises ``ValueError`` naming what is wrong."""
         kind = data.get("event") if isinstance(data, dict) else None
-        cls = _EVENT_TYPES.get(kind)
+        cls = _EVENT_TYPES.get(kind) if isinstance(kind, str) else None
         if cls is None:
             raise ValueError(f"unknown event {kind!r}")
         extra = set(data) - {"event", "visible_to"} - set(cls._fields)
@@ -85,7 +89,7 @@ def _tuples(v):
     return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
 
 
-_EVENT_TYPES: dict[str, type] = {}
+_EVENT_TYPES: dict[str, Any] = {}
 
 
 def _eq(self, other):
@@ -96,9 +100,13 @@ def _ne(self, other):
     return not _eq(self, other)
 
 
-def event(cls):
+_E = TypeVar("_E")
+
+
+@dataclass_transform(frozen_default=True)
+def event(cls: type[_E]) -> type[_E]:
     """Turn an annotated class into an event type with those fields, in that order."""
-    base = namedtuple(cls.__name__, list(cls.__annotations__))
+    base = namedtuple(cls.__name__, list(cls.__annotations__))  # type: ignore[misc]
     ns = {"__slots__": (), "__doc__": cls.__doc__, "__module__": cls.__module__,
           "__eq__": _eq, "__ne__": _ne, "__hash__": tuple.__hash__}
     made = type(cls.__name__, (base, Event), ns)
@@ -107,23 +115,23 @@ def event(cls):
 
 
 @event
-class DealStarted:
+class DealStarted(Event):
     deal: int
     dealer: int | None
     first_receiver: int
-    levels: tuple[int, int]
+    levels: tuple[int, ...]
     redeal: int
 
 
 @event
-class CardDealt:
+class CardDealt(Event):
     seat: int
     card: int
     private_to: int
 
 
 @event
-class Declared:
+class Declared(Event):
     """A declaration or overturn: the cards shown are public."""
 
     seat: int
@@ -133,21 +141,21 @@ class Declared:
 
 
 @event
-class Passed:
+class Passed(Event):
     seat: int
     decision: str
     private_to: int
 
 
 @event
-class DealerSet:
+class DealerSet(Event):
     seat: int
     level: int
     reason: str
 
 
 @event
-class KittyOpened:
+class KittyOpened(Event):
     """The kitty shown to all to fix the trump (003 section 5)."""
 
     cards: tuple[int, ...]
@@ -155,7 +163,7 @@ class KittyOpened:
 
 
 @event
-class KittyCardDrawn:
+class KittyCardDrawn(Event):
     """The random kitty card that named the trump (004); public."""
 
     card: int
@@ -163,43 +171,43 @@ class KittyCardDrawn:
 
 
 @event
-class RedealDemanded:
+class RedealDemanded(Event):
     seat: int
 
 
 @event
-class Redealt:
+class Redealt(Event):
     reason: str
 
 
 @event
-class KittyTaken:
+class KittyTaken(Event):
     seat: int
     cards: tuple[int, ...]
     private_to: int
 
 
 @event
-class KittyTakenPublic:
+class KittyTakenPublic(Event):
     """Everyone sees that a seat took up the kitty, not what is in it."""
 
     seat: int
 
 
 @event
-class Buried:
+class Buried(Event):
     seat: int
     cards: tuple[int, ...]
-    private_to: int
+    private_to: int | None
 
 
 @event
-class BuriedPublic:
+class BuriedPublic(Event):
     seat: int
 
 
 @event
-class ThrowFailed:
+class ThrowFailed(Event):
     seat: int
     attempted: tuple[int, ...]
     forced: tuple[int, ...]
@@ -207,48 +215,48 @@ class ThrowFailed:
 
 
 @event
-class Played:
+class Played(Event):
     seat: int
     cards: tuple[int, ...]
     lead: bool
 
 
 @event
-class TrickWon:
+class TrickWon(Event):
     seat: int
     points: int
     trick: int
 
 
 @event
-class DealEnded:
+class DealEnded(Event):
     deal: int
     kitty: tuple[int, ...]
     attacker_points: int
     kitty_bonus: int
-    penalties: tuple[int, int]
+    penalties: tuple[int, ...]
     attacker_total: int
-    levels: tuple[int, int]
+    levels: tuple[int, ...]
     next_dealer: int
     restore_level: int | None
 
 
 @event
-class GameEnded:
+class GameEnded(Event):
     winner_team: int | None
-    levels: tuple[int, int]
+    levels: tuple[int, ...]
     deals: int
 
 
 @event
-class KittyShown:
+class KittyShown(Event):
     """The kitty shown face up to everyone (single-deck 3.5; three-deck after a declaration)."""
 
     cards: tuple[int, ...]
 
 
 @event
-class TrumpSet:
+class TrumpSet(Event):
     """The trump suit fixed (three-deck first deal: the grabber's next suited card)."""
 
     trump: int | None
@@ -256,7 +264,7 @@ class TrumpSet:
 
 
 @event
-class PreKittyAction:
+class PreKittyAction(Event):
     """A public pre-kitty action (single-deck 6.1-6.3, 4.2.3.2) or joker burial (three-deck)."""
 
     seat: int
@@ -265,7 +273,7 @@ class PreKittyAction:
 
 
 @event
-class CardsPassed:
+class CardsPassed(Event):
     """Cards handed between two seats (a lone-trump transfer, a tribute, a return): only the two
     see which cards."""
 
@@ -277,7 +285,7 @@ class CardsPassed:
 
 
 @event
-class CardsPassedPublic:
+class CardsPassedPublic(Event):
     giver: int
     receiver: int
     count: int
@@ -285,9 +293,9 @@ class CardsPassedPublic:
 
 
 @event
-class MatchPoints:
+class MatchPoints(Event):
     """three-deck (积分): this deal's match points and the cumulative totals per seat."""
 
     deal_points: tuple[int, int, int, int]
     totals: tuple[int, int, int, int]
-    titles: tuple[str, str, str, str]
+    titles: tuple[str, ...]

@@ -9,7 +9,7 @@ family's package branches on its name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from .actions import Action, DecisionKind
 from .options import RuleSet
@@ -25,8 +25,8 @@ class Rule(NamedTuple):
     (a judged format, a declaration; or None). ``do(state, action, seat, found)`` takes a checked
     action and what its check found, and returns ``(new state, events)``."""
 
-    check: Callable[[Any, Action, int | None], Any]
-    do: Callable[[Any, Action, int | None, Any], tuple]
+    check: Callable[[Any, Any, Any], Any]
+    do: Callable[[Any, Any, Any, Any], tuple[Any, tuple[Any, ...]]]
 
 
 def nothing_to_check(state, action, seat) -> None:
@@ -84,7 +84,7 @@ class Family:
     title: Callable[[int], str] | None = None
     """Optional: a family that keeps match points per player (three-deck 积分) names the title
     of a cumulative score; standings show both where it is set."""
-    random_burials: Callable[[Any, Any, int], list[Action]] | None = None
+    random_burials: Callable[[Any, Any, int], Sequence[Action]] | None = None
     """Optional: ``random_burials(state, rng, n)``, the burials ``n`` calls of ``random_action``
     draw, quicker (the referee's hint of a burial lists a sample of them)."""
     plays: Callable[[Any, DecisionKind, int], Iterator[tuple[int, ...]]] | None = None

@@ -15,7 +15,7 @@ class DealOutcome:
 
     attacker_total: int
     """The attackers' points as the level table counts them (kitty bonus and penalties in)."""
-    levels: tuple[int, int]
+    levels: tuple[int, ...]
     """Both teams' levels after the deal, by team."""
     next_dealer: int
     game_over: bool
@@ -31,7 +31,7 @@ class DealOutcome:
     two_exempt: frozenset[int] = frozenset()
     """Two-deck: the teams for which 2 is not a must-play rank (restarted at 2 by the J reset
     and still there: 003 section 12 此时2非必打)."""
-    match_points: tuple[int, int, int, int] = (0, 0, 0, 0)
+    match_points: tuple[int, ...] = (0, 0, 0, 0)
     """Three-deck: this deal's match points per seat (积分), the tribute included."""
     joker_units: int = 0
     """Three-deck: the kitty's jokers as level units (血), before a dry pot voids them."""

@@ -11,143 +11,31 @@ kept and reused.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from .actions import DecisionKind, Shuffle
 from .cards import KINDS, POINTS, RANK_TEXT, TEXT
 from .errors import IllegalActionError, InvalidActionError
 from .events import (CardDealt, CardsPassed, CardsPassedPublic, DealEnded, DealerSet,
-                     DealStarted, GameEnded, Passed, Played, TrickWon)
+                     DealStarted, Event, GameEnded, Passed, Played, TrickWon)
 from .options import RuleSet
 from .settlement import DealOutcome
+from .state_type import (P_BURY, P_DEALING, P_DRAW, P_OVER, P_PLAY, P_REDEAL,  # noqa: F401
+                         P_ROUND, P_SHUFFLE, Phase, State)
 
 CHANCE = -1
 """``state.turn`` when chance acts (the shuffle, the 004 kitty card)."""
 NOBODY = -2
 """``state.turn`` when the game is over."""
 
-
-
-class Phase(StrEnum):
-    """Where a deal stands (``state.phase``); a family may add phases of its own, as a StrEnum
-    of its package. The value is the phase's name in observations and on the wire."""
-
-    SHUFFLE = "shuffle"
-    """Before the deal: chance orders the deck."""
-    DEALING = "dealing"
-    """The cards are dealt one at a time; the receiver of each may declare (亮主)."""
-    ROUND = "declare_round"
-    """Chances in seat order after the last card, or after the burial (the overturn round)."""
-    DRAW = "draw_kitty_card"
-    """Nobody declared: chance draws the kitty card that names the trump."""
-    REDEAL = "redeal_offers"
-    """Attackers may demand a redeal (暴动, two-deck-fry)."""
-    BURY = "bury"
-    """The dealer (or the overturner) buries the kitty (扣底)."""
-    PLAY = "play"
-    """Tricks: leads and follows."""
-    OVER = "game_over"
-    """The game has ended."""
-
-
-P_SHUFFLE, P_DEALING, P_ROUND, P_DRAW = Phase.SHUFFLE, Phase.DEALING, Phase.ROUND, Phase.DRAW
-P_REDEAL, P_BURY, P_PLAY, P_OVER = Phase.REDEAL, Phase.BURY, Phase.PLAY, Phase.OVER
-
-
-class State:
-    """One moment of a game. Read its attributes; change it only through ``apply``.
-
-    What every family keeps. For the whole game: ``rules``, ``levels`` (by team), ``dealer``,
-    ``deal_no``, ``winner_team``, ``max_deals``, ``flip_seat`` (the first deal's drawn first
-    receiver), ``match_points`` (per seat; three-deck 积分). For one deal: ``phase``, ``turn``
-    and ``decision`` (who acts on what), ``deck``, ``next_card``, ``first_receiver``, ``hands``
-    (card counts per seat), ``kitty`` and ``kitty_owner``, ``level``, ``trump`` and ``ctx`` (the
-    trump context once the trump is fixed), ``decl`` and ``declarations``, ``first_deal``,
-    ``redeals``, ``round_next`` and ``round_passes`` (a round of chances), the trick (``trick``,
-    ``trick_fmt``, ``trick_best``, ``trick_key``, ``leader``) and ``tricks`` won, points
-    (``attacker_points``, ``penalties`` by team, ``points_by_seat``), and what the table has
-    seen (``drawn_indexes`` and ``drawn_card`` of the kitty, ``opened_kitty``, ``hard_duns``,
-    ``dry_pot``, ``kitty_public``). A family's own fields are in its state type."""
-
-    __slots__ = (
-        "rules", "levels", "dealer", "deal_no", "winner_team", "max_deals", "flip_seat",
-        "match_points",
-        "phase", "turn", "decision", "deck", "next_card", "first_receiver", "hands", "kitty",
-        "kitty_owner", "level", "trump", "ctx", "decl", "declarations", "first_deal",
-        "redeals", "round_next", "round_passes", "trick", "trick_fmt", "trick_best",
-        "trick_key", "leader", "tricks", "attacker_points", "penalties", "points_by_seat",
-        "drawn_indexes", "drawn_card", "opened_kitty", "hard_duns", "dry_pot", "kitty_public",
-    )
-
-    GAME_FIELDS: ClassVar[dict[str, Any]] = {}
-    """A family's state type: its own slots kept for the whole game, with their starting
-    values (immutable ones: states share them)."""
-    DEAL_FIELDS: ClassVar[dict[str, Any]] = {}
-    """A family's state type: its own slots that start again at each deal, with their values."""
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls.copy = _make_copy(cls)
-
-    def copy(self) -> "State":
-        """A shallow copy (hands are copied by whoever changes them)."""
-        raise NotImplementedError  # replaced below by a generated straight-line copy
-
-    # -- reading ----------------------------------------------------------------------------
-    @property
-    def is_terminal(self) -> bool:
-        return self.phase == P_OVER
-
-    @property
-    def dealer_team(self) -> int | None:
-        return None if self.dealer is None else self.dealer % 2
-
-    def hand(self, seat: int) -> tuple[int, ...]:
-        """The seat's cards, strongest last in the current trump order."""
-        counts = self.hands[seat]
-        # the context's kinds in key order (keys are distinct): a sort, done once per context
-        order = self.ctx.order if self.ctx is not None else range(KINDS)
-        cards: list[int] = []
-        for k in order:
-            n = counts[k]
-            if n:
-                if n == 1:
-                    cards.append(k)
-                else:
-                    cards.extend([k] * n)
-        return tuple(cards)
-
-    def hand_size(self, seat: int) -> int:
-        return sum(self.hands[seat])
-
-    def __repr__(self) -> str:
-        return (f"<State deal {self.deal_no} phase {self.phase} turn {self.turn} "
-                f"{self.decision.value}>")
-
-
-def _make_copy(cls):
-    # One attribute assignment per slot, generated once per state type: the copy is on every
-    # action's path.
-    names = [name for klass in reversed(cls.__mro__) for name in getattr(klass, "__slots__", ())]
-    lines = ["def copy(self):", "    n = _new(cls)"]
-    lines += [f"    n.{name} = self.{name}" for name in names]
-    lines.append("    return n")
-    scope = {"cls": cls, "_new": object.__new__}
-    exec("\n".join(lines), scope)
-    copy = scope["copy"]
-    copy.__doc__ = "A shallow copy (hands are copied by whoever changes them)."
-    return copy
-
-
-State.copy = _make_copy(State)
+_S = TypeVar("_S", bound=State)
 
 
 def empty_hands() -> list[list[int]]:
     return [[0] * KINDS for _ in range(4)]
 
 
-def start_game(state_type: type[State], rules: RuleSet, *, levels: tuple[str, str] | None = None,
+def start_game(state_type: type[State], rules: RuleSet, *, levels: Sequence[str] | None = None,
                dealer: int | None = None, max_deals: int | None = None) -> State:
     """The state before the first shuffle (the engine's ``new_game`` names the family's state
     type). ``levels`` (team 0 = seats 0 and 2, team 1 = seats 1 and 3) and ``dealer`` start a
@@ -337,7 +225,8 @@ def remove_cards(n: State, seat: int, cards) -> None:
         hand[k] -= 1
 
 
-def follow_played(s: State, seat: int, cards: tuple, key, end_deal):
+def follow_played(s: _S, seat: int, cards: tuple[int, ...], key: Any,
+                  end_deal: Callable[[_S, int, list[Event]], None]) -> tuple[_S, tuple[Event, ...]]:
     """The new state after a legal follow of strength ``key`` (None: cannot win); completes the
     trick after the fourth play, and the deal (``end_deal``) after the last trick."""
     n = s.copy()
@@ -361,7 +250,7 @@ def follow_played(s: State, seat: int, cards: tuple, key, end_deal):
     pbs[winner] += points
     n.points_by_seat = tuple(pbs)
     n.tricks = n.tricks + ((trick, winner),)
-    ev: list = [played, TrickWon(winner, points, len(n.tricks))]
+    ev: list[Event] = [played, TrickWon(winner, points, len(n.tricks))]
     if not any(n.hands[winner]):
         end_deal(n, winner, ev)
         return n, tuple(ev)
@@ -412,7 +301,7 @@ def do_pass(s: State, seat: int, advance, queue_phase: str | None = None):
         n.round_passes += 1
         n.round_next = (seat + 1) % 4
     elif n.phase == queue_phase:
-        n.queue = n.queue[1:]
+        n.queue = n.queue[1:]  # type: ignore[attr-defined]  # a family's queue of offers
     advance(n, ev)
     return n, tuple(ev)
 

@@ -45,10 +45,10 @@ def _load() -> None:
             module = importlib.import_module(name)
         except ImportError as e:
             raise ValueError(f"ARENA_FAMILIES: cannot import {name!r}: {e}") from None
-        family = getattr(module, "FAMILY", None)
-        if not isinstance(family, Family):
+        found = getattr(module, "FAMILY", None)
+        if not isinstance(found, Family):
             raise ValueError(f"ARENA_FAMILIES: module {name!r} has no FAMILY value (a Family)")
-        _add(family, f"ARENA_FAMILIES {name!r}")
+        _add(found, f"ARENA_FAMILIES {name!r}")
 
 
 def families() -> dict[str, Family]:

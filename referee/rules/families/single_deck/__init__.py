@@ -2,20 +2,21 @@
 singles and duns (礅). Preset: ``single-deck``."""
 
 from ...family import Family
-from ...options import RuleSet
+from ...options import (DeclarationRule, FirstReceiver, LevelTable, NoDeclaration, Overturn,
+                        RuleSet)
 from . import legal, policy
 from .rules import RULES, SingleDeckState, trick_winner
 
 SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
     variant="single-deck", family="single_deck", decks=1, hand_size=12, kitty_size=6,
-    level_table="single_deck_table",
-    declaration="single_reveal",
-    overturn="none",
-    first_receiver="seeded",
-    no_declaration="flip_kitty",
+    level_table=LevelTable.SINGLE_DECK_TABLE,
+    declaration=DeclarationRule.SINGLE_REVEAL,
+    overturn=Overturn.NONE,
+    first_receiver=FirstReceiver.SEEDED,
+    no_declaration=NoDeclaration.FLIP_KITTY,
 )
 
-FAMILY = Family(
+FAMILY: Family = Family(
     name="single_deck", decks=1, presets=(SINGLE_DECK,), action_rules=RULES, state_type=SingleDeckState,
     actions=legal.actions, plays=legal.plays, random_action=policy.random_action,
     random_burials=policy.random_burials,

@@ -14,7 +14,7 @@ from ...trump import TRUMP
 from . import rules as sd
 
 
-def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
+def actions(s: sd.SingleDeckState, kind: DecisionKind, seat: int) -> Iterator[Action]:
     """Every legal action of ``seat`` at this decision (leads: no throws of several cards)."""
     hand = s.hands[seat]
     ctx = s.ctx
@@ -54,7 +54,7 @@ def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
 _LEAD = DecisionKind.LEAD
 
 
-def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
+def plays(s: sd.SingleDeckState, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     """The cards of every legal lead (no throws) or follow, in the order of ``actions``, built
     from what the rules require instead of checking each candidate: a follow of a single or a
     throw is any cards of the suit led, or all of them and any others, so every candidate is
@@ -62,7 +62,7 @@ def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     requirement the dun kinds make (``dun_follow_test``)."""
     hand = s.hands[seat]
     if kind is _LEAD:
-        units = list(compress(SINGLES, hand))
+        units: list[tuple[int, ...]] = list(compress(SINGLES, hand))
         for r in sd.held_duns(hand):
             units.append(tuple(su * 13 + r for su in range(4)))
         return iter(units)
@@ -94,5 +94,5 @@ def suit_follows(hand, ctx, c: int, n: int) -> Iterator[tuple[int, ...]]:
     return (base + extra for extra in combinations(rest, need))
 
 
-def count(s: State, kind: DecisionKind, seat: int) -> int | None:
+def count(s: sd.SingleDeckState, kind: DecisionKind, seat: int) -> int | None:
     return None

@@ -20,14 +20,14 @@ _FOLLOW = DecisionKind.FOLLOW
 _LEAD = DecisionKind.LEAD
 
 
-def random_burials(s: State, rng: random.Random, n: int) -> list[Bury]:
+def random_burials(s: sd.SingleDeckState, rng: random.Random, n: int) -> list[Bury]:
     """``n`` random burials, as ``n`` calls of ``random_action`` draw them (the same burials,
     the same draws from ``rng``), with the hand's work done once."""
     one = _burial_drawer(s)
     return [one(rng) for _ in range(n)]
 
 
-def _burial_drawer(s: State):
+def _burial_drawer(s: sd.SingleDeckState):
     """A function of a generator drawing one random legal burial of the seat to act: up to 30
     random draws of the kitty's size, else the first legal burial."""
     hand = s.hands[s.turn]
@@ -46,7 +46,7 @@ def _burial_drawer(s: State):
     return one
 
 
-def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
+def random_action(s: sd.SingleDeckState, rng: random.Random, declare_rate: float = 0.35):
     kind, seat = s.decision, s.turn
     hand = s.hands[seat]
     ctx = s.ctx
@@ -113,7 +113,7 @@ def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
     raise ValueError(f"no seat decision now: {kind.value}")
 
 
-def _dun_follow(s: State, hand, rng: random.Random):
+def _dun_follow(s: sd.SingleDeckState, hand, rng: random.Random):
     ctx = s.ctx
     trumps = sorted(expand(hand, ctx.members[TRUMP]), key=ctx.key.__getitem__, reverse=True)
     sides = [expand(hand, ctx.members[c]) for c in range(4) if c != ctx.suit]
@@ -137,5 +137,5 @@ def _dun_follow(s: State, hand, rng: random.Random):
     return tuple(take) + draw(rng, side, 4 - len(take))
 
 
-def _lazy_legal(s: State):
+def _lazy_legal(s: sd.SingleDeckState):
     return actions(s, s.decision, s.turn)

@@ -9,6 +9,7 @@ The deal flow shares the state, actions and events of ``state``; only the rules 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 from ... import state as st
 from ...actions import (Bury, Declare, DecisionKind, HandOver, Pass, Play, Return, RevealDun,
@@ -44,6 +45,64 @@ class SingleDeckState(State):
     """A single-deck game's state: the shared ``State`` and what only this family keeps."""
 
     __slots__ = ("uprising", "step", "queue", "pending", "side_suits_held", "trick_req")
+    uprising: bool
+    step: str | None
+    queue: tuple[int, ...]
+    pending: Any
+    side_suits_held: tuple[int, ...]
+    trick_req: Any
+
+    def copy(self) -> SingleDeckState:
+        """A shallow copy (hands are copied by whoever changes them)."""
+        n = SingleDeckState.__new__(SingleDeckState)
+        n.rules = self.rules
+        n.levels = self.levels
+        n.dealer = self.dealer
+        n.deal_no = self.deal_no
+        n.winner_team = self.winner_team
+        n.max_deals = self.max_deals
+        n.flip_seat = self.flip_seat
+        n.match_points = self.match_points
+        n.phase = self.phase
+        n.turn = self.turn
+        n.decision = self.decision
+        n.deck = self.deck
+        n.next_card = self.next_card
+        n.first_receiver = self.first_receiver
+        n.hands = self.hands
+        n.kitty = self.kitty
+        n.kitty_owner = self.kitty_owner
+        n.level = self.level
+        n.trump = self.trump
+        n.ctx = self.ctx
+        n.decl = self.decl
+        n.declarations = self.declarations
+        n.first_deal = self.first_deal
+        n.redeals = self.redeals
+        n.round_next = self.round_next
+        n.round_passes = self.round_passes
+        n.trick = self.trick
+        n.trick_fmt = self.trick_fmt
+        n.trick_best = self.trick_best
+        n.trick_key = self.trick_key
+        n.leader = self.leader
+        n.tricks = self.tricks
+        n.attacker_points = self.attacker_points
+        n.penalties = self.penalties
+        n.points_by_seat = self.points_by_seat
+        n.drawn_indexes = self.drawn_indexes
+        n.drawn_card = self.drawn_card
+        n.opened_kitty = self.opened_kitty
+        n.hard_duns = self.hard_duns
+        n.dry_pot = self.dry_pot
+        n.kitty_public = self.kitty_public
+        n.uprising = self.uprising
+        n.step = self.step
+        n.queue = self.queue
+        n.pending = self.pending
+        n.side_suits_held = self.side_suits_held
+        n.trick_req = self.trick_req
+        return n
     GAME_FIELDS = {"uprising": False}
     """``uprising``: this deal is the redeal after an uprising (起义): either team's level cards
     may be revealed."""
@@ -401,6 +460,7 @@ def flip_suit(kitty, level: int) -> int:
     for k in kitty:
         if k < 52 and (best is None or k % 13 < best % 13):
             best = k
+    assert best is not None  # a kitty of eight holds a suited card
     return best // 13
 
 
@@ -748,10 +808,10 @@ def _do_play(s, a: Play, seat, found):
         ev.append(Played(seat, cards, True))
         return n, tuple(ev)
     kind = s.trick_fmt[0]
-    n, ev = st.follow_played(s, seat, cards, found, _end_deal)
+    n, events = st.follow_played(s, seat, cards, found, _end_deal)
     if kind == DUN and n.trick_best == len(n.trick) - 1 and len(n.trick) < 4:
         n.trick_req = _kind_of(n, seat)(dun_rank(cards))  # the stronger dun binds (4.3.1.3)
-    return n, ev
+    return n, events
 
 
 def _winning_card(n) -> int:

@@ -2,18 +2,19 @@
 (no throws), tribute and match points. Preset: ``three-deck``."""
 
 from ...family import Family
-from ...options import RuleSet
+from ...options import (DeclarationRule, FirstReceiver, LevelTable, NoDeclaration, Overturn,
+                        RuleSet)
 from . import legal, policy
 from .rules import RULES, ThreeDeckState, context, title, trick_winner
 
 THREE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
     variant="three-deck", family="three_deck", decks=3, hand_size=39, kitty_size=6,
     start_level="3",
-    level_table="three_deck_table",
-    declaration="level_cards_or_three_jokers",
-    overturn="stronger",
-    first_receiver="seeded",
-    no_declaration="draw_kitty_card",
+    level_table=LevelTable.THREE_DECK_TABLE,
+    declaration=DeclarationRule.LEVEL_CARDS_OR_THREE_JOKERS,
+    overturn=Overturn.STRONGER,
+    first_receiver=FirstReceiver.SEEDED,
+    no_declaration=NoDeclaration.DRAW_KITTY_CARD,
 )
 
 
@@ -22,7 +23,7 @@ def _result_extras(state) -> dict:
             "titles": [title(p) for p in state.match_points]}
 
 
-FAMILY = Family(
+FAMILY: Family = Family(
     name="three_deck", decks=3, presets=(THREE_DECK,), action_rules=RULES, state_type=ThreeDeckState,
     actions=legal.actions, plays=legal.plays, random_action=policy.random_action,
     judges="referee.conformance.three_deck", trick_winner=trick_winner, title=title, context=context, result_extras=_result_extras,

@@ -16,7 +16,7 @@ from ...state import State
 from . import rules as td
 
 
-def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
+def actions(s: td.ThreeDeckState, kind: DecisionKind, seat: int) -> Iterator[Action]:
     """Every legal action of ``seat`` at this decision (the listing is complete)."""
     hand = s.hands[seat]
     ctx = s.ctx
@@ -67,7 +67,7 @@ _LEADS = tuple(tuple(tuple((k,) * n for n in range(1, held + 1)) for held in ran
 """``_LEADS[k][held]``: the leads of kind ``k`` held ``held`` times (a single, pair, triple)."""
 
 
-def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
+def plays(s: td.ThreeDeckState, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     """The cards of every legal lead or follow, in the order of ``actions``, built from what
     ``rules.follow_error`` requires instead of checking each candidate."""
     hand = s.hands[seat]
@@ -101,7 +101,7 @@ def follows(hand, members, n: int, live: bool) -> Iterator[tuple[int, ...]]:
     return multiset_combinations(suit, n)
 
 
-def count(s: State, kind: DecisionKind, seat: int) -> int | None:
+def count(s: td.ThreeDeckState, kind: DecisionKind, seat: int) -> int | None:
     return None
 
 

@@ -14,11 +14,11 @@ from . import rules as td
 from .legal import actions
 
 
-def _lazy_legal(s: State):
+def _lazy_legal(s: td.ThreeDeckState):
     return actions(s, s.decision, s.turn)
 
 
-def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
+def random_action(s: td.ThreeDeckState, rng: random.Random, declare_rate: float = 0.35):
     kind, seat = s.decision, s.turn
     hand = s.hands[seat]
     ctx = s.ctx
@@ -33,7 +33,7 @@ def random_action(s: State, rng: random.Random, declare_rate: float = 0.35):
         side = [k for k in cards if ctx.cls[k] != TRUMP and not POINTS[k]]
         plain = [k for k in cards if ctx.cls[k] == TRUMP and not POINTS[k]]
         points = [k for k in cards if POINTS[k]]
-        out = []
+        out: list[int] = []
         for pool in (side, plain, points):
             take = min(len(pool), count - len(out))
             out += rng.sample(pool, take)

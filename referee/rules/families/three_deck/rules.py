@@ -11,7 +11,7 @@ events of ``state``; only the rules differ.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ... import state as st
 from ...actions import (Bury, BuryJokers, Declare, DecisionKind, DrawKittyCard, Pass, Play, Return,
@@ -47,6 +47,66 @@ class ThreeDeckState(State):
 
     __slots__ = ("prev_result", "grabber", "grab_pending", "queue", "pending", "dealer_six",
                  "deal_match_points")
+    prev_result: Any
+    grabber: int | None
+    grab_pending: bool
+    queue: tuple[int, ...]
+    pending: Any
+    dealer_six: tuple[int, ...]
+    deal_match_points: tuple[int, ...]
+
+    def copy(self) -> ThreeDeckState:
+        """A shallow copy (hands are copied by whoever changes them)."""
+        n = ThreeDeckState.__new__(ThreeDeckState)
+        n.rules = self.rules
+        n.levels = self.levels
+        n.dealer = self.dealer
+        n.deal_no = self.deal_no
+        n.winner_team = self.winner_team
+        n.max_deals = self.max_deals
+        n.flip_seat = self.flip_seat
+        n.match_points = self.match_points
+        n.phase = self.phase
+        n.turn = self.turn
+        n.decision = self.decision
+        n.deck = self.deck
+        n.next_card = self.next_card
+        n.first_receiver = self.first_receiver
+        n.hands = self.hands
+        n.kitty = self.kitty
+        n.kitty_owner = self.kitty_owner
+        n.level = self.level
+        n.trump = self.trump
+        n.ctx = self.ctx
+        n.decl = self.decl
+        n.declarations = self.declarations
+        n.first_deal = self.first_deal
+        n.redeals = self.redeals
+        n.round_next = self.round_next
+        n.round_passes = self.round_passes
+        n.trick = self.trick
+        n.trick_fmt = self.trick_fmt
+        n.trick_best = self.trick_best
+        n.trick_key = self.trick_key
+        n.leader = self.leader
+        n.tricks = self.tricks
+        n.attacker_points = self.attacker_points
+        n.penalties = self.penalties
+        n.points_by_seat = self.points_by_seat
+        n.drawn_indexes = self.drawn_indexes
+        n.drawn_card = self.drawn_card
+        n.opened_kitty = self.opened_kitty
+        n.hard_duns = self.hard_duns
+        n.dry_pot = self.dry_pot
+        n.kitty_public = self.kitty_public
+        n.prev_result = self.prev_result
+        n.grabber = self.grabber
+        n.grab_pending = self.grab_pending
+        n.queue = self.queue
+        n.pending = self.pending
+        n.dealer_six = self.dealer_six
+        n.deal_match_points = self.deal_match_points
+        return n
     GAME_FIELDS = {"prev_result": None}
     """``prev_result``: the last deal's (total points, joker units) that decide the tribute."""
     DEAL_FIELDS = {"grabber": None, "grab_pending": False, "queue": (), "pending": None,
@@ -104,7 +164,7 @@ def follow_error(lead, hand: list[int], play, ctx: TrumpContext, live: bool) -> 
         return f"must follow with {n} {name}: you hold {held}"
     if live or n == 1:
         return None
-    counts = {}
+    counts: dict[int, int] = {}
     for k in play:
         counts[k] = counts.get(k, 0) + 1
     biggest = max(counts.values())
@@ -236,10 +296,10 @@ def _flip_value(k: int) -> int:
     return (k % 13 - 1) % 13
 
 
-def first_dealer(kitty, first_seat: int, mode: str) -> tuple[int, int]:
+def first_dealer(kitty, first_seat: int, mode: str) -> tuple[int, int | None]:
     """Each seat from ``first_seat`` flips a kitty card (a joker flips again); the lowest (or
     highest) card's flipper deals and its suit is trump; ties: the first flipper."""
-    flips = []
+    flips: list[tuple[int, int]] = []
     seat = first_seat
     for k in kitty:
         if len(flips) == 4:
@@ -328,7 +388,7 @@ def joker_bury_error(kitty, dealer_six, hand: list[int], jokers, take, ctx: Trum
         return "the dealer buried only point cards (and jokers): no joker may be buried now"
     if not jokers or any(k < 52 for k in jokers):
         return "bury one or more jokers"
-    need = {}
+    need: dict[int, int] = {}
     for k in jokers:
         need[k] = need.get(k, 0) + 1
     for k, n in need.items():

@@ -3,7 +3,8 @@ Presets: ``two-deck-80`` (003), ``two-deck-fry`` (004) and ``botzone-tractor`` (
 Botzone's Tractor judge: one deal a game)."""
 
 from ...family import Family
-from ...options import RuleSet
+from ...options import (AfterAce, AttackerDeclare, DeclarationRule, FailedThrow, FirstReceiver,
+                        KittyMultiplier, LevelTable, NoDeclaration, Overturn, RuleSet)
 from ...trump import TrumpContext, trump_context
 from . import combos, legal, policy
 from .flow import RULES, TwoDeckState
@@ -11,42 +12,42 @@ from .flow import RULES, TwoDeckState
 TWO_DECK_80 = RuleSet(
     variant="two-deck-80",
     must_play=("2", "J", "A"),
-    level_table="per_20",
-    kitty_multiplier="doubling",
-    after_ace="win",
+    level_table=LevelTable.PER_20,
+    kitty_multiplier=KittyMultiplier.DOUBLING,
+    after_ace=AfterAce.WIN,
     ja_reset=True,
-    declaration="level_single",
-    overturn="level_pairs",
-    first_receiver="flip",
-    no_declaration="open_kitty",
+    declaration=DeclarationRule.LEVEL_SINGLE,
+    overturn=Overturn.LEVEL_PAIRS,
+    first_receiver=FirstReceiver.FLIP,
+    no_declaration=NoDeclaration.OPEN_KITTY,
 )
 
 TWO_DECK_FRY = RuleSet(
     variant="two-deck-fry",
-    level_table="fry_table",
-    kitty_multiplier="per_pair",
-    after_ace="wrap",
-    declaration="level_joker",
-    overturn="pair_joker",
-    first_receiver="seeded",
-    no_declaration="draw_kitty_card",
+    level_table=LevelTable.FRY_TABLE,
+    kitty_multiplier=KittyMultiplier.PER_PAIR,
+    after_ace=AfterAce.WRAP,
+    declaration=DeclarationRule.LEVEL_JOKER,
+    overturn=Overturn.PAIR_JOKER,
+    first_receiver=FirstReceiver.SEEDED,
+    no_declaration=NoDeclaration.DRAW_KITTY_CARD,
     max_redeals=3,
     redeal_points=15,
-    attacker_declare="when_dealer_team_cannot",
+    attacker_declare=AttackerDeclare.WHEN_DEALER_TEAM_CANNOT,
 )
 
 BOTZONE_TRACTOR = RuleSet(
     variant="botzone-tractor",
-    level_table="botzone_table",
-    kitty_multiplier="per_pair",
-    after_ace="win",
-    declaration="level_single",
-    overturn="once",
-    first_receiver="seeded",
-    no_declaration="first_receiver_deals",
+    level_table=LevelTable.BOTZONE_TABLE,
+    kitty_multiplier=KittyMultiplier.PER_PAIR,
+    after_ace=AfterAce.WIN,
+    declaration=DeclarationRule.LEVEL_SINGLE,
+    overturn=Overturn.ONCE,
+    first_receiver=FirstReceiver.SEEDED,
+    no_declaration=NoDeclaration.FIRST_RECEIVER_DEALS,
     single_deal=True,
     level_tractors=False,
-    failed_throw="first_card",
+    failed_throw=FailedThrow.FIRST_CARD,
 )
 
 
@@ -59,7 +60,7 @@ def _scores(state) -> dict:
     return {} if state.scores is None else {"scores": list(state.scores)}
 
 
-FAMILY = Family(
+FAMILY: Family = Family(
     name="two_deck", decks=2, presets=(TWO_DECK_80, TWO_DECK_FRY, BOTZONE_TRACTOR),
     action_rules=RULES, state_type=TwoDeckState, result_extras=_scores,
     rules_context=_rules_context,

@@ -10,6 +10,7 @@ a throw. Everything is decided by the tables of a ``TrumpContext``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from functools import lru_cache
 
 from ...cards import TEXT
@@ -83,8 +84,9 @@ def _pair_positions(counts: dict[int, int], ctx: TrumpContext) -> dict[int, list
 
 def _runs(positions) -> list[tuple[int, int]]:
     """Maximal runs of consecutive positions as (low, high), from a set of positions."""
-    out = []
-    start = prev = None
+    out: list[tuple[int, int]] = []
+    start: Any = None  # the run's low and high positions, once one is open
+    prev: Any = None
     for p in sorted(positions):
         if prev is not None and p == prev + 1:
             prev = p
@@ -215,13 +217,13 @@ def _placed(shape: tuple[int, ...], room: tuple[int, ...]) -> tuple[int, ...]:
         if r - t >= 2:
             rest_room.append(r - t)
         rest_room.sort(reverse=True)
-        rest_room = tuple(rest_room)
+        room_left = tuple(rest_room)
         for start in range(len(shape) - t + 1):
             if all(shape[start:start + t]):
                 rest = list(shape)
                 for p in range(start, start + t):
                     rest[p] -= 1
-                got = (t,) + (_placed(_shape_key(rest), rest_room) if rest_room else ())
+                got = (t,) + (_placed(_shape_key(rest), room_left) if room_left else ())
                 if got > best:
                     best = got
                     if best == room:  # each led tractor matched whole: nothing beats it

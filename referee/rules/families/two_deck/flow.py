@@ -4,6 +4,8 @@ with throws, and the end of the deal. The flow every family shares is in ``state
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import state as st
 from ...actions import (Bury, Declare, DecisionKind, DrawKittyCard, Pass, Play, Redeal, Shuffle)
 from ...cards import KINDS, POINTS, TEXT
@@ -27,6 +29,68 @@ class TwoDeckState(State):
 
     __slots__ = ("restore_level", "two_exempt", "scores", "shown", "kitty_opened", "round_kind",
                  "round_seats", "attackers_asked")
+    restore_level: int | None
+    two_exempt: frozenset[int]
+    scores: Any
+    shown: frozenset[Any]
+    kitty_opened: bool
+    round_kind: str | None
+    round_seats: Any
+    attackers_asked: bool
+
+    def copy(self) -> TwoDeckState:
+        """A shallow copy (hands are copied by whoever changes them)."""
+        n = TwoDeckState.__new__(TwoDeckState)
+        n.rules = self.rules
+        n.levels = self.levels
+        n.dealer = self.dealer
+        n.deal_no = self.deal_no
+        n.winner_team = self.winner_team
+        n.max_deals = self.max_deals
+        n.flip_seat = self.flip_seat
+        n.match_points = self.match_points
+        n.phase = self.phase
+        n.turn = self.turn
+        n.decision = self.decision
+        n.deck = self.deck
+        n.next_card = self.next_card
+        n.first_receiver = self.first_receiver
+        n.hands = self.hands
+        n.kitty = self.kitty
+        n.kitty_owner = self.kitty_owner
+        n.level = self.level
+        n.trump = self.trump
+        n.ctx = self.ctx
+        n.decl = self.decl
+        n.declarations = self.declarations
+        n.first_deal = self.first_deal
+        n.redeals = self.redeals
+        n.round_next = self.round_next
+        n.round_passes = self.round_passes
+        n.trick = self.trick
+        n.trick_fmt = self.trick_fmt
+        n.trick_best = self.trick_best
+        n.trick_key = self.trick_key
+        n.leader = self.leader
+        n.tricks = self.tricks
+        n.attacker_points = self.attacker_points
+        n.penalties = self.penalties
+        n.points_by_seat = self.points_by_seat
+        n.drawn_indexes = self.drawn_indexes
+        n.drawn_card = self.drawn_card
+        n.opened_kitty = self.opened_kitty
+        n.hard_duns = self.hard_duns
+        n.dry_pot = self.dry_pot
+        n.kitty_public = self.kitty_public
+        n.restore_level = self.restore_level
+        n.two_exempt = self.two_exempt
+        n.scores = self.scores
+        n.shown = self.shown
+        n.kitty_opened = self.kitty_opened
+        n.round_kind = self.round_kind
+        n.round_seats = self.round_seats
+        n.attackers_asked = self.attackers_asked
+        return n
     GAME_FIELDS = {"restore_level": None, "two_exempt": frozenset(), "scores": None}
     """``restore_level``: the level the dealer team may get back after a J/A reset (or None);
     ``two_exempt``: the teams for which 2 is not a must-play level after the J reset;
@@ -40,7 +104,7 @@ class TwoDeckState(State):
     have had their chance to declare (004)."""
 
 
-def situation(s: State, seat: int) -> Situation:
+def situation(s: TwoDeckState, seat: int) -> Situation:
     """The facts a declaration by ``seat`` is judged on now."""
     rules = s.rules
     level = declaring_level(rules, s.level, s.levels[seat % 2], seat, s.dealer, s.decl,
@@ -54,7 +118,7 @@ def situation(s: State, seat: int) -> Situation:
         kitty_opened=s.kitty_opened, dealer_team_can_declare=can)
 
 
-def _may_declare(s: State, seat: int) -> bool:
+def _may_declare(s: TwoDeckState, seat: int) -> bool:
     """Could this seat show anything now? (cheap: most seats most of the time cannot)."""
     hand = s.hands[seat]
     rules = s.rules
@@ -85,7 +149,7 @@ def _may_declare(s: State, seat: int) -> bool:
     return bool(declaration_options(situation(s, seat), seat, hand))
 
 
-def _advance(s: State, ev: list) -> None:
+def _advance(s: TwoDeckState, ev: list) -> None:
     """Run automatic steps until a decision is due."""
     rules = s.rules
     while True:
@@ -125,18 +189,18 @@ def _advance(s: State, ev: list) -> None:
         return
 
 
-def _next_attacker(s: State, seat: int) -> int | None:
+def _next_attacker(s: TwoDeckState, seat: int) -> int | None:
     """The next attacker after ``seat`` in seat order from the dealer, or None."""
     first = (s.dealer + 1) % 4
     return (first + 2) % 4 if seat == first else None
 
 
-def _set_trump(s: State, suit: int | None) -> None:
+def _set_trump(s: TwoDeckState, suit: int | None) -> None:
     s.trump = suit
     s.ctx = trump_context(s.level, suit, linked_levels=s.rules.level_tractors)
 
 
-def _after_declaring(s: State, ev: list) -> bool:
+def _after_declaring(s: TwoDeckState, ev: list) -> bool:
     """Dealing and its declaration chances are over. Returns True when a decision is due."""
     rules = s.rules
     if (s.decl is None and rules.attacker_declare == "when_dealer_team_cannot"
@@ -176,13 +240,13 @@ def _after_declaring(s: State, ev: list) -> bool:
     return _before_kitty(s, ev)
 
 
-def _dealer_team_can(s: State, seat: int) -> bool:
+def _dealer_team_can(s: TwoDeckState, seat: int) -> bool:
     sit = Situation(rules=s.rules, level=s.level, phase=DEALING, first_deal=False,
                     dealer=s.dealer, current=None)
     return bool(declaration_options(sit, seat, s.hands[seat]))
 
 
-def _first_receiver_deals(s: State, ev: list) -> None:
+def _first_receiver_deals(s: TwoDeckState, ev: list) -> None:
     """Nobody called (Botzone): the first receiver deals (on the first deal), and the suit of
     the kitty's first suited card is trump; only the suit is told."""
     if s.dealer is None:
@@ -192,7 +256,7 @@ def _first_receiver_deals(s: State, ev: list) -> None:
     ev.append(TrumpSet(suit, "nobody called: the kitty's first suited card names it"))
 
 
-def _open_kitty(s: State, ev: list) -> None:
+def _open_kitty(s: TwoDeckState, ev: list) -> None:
     """003 section 5: the first level card's suit, else the suit of the first card of the
     highest rank; no overturn afterwards."""
     suit = None
@@ -212,7 +276,7 @@ def _open_kitty(s: State, ev: list) -> None:
     ev.append(KittyOpened(tuple(s.kitty), suit))
 
 
-def _before_kitty(s: State, ev: list) -> bool:
+def _before_kitty(s: TwoDeckState, ev: list) -> bool:
     """Redeal offers (004 暴动), then the dealer takes up the kitty."""
     rules = s.rules
     if rules.max_redeals and s.redeals < rules.max_redeals:
@@ -224,7 +288,7 @@ def _before_kitty(s: State, ev: list) -> bool:
     return True
 
 
-def _take_kitty(s: State, seat: int, ev: list) -> None:
+def _take_kitty(s: TwoDeckState, seat: int, ev: list) -> None:
     hand = st.own_hand(s, seat)
     for k in s.kitty:
         hand[k] += 1
@@ -237,7 +301,7 @@ def _take_kitty(s: State, seat: int, ev: list) -> None:
     s.decision = DecisionKind.BURY
 
 
-def _check_shuffle(s: State, a: Shuffle, seat) -> int:
+def _check_shuffle(s: TwoDeckState, a: Shuffle, seat) -> int:
     """A full deck; returns the seat that receives the first card."""
     rules = s.rules
     deck = tuple(a.deck)
@@ -256,7 +320,7 @@ def _check_shuffle(s: State, a: Shuffle, seat) -> int:
     return first
 
 
-def _do_shuffle(s: State, a: Shuffle, seat, first: int):
+def _do_shuffle(s: TwoDeckState, a: Shuffle, seat, first: int):
     rules = s.rules
     deck = tuple(a.deck)
     n = s.copy()
@@ -280,12 +344,12 @@ def _flip_key(k: int) -> tuple[int, int]:
     return (k % 13, 3 - k // 13)
 
 
-def _check_draw(s: State, a: DrawKittyCard, seat) -> None:
+def _check_draw(s: TwoDeckState, a: DrawKittyCard, seat) -> None:
     if not isinstance(a.index, int) or not 0 <= a.index < len(s.kitty):
         raise InvalidActionError(f"draw: index {a.index!r} out of range 0-{len(s.kitty) - 1}")
 
 
-def _do_draw(s: State, a: DrawKittyCard, seat, found):
+def _do_draw(s: TwoDeckState, a: DrawKittyCard, seat, found):
     n = s.copy()
     ev: list = []
     card = n.kitty[a.index]
@@ -309,7 +373,7 @@ def _do_draw(s: State, a: DrawKittyCard, seat, found):
     return n, tuple(ev)
 
 
-def _do_pass(s: State, a: Pass, seat, found):
+def _do_pass(s: TwoDeckState, a: Pass, seat, found):
     n = s.copy()
     if n.phase == P_DEALING:
         n.hands = [list(h) for h in n.hands]
@@ -325,7 +389,7 @@ def _do_pass(s: State, a: Pass, seat, found):
     return n, tuple(ev)
 
 
-def _check_declare(s: State, a: Declare, seat):
+def _check_declare(s: TwoDeckState, a: Declare, seat):
     """Cards held that make a declaration now; returns the judged ``Declaration``."""
     cards = tuple(a.cards)
     st.require_held(s, seat, cards, "show")
@@ -335,7 +399,7 @@ def _check_declare(s: State, a: Declare, seat):
     return decl
 
 
-def _do_declare(s: State, a: Declare, seat, decl):
+def _do_declare(s: TwoDeckState, a: Declare, seat, decl):
     cards = tuple(a.cards)
     n = s.copy()
     if n.phase == P_DEALING:
@@ -368,7 +432,7 @@ def _do_declare(s: State, a: Declare, seat, decl):
     return n, tuple(ev)
 
 
-def _do_redeal(s: State, a: Redeal, seat, found):
+def _do_redeal(s: TwoDeckState, a: Redeal, seat, found):
     n = s.copy()
     ev: list = [RedealDemanded(seat), Redealt(f"seat {seat} demanded a redeal (暴动)")]
     dealer = n.dealer
@@ -406,7 +470,7 @@ def excused(rules: RuleSet, fmt: combos.Format, hand: list[int], play, ctx) -> b
             and combos.same_shape_answer(fmt, hand, play, ctx))
 
 
-def lead_limit(s: State, seat: int) -> int | None:
+def lead_limit(s: TwoDeckState, seat: int) -> int | None:
     """The most cards ``seat`` may lead: None (its hand) unless a short burial
     (``burial_count = "at_most"``) left the dealer more cards than the others; then as many as
     the fewest any other seat holds."""
@@ -415,7 +479,7 @@ def lead_limit(s: State, seat: int) -> int | None:
     return min(sum(s.hands[x]) for x in range(4) if x != seat)
 
 
-def _check_bury(s: State, a: Bury, seat) -> None:
+def _check_bury(s: TwoDeckState, a: Bury, seat) -> None:
     cards = tuple(a.cards)
     reason = bury_error(s.rules, cards)
     if reason:
@@ -424,7 +488,7 @@ def _check_bury(s: State, a: Bury, seat) -> None:
         st.require_held(s, seat, cards, "bury")
 
 
-def _do_bury(s: State, a: Bury, seat, found):
+def _do_bury(s: TwoDeckState, a: Bury, seat, found):
     rules = s.rules
     cards = tuple(a.cards)
     n = s.copy()
@@ -447,7 +511,7 @@ def _do_bury(s: State, a: Bury, seat, found):
     return n, tuple(ev)
 
 
-def _check_play(s: State, a: Play, seat):
+def _check_play(s: TwoDeckState, a: Play, seat):
     """Cards held that make a lead or a follow; returns a lead's format (None for a follow)."""
     cards = a.cards  # a tuple: ``Play`` makes it one
     if not cards:
@@ -463,7 +527,7 @@ def _check_play(s: State, a: Play, seat):
                 f"mixes {' and '.join(classes)}")
         if s.rules.burial_count is not BurialCount.EXACT:
             most = lead_limit(s, seat)
-            if len(cards) > most:
+            if most is not None and len(cards) > most:
                 raise IllegalActionError(
                     f"may lead at most {most} card{'s' if most != 1 else ''}: no other seat "
                     "holds more (the dealer kept cards it did not bury)")
@@ -474,7 +538,7 @@ def _check_play(s: State, a: Play, seat):
     return None
 
 
-def _do_play(s: State, a: Play, seat, fmt):
+def _do_play(s: TwoDeckState, a: Play, seat, fmt):
     cards = a.cards
     if fmt is None:
         n, events = st.follow_played(s, seat, cards,
@@ -511,7 +575,7 @@ def _do_play(s: State, a: Play, seat, fmt):
     return n, tuple(ev)
 
 
-def _end_if_others_empty(n: State, events: tuple):
+def _end_if_others_empty(n: TwoDeckState, events: tuple):
     """After a trick the dealer won holding cards it did not bury (``burial_count =
     "at_most"``): the deal ends when every other hand is empty; what it still holds scores
     nothing."""
@@ -524,7 +588,7 @@ def _end_if_others_empty(n: State, events: tuple):
     return n, tuple(ev)
 
 
-def _decisive_rank(n: State) -> int | None:
+def _decisive_rank(n: TwoDeckState) -> int | None:
     """Rank of the card that decides the last trick's winning play (its largest unit's top)."""
     _, play = n.trick[n.trick_best]
     top = n.trick_key[1]
@@ -535,7 +599,7 @@ def _decisive_rank(n: State) -> int | None:
     return None
 
 
-def _end_deal(n: State, winner: int, ev: list) -> None:
+def _end_deal(n: TwoDeckState, winner: int, ev: list) -> None:
     rules = n.rules
     dt = n.dealer % 2
     attackers_won = winner % 2 != dt

@@ -14,10 +14,10 @@ from ...options import BurialCount, Following
 from ...state import State
 from . import combos
 from .declare import declaration_options
-from .flow import lead_limit, situation
+from .flow import TwoDeckState, lead_limit, situation
 
 
-def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
+def actions(s: TwoDeckState, kind: DecisionKind, seat: int) -> Iterator[Action]:
     """Every legal action of ``seat`` at this decision (leads: no throws)."""
     if kind == DecisionKind.DECLARE:
         yield Pass()
@@ -36,12 +36,12 @@ def actions(s: State, kind: DecisionKind, seat: int) -> Iterator[Action]:
         yield from (Play(c) for c in follows(s, seat))
 
 
-def plays(s: State, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
+def plays(s: TwoDeckState, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     """The cards of every listed lead or follow, in the order of ``actions``."""
     return iter(leads(s, seat)) if kind == DecisionKind.LEAD else follows(s, seat)
 
 
-def count(s: State, kind: DecisionKind, seat: int) -> int | None:
+def count(s: TwoDeckState, kind: DecisionKind, seat: int) -> int | None:
     """The number of legal burials without listing them (None: count by listing)."""
     if kind == DecisionKind.BURY:
         hand = hand_counts(s.hands[seat])
@@ -62,7 +62,7 @@ _TWO = tuple((k, k) for k in range(KINDS))
 """The single and the pair of each card kind, made once (a listing is made at every lead)."""
 
 
-def lead_units(s: State, seat: int) -> list[tuple[int, ...]]:
+def lead_units(s: TwoDeckState, seat: int) -> list[tuple[int, ...]]:
     """Every single, pair and tractor the seat holds (what it could lead, but see ``leads``):
     suit class by suit class, its singles, then its pairs, then its tractors."""
     ctx = s.ctx
@@ -97,14 +97,14 @@ def lead_units(s: State, seat: int) -> list[tuple[int, ...]]:
     return out
 
 
-def leads(s: State, seat: int) -> list[tuple[int, ...]]:
+def leads(s: TwoDeckState, seat: int) -> list[tuple[int, ...]]:
     """``lead_units`` but those longer than a short burial lets the seat lead (``lead_limit``)."""
     units = lead_units(s, seat)
     most = lead_limit(s, seat)
     return units if most is None else [c for c in units if len(c) <= most]
 
 
-def follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
+def follows(s: TwoDeckState, seat: int) -> Iterator[tuple[int, ...]]:
     """Every distinct legal follow under the rules: ``iter_follows``, then (``following =
     "same_shape"``, the follower holding some of the suit led) what Botzone's leniency lets it
     play instead: against a tractor, plays of the suit led with the pairs owed but not the
@@ -138,12 +138,12 @@ def _pairs_not_tractors(fmt: combos.Format, hand: list[int], ctx) -> list[tuple[
             and combos.same_shape_answer(fmt, hand, cards, ctx)]
 
 
-def legal_follows(s: State, seat: int) -> list[tuple[int, ...]]:
+def legal_follows(s: TwoDeckState, seat: int) -> list[tuple[int, ...]]:
     """Every distinct follow the strict rule allows (``follows``: the rules' own)."""
     return list(iter_follows(s, seat))
 
 
-def iter_follows(s: State, seat: int) -> Iterator[tuple[int, ...]]:
+def iter_follows(s: TwoDeckState, seat: int) -> Iterator[tuple[int, ...]]:
     """Every distinct follow the strict rule allows, in the order of ``legal_follows``, made as
     they are asked for (a seat void in a suit led as a long tractor has a great many)."""
     fmt = s.trick_fmt

@@ -12,14 +12,14 @@ from ...state import State
 from ...trump import TRUMP
 from . import combos
 from .declare import declaration_options
-from .flow import lead_limit, situation
+from .flow import TwoDeckState, lead_limit, situation
 from .legal import lead_units, leads, legal_follows
 
 THROW_RATE = 0.25
 TRACTOR_RATE = 0.15
 
 
-def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RATE):
+def random_action(s: TwoDeckState, rng: random.Random, declare_rate: float = DECLARE_RATE):
     """A random legal action for the seat to act (every decision kind, throws included);
     ``declare_rate`` is the chance of declaring when a declaration is possible."""
     kind = s.decision
@@ -54,7 +54,7 @@ def random_action(s: State, rng: random.Random, declare_rate: float = DECLARE_RA
     raise ValueError(f"no seat decision now: {kind.value}")
 
 
-def _random_follow(s: State, seat: int, rng: random.Random):
+def _random_follow(s: TwoDeckState, seat: int, rng: random.Random):
     fmt = s.trick_fmt
     ctx = s.ctx
     hand = s.hands[seat]

@@ -138,7 +138,7 @@ def settle_one(rules: RuleSet, *, dealer: int, levels: tuple[int, int], attacker
                        two_exempt=_still_at_two(two_exempt, new))
 
 
-def error_scores(offender: int) -> tuple[int, int, int, int]:
+def error_scores(offender: int) -> tuple[int, ...]:
     """Botzone's scores of a game ended by a seat's error: -3 for it, 0 for its partner, +1 for
     each opponent."""
     return tuple(-3 if seat == offender else 0 if seat % 2 == offender % 2 else 1
