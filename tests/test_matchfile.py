@@ -247,8 +247,10 @@ def test_a_bot_without_a_pythonpath_keeps_the_form_stored_before_the_field():
     assert list(bot.to_dict()) == ["name", "manifest_name", "version", "command", "protocol",
                                    "folder", "path"]
     assert SeatBot.from_dict(bot.to_dict()) == bot
-    search = SeatBot.of("s", load_manifest(ROOT / "sample_bots" / "python" / "search"))
-    assert search.manifest.pythonpath and SeatBot.from_dict(search.to_dict()) == search
+    lib = SeatBot("y", Manifest("y", "1", ("python3", "bot.py"), "grpc", Path("/bots/y"),
+                                pythonpath=(Path("/bots/y/lib"),)))
+    assert lib.to_dict()["pythonpath"] == ["/bots/y/lib"]
+    assert SeatBot.from_dict(lib.to_dict()) == lib
 
 
 @pytest.mark.parametrize("change, message", [

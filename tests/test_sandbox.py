@@ -431,7 +431,8 @@ def test_a_pythonpath_may_name_only_the_bots_folder_the_sdk_and_the_engine(tmp_p
     from referee.seats.launch import ENGINE, SDK, sandbox_pythonpath
     from referee.seats.manifest import ManifestError
     assert sandbox_pythonpath(load_manifest(PY / "greedy")) == []  # the SDK: always there
-    assert sandbox_pythonpath(load_manifest(PY / "search")) == [PY]  # greedy, its fallback
+    assert sandbox_pythonpath(load_manifest(PY / "search")) == []  # greedy: the SDK's
+    assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[PY])) == [PY]  # the samples' folder
     assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[SDK, ROOT])) == [SDK, *ENGINE]
     (tmp_path / "lib").mkdir()
     assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[tmp_path / "bot"])) == \
