@@ -106,13 +106,15 @@ def test_a_stale_compiled_module_is_never_loaded(tmp_path):
 
 
 def test_vectors_and_golden_records_on_the_compiled_engine():
-    """The rules vectors and the golden records, run again with ARENA_ENGINE=compiled."""
+    """The rules vectors, the golden records, the states' copies and random play (whole games
+    of every variant), run again with ARENA_ENGINE=compiled."""
     if _fresh_build() is None:
         pytest.skip("no fresh compiled engine (make compiled; needs a C compiler)")
     env = dict(os.environ, ARENA_ENGINE="compiled")
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           "tests/test_conformance.py", "tests/test_golden.py",
-                          "tests/test_state_copy.py"],
+                          "tests/test_state_copy.py",
+                          "tests/test_random_play.py::test_whole_games_end"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=280)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     check = subprocess.run([sys.executable, "-c", _WHICH], cwd=ROOT, env=env,
