@@ -132,11 +132,11 @@ build/compiled/manifest.json: $(STAMP) tools/compile_engine.py $(COMPILED_SOURCE
 
 compiled: build/compiled/manifest.json
 
-# Three pytest-xdist workers, each with its own Redis database and PostgreSQL database
-# (tests/conftest.py); a file whose module fixtures are costly is kept on one worker. Three on a
-# 2-core machine: the suite spends half its time waiting on bot processes, workers and servers
-# (two workers kept 1.1 cores busy on average).
-TEST_WORKERS ?= 3  # at most 4: the workers after the first take Redis databases 13 to 15
+# Two pytest-xdist workers, each with its own Redis database and PostgreSQL database
+# (tests/conftest.py); a file whose module fixtures are costly is kept on one worker. Three were
+# quicker idle (427 s against 457-507 s) but, beside two busy processes, sandboxed bots then
+# missed their connect timeouts (never_connected in test_referee.py).
+TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases 13 to 15
 
 # The suite runs the pure engine (the reference); tests/test_compiled_engine.py runs the rules
 # vectors and golden records again on the compiled one (built by make compiled).
