@@ -27,11 +27,12 @@ SAMPLES = {"python": "python/greedy", "java": "java", "go": "go", "rust": "rust"
 
 
 def _pooled(seats: set[int], record: dict) -> tuple[float, float]:
-    """Median and p95 (nearest rank) over the decisions of ``seats``."""
+    """Median and p95 (nearest rank, as ``MatchFile.decision_times``) over ``seats``' decisions."""
+    from referee.match.matchfile import nearest_rank
     ms = sorted(ms for seat, ms in record["timings"] if seat in seats)
     if not ms:
         return math.nan, math.nan
-    return ms[math.ceil(len(ms) * 0.5) - 1], ms[math.ceil(len(ms) * 0.95) - 1]
+    return nearest_rank(ms, 0.5), nearest_rank(ms, 0.95)
 
 
 def bench_languages(languages: list[str] | None = None, deals: int = 2,
@@ -73,7 +74,9 @@ def bench_languages(languages: list[str] | None = None, deals: int = 2,
             problems = MatchFile.from_dict(record, spec.match_id).verify()
             if record["faults"] or problems:
                 failed = 1
-                print(f"{language:10} faults {record['faults']} {problems[:1]}", file=out)
+                first = record["faults"][0]["reason"] if record["faults"] else problems[0]
+                print(f"{language:10} {len(record['faults'])} fault(s), {len(problems)} "
+                      f"problem(s): {ascii(first[:200])}", file=out)
                 continue
             med, p95 = _pooled({0, 2}, record)
             rmed, rp95 = _pooled({1, 3}, record)

@@ -71,7 +71,7 @@ class DecisionTimes:
     max_ms: float
 
 
-def _percentile(ordered: list[float], q: float) -> float:
+def nearest_rank(ordered: list[float], q: float) -> float:
     """The nearest-rank ``q`` quantile of a sorted, non-empty list."""
     return ordered[max(0, min(len(ordered), math.ceil(len(ordered) * q)) - 1)]
 
@@ -228,7 +228,7 @@ class MatchFile:
         out = []
         for seat in sorted(by_seat):
             ms = sorted(by_seat[seat])
-            out.append(DecisionTimes(seat, len(ms), _percentile(ms, 0.5), _percentile(ms, 0.95),
+            out.append(DecisionTimes(seat, len(ms), nearest_rank(ms, 0.5), nearest_rank(ms, 0.95),
                                      ms[-1]))
         return out
 
