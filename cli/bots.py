@@ -64,15 +64,19 @@ def cmd_bots_check(args) -> int:
 
 def cmd_bots_submit(args) -> int:
     """``arena bots submit``: store a bot folder or archive as an immutable version (its
-    build, if it has one, must pass in the sandbox first)."""
+    build, if it has one, must pass in the sandbox first); with ``--server``, upload it to
+    the submission service, where a worker builds and checks it."""
+    from cli.client import ServiceError, author_token
     from scheduler.season import SeasonError
     from scheduler.registry.versions import submit
     try:
-        token = _author_token(args)
+        token = author_token(args.token_file)
+        if args.server or (os.environ.get("ARENA_SERVER") and not args.db):
+            return _upload(args, token)
         store = open_store(db_url(args))
         v = submit(store, Path(args.source), name=args.name, version=args.version,
                    author=args.author, token=token)
-    except (ValueError, SeasonError) as e:  # RegistryError, or a store that cannot be opened
+    except (ValueError, SeasonError, ServiceError) as e:  # RegistryError, a store, the service
         print(f"arena bots submit: {e}", file=sys.stderr)
         return 2
     print(f"{visible(v.ref, one_line=True)} {v.content_hash}" +
@@ -80,34 +84,129 @@ def cmd_bots_submit(args) -> int:
     return 0
 
 
-def _author_token(args) -> str | None:
-    """The author's token: ``--token-file``, else ``$ARENA_AUTHOR_TOKEN`` (never an argument,
-    which ``ps`` shows); None: none given."""
-    if args.token_file:
-        try:
-            with open(args.token_file, encoding="utf-8") as f:
-                token = f.read(4096).strip()
-        except (OSError, UnicodeDecodeError) as e:
-            raise ValueError(f"--token-file {args.token_file}: cannot be read ({e})") from None
-        if not token:
-            raise ValueError(f"--token-file {args.token_file}: empty; expected the token "
-                             "`arena authors add` printed")
-        return token
-    return os.environ.get("ARENA_AUTHOR_TOKEN", "").strip() or None
+def _upload(args, token: str | None) -> int:
+    """The folder packed here (or the archive as it is) and sent to the service."""
+    import gzip
+    from cli.serve import client_of
+    from scheduler.registry.archives import is_archive
+    from scheduler.registry.packing import pack_folder
+    if args.name or args.version or args.author:
+        raise ValueError("--name, --version and --author are the manifest's and the token's "
+                         "on a server: edit bot.toml")
+    if token is None:
+        raise ValueError("no token: set ARENA_AUTHOR_TOKEN or pass --token-file")
+    source = Path(args.source)
+    if source.is_dir():
+        data = gzip.compress(pack_folder(source, None, source).data, 6, mtime=0)
+    elif source.is_file() and is_archive(source):
+        data = source.read_bytes()
+    else:
+        raise ValueError(f"{source}: not a bot folder nor an archive (.tar, .tar.gz, .zip)")
+    client = client_of(args)
+    v = client.call("POST", "/api/v1/bots", data, "application/octet-stream")
+    print(f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)} "
+          f"{v['content_hash']} {v['state']} (uploaded {size_text(len(data))}; `arena bots "
+          f"status {visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}"
+          " --wait` follows its build and check)")
+    if getattr(args, "wait", False):
+        return _wait(client, v)
+    return 0
 
 
-def cmd_authors_add(args) -> int:
-    """``arena authors add NAME``: a new author; their token is printed once."""
-    from scheduler.registry.owners import add_author
-    from scheduler.season import SeasonError
+def _wait(client, v: dict, timeout_s: float = 1800) -> int:
+    """Poll a version's state until ready or refused, printing each change."""
+    from cli.client import quoted
+    seen, deadline = v["state"], time.monotonic() + timeout_s
+    while v["state"] in ("queued", "building", "checking") and time.monotonic() < deadline:
+        time.sleep(1)  # (the poll of a wait on the service)
+        v = client.get("/api/v1/bots/" + quoted(v["name"], v["version"]))
+        if v["state"] != seen:
+            print(f"  {v['state']}", flush=True)
+            seen = v["state"]
+    return 0 if v["state"] == "ready" else 1
+
+
+def cmd_bots_status(args) -> int:
+    """``arena bots status NAME[@VERSION] --server URL``: a version's state on the service
+    (a name: its latest), why it was refused, the seasons and matches it played."""
+    from cli.client import ServiceError, quoted
+    from cli.serve import client_of
     try:
-        token = add_author(open_store(db_url(args)), args.name)
-    except (ValueError, SeasonError) as e:
-        print(f"arena authors add: {e}", file=sys.stderr)
+        client = client_of(args)
+        name, _, version = args.ref.partition("@")
+        if not version:
+            mine = [v for v in client.get("/api/v1/bots") if v["name"] == name]
+            if not mine:
+                raise ValueError(f"{args.ref}: none of your versions is named {name!r}")
+            version = mine[0]["version"]
+        v = client.get("/api/v1/bots/" + quoted(name, version))
+        if args.wait and v["state"] in ("queued", "building", "checking"):
+            print(f"{visible(args.ref, one_line=True)}: {v['state']}", flush=True)
+            _wait(client, v)
+            v = client.get("/api/v1/bots/" + quoted(name, version))
+        played = client.get("/api/matches?limit=500&version=" + quoted(f"{name}@{version}"))
+    except (ValueError, ServiceError) as e:
+        print(f"arena bots status: {e}", file=sys.stderr)
         return 2
-    print(token)
-    print(f"the token of author {args.name} (shown once, only its hash is kept): they submit "
-          "with ARENA_AUTHOR_TOKEN or --token-file", file=sys.stderr)
+    if args.json:
+        print(json_text({**v, "matches": played["matches"]}, indent=1))
+        return 0 if v["state"] == "ready" else 1
+    print(f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}: "
+          f"{v['state']}{' (withdrawn)' if v['withdrawn'] else ''}")
+    if v["reason"]:
+        print(f"  why: {visible(v['reason'])}")
+    print(f"  submitted {local_time(v['submitted_at'])}, {v['files']} files, "
+          f"{size_text(v['size'])}, content {v['content_hash'][:12]}"
+          f"{', a build log (arena bots logs --build)' if v['has_build_log'] else ''}")
+    if v["seasons"]:
+        print(f"  seasons: {', '.join(visible(s, one_line=True) for s in v['seasons'])}")
+    for m in played["matches"]:
+        print(f"  match {visible(m['id'], one_line=True)} {m['status']}")
+    return 0 if v["state"] == "ready" else 1
+
+
+def cmd_bots_logs(args) -> int:
+    """``arena bots logs NAME@VERSION --server URL``: its build log (``--build``), or the logs
+    its seats wrote in a match (``--match ID``): the author's only."""
+    from cli.client import ServiceError, quoted
+    from cli.serve import client_of
+    name, _, version = args.ref.partition("@")
+    try:
+        if not version:
+            raise ValueError(f"{args.ref}: name the version (NAME@VERSION)")
+        client = client_of(args)
+        if args.match is None:
+            text = client.get("/api/v1/bots/" + quoted(name, version, "build-log"), raw=True)
+            print(f"build log of {visible(args.ref, one_line=True)}: "
+                  f"{len(text)} characters" if text else
+                  f"{visible(args.ref, one_line=True)} has no build log", file=sys.stderr)
+            sys.stdout.write(visible(text))
+            return 0
+        detail = client.get("/api/matches/" + quoted(args.match))
+        seats = [i for i, b in enumerate(detail["match"]["seats"])
+                 if b in (args.ref, name) or detail.get("versions") and i < len(
+                     detail["versions"]) and args.ref in str(detail["versions"][i])]
+        if not seats:
+            seats = list(range(4))
+        shown = 0
+        for seat in seats:
+            try:
+                text = client.get("/api/v1/matches/" + quoted(args.match, "logs", str(seat)),
+                                  raw=True)
+            except ServiceError as e:
+                if " 403 " in str(e) and len(seats) == 4:
+                    continue  # another author's seat
+                raise
+            print(f"== match {visible(args.match, one_line=True)}, seat {seat} "
+                  f"({len(text)} characters)")
+            sys.stdout.write(visible(text) if text.endswith("\n") or not text
+                             else visible(text) + "\n")
+            shown += 1
+        if not shown:
+            raise ValueError(f"match {args.match}: none of its seats is {args.ref}")
+    except (ValueError, ServiceError) as e:
+        print(f"arena bots logs: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -206,7 +305,26 @@ def register(sub) -> None:
     bs.add_argument("--token-file", metavar="PATH", help="a file holding the author's token "
                     "(`arena authors add`); never give the token itself as an argument")
     bs.add_argument("--db", help=DB_HELP)
+    bs.add_argument("--server", metavar="URL", help="upload to the submission service "
+                    "(`arena serve`) instead of writing to a store: a worker builds and checks "
+                    "the version (default $ARENA_SERVER, unless --db is given)")
+    bs.add_argument("--wait", action="store_true", help="with --server: follow the version "
+                    "until it is ready or refused (exit 1: refused)")
     bs.set_defaults(func=cmd_bots_submit)
+    from cli.serve import server_options
+    st = bsub.add_parser("status", help="a version's state on the submission service (queued, "
+                         "building, checking, ready, refused), why, and its matches")
+    st.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: your latest")
+    st.add_argument("--wait", action="store_true", help="until it is ready or refused")
+    st.add_argument("--json", action="store_true")
+    server_options(st)
+    st.set_defaults(func=cmd_bots_status)
+    lg = bsub.add_parser("logs", help="your version's build log, or its seats' logs in a match, "
+                         "from the submission service")
+    lg.add_argument("ref", metavar="NAME@VERSION")
+    lg.add_argument("--match", metavar="ID", help="the logs its seats wrote in this match")
+    server_options(lg)
+    lg.set_defaults(func=cmd_bots_logs)
     bl = bsub.add_parser("list", help="every bot version in the registry")
     bl.add_argument("--db", help=DB_HELP)
     bl.add_argument("--json", action="store_true")
@@ -222,9 +340,3 @@ def register(sub) -> None:
     br.add_argument("--db", help=DB_HELP)
     br.set_defaults(func=cmd_bots_remove)
 
-    authors = sub.add_parser("authors", help="the registry's authors")
-    asub = authors.add_subparsers(dest="authors_command", required=True)
-    aa = asub.add_parser("add", help="a new author; prints their token once")
-    aa.add_argument("name")
-    aa.add_argument("--db", help=DB_HELP)
-    aa.set_defaults(func=cmd_authors_add)

@@ -7,10 +7,11 @@ import argparse
 import os
 import sys
 
-from cli import (bench, bots, botzone, dashboard, demo, lab, ops, play, rules, season, sprt,
-                 study)
+from cli import (bench, bots, botzone, dashboard, demo, lab, ops, play, rules, season, serve,
+                 sprt, study)
 
-GROUPS = (rules, bench, play, season, bots, sprt, dashboard, demo, lab, ops, study, botzone)
+GROUPS = (rules, bench, play, season, bots, serve, sprt, dashboard, demo, lab, ops, study,
+          botzone)
 """The command groups, in the order ``arena --help`` lists their commands (a group that adds
 to another's subcommands, ``bench lab`` or ``bots wrap``, comes after it)."""
 

@@ -61,11 +61,13 @@ def pairing_spec(match_id: str, team0, team1, *, variant: str, options: dict,
 
 
 def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, deal: DealSpec,
-                workdir: Path, sandbox: dict | None = None) -> str | None:
+                workdir: Path, sandbox: dict | None = None,
+                infra_raises: bool = False) -> str | None:
     """``bots check``: one short match, the bot on seats 0 and 2 against the random sample bot,
     under the given rules and sandbox limits (a season's: a bot that cannot start under them
     fails its check, not every match). Returns None when the bot played it without a fault,
-    else why not."""
+    else why not. ``infra_raises``: a match the infrastructure could not play (no bot's
+    fault) raises ``MatchFailed`` instead of being a reason."""
     from referee.seats.manifest import load_manifest
     from scheduler.season import SeasonBot
     partner = SeasonBot("smoke-random", load_manifest(SMOKE_PARTNER))
@@ -74,6 +76,8 @@ def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, 
     try:
         match = play_again(spec, workdir)
     except MatchFailed as e:
+        if infra_raises:
+            raise
         return f"the check match did not finish: {e}"
     faults = [f for f in match.faults if f.seat in (0, 2)]
     if faults:

@@ -44,7 +44,7 @@ def pin(season: Season, store: Store, out=None) -> Season:
             continue
         try:
             if version_hash is None:
-                version = (resolve(store, bot.ref) if bot.ref is not None else
+                version = (resolve(store, bot.ref, playable=True) if bot.ref is not None else
                            _submit_folder(store, bot.manifest, where, out))
                 if bot.ref is None:  # the folder's own manifest, as read here
                     version = dataclasses.replace(version, manifest_json=json.dumps(

@@ -190,3 +190,30 @@ def play_match(match_id: str) -> str:
     if outcome == "handed back":  # the message back to the queue: another worker plays it
         raise Reject(f"match {match_id} handed back: its worker is stopping", requeue=True)
     return outcome
+
+
+@app.task(name="arena.check_version")
+def check_version(version_id: int) -> str:
+    """Build and smoke-check a version the submission service took in (``scheduler.intake``)."""
+    from scheduler.intake import check_version as check
+    from scheduler.store import open_store
+    state = check(open_store(_db()), int(version_id))
+    print(f"version {version_id}: {state}", flush=True)
+    return state
+
+
+@app.task(name="arena.open_scrimmage")
+def open_scrimmage(scrimmage_id: int) -> str:
+    """Open a scrimmage's season (``scheduler.intake``); its matches follow as play_match."""
+    from scheduler.intake import open_scrimmage as open_
+    from scheduler.store import open_store
+    state = open_(open_store(_db()), int(scrimmage_id))
+    print(f"scrimmage {scrimmage_id}: {state}", flush=True)
+    return state
+
+
+def _db() -> str:
+    db = os.environ.get("ARENA_DB")
+    if not db:
+        raise RuntimeError("ARENA_DB is not set: start workers with arena worker --db URL")
+    return db

@@ -125,10 +125,39 @@ def season_or_404(store, name: str) -> dict:
     return row
 
 
+def viewer(request: Request):
+    """Who asks, on the submission service (a bearer token, else a session cookie); None on
+    the organiser's own dashboard (``arena dashboard``), which shows everything."""
+    if getattr(request.app.state, "service", None) is None:
+        return None
+    from web.service import SESSION_COOKIE, viewer_of
+    return viewer_of(request.app.state.store, request.headers.get("authorization"),
+                     request.cookies.get(SESSION_COOKIE))
+
+
+def hidden(request: Request) -> set[str]:
+    """The seasons the asker may not see: on the service, the scrimmages not theirs."""
+    if getattr(request.app.state, "service", None) is None:
+        return set()
+    from web.service import hidden_seasons
+    return hidden_seasons(request.app.state.store, viewer(request))
+
+
+def visible_season(request: Request, name: str) -> None:
+    if name in hidden(request):
+        raise HTTPException(404, f"no season {name!r}")
+
+
+def visible_rows(request: Request) -> list[dict]:
+    secret = hidden(request)
+    return [r for r in season_rows(request.app.state.store) if r["name"] not in secret]
+
+
 def standings(request: Request, name: str) -> dict:
     """The season's standings exactly as ``arena standings NAME --json`` prints them; kept
     until a match of the season changes status."""
     store = request.app.state.store
+    visible_season(request, name)
     row = season_or_404(store, name)
     key = (name, tuple(sorted(store.counts(name).items())), store.result_count(name))
     cache = request.app.state.standings_cache
@@ -187,7 +216,7 @@ def _has_fault_kind(store, match_id: str, kind: str) -> bool:
 def match_list(store, *, season: str | None = None, bot: str | None = None,
                version: str | None = None, status: str | None = None,
                fault: bool | None = None, fault_kind: str | None = None, limit: int = 50,
-               offset: int = 0) -> dict:
+               offset: int = 0, hidden_seasons=()) -> dict:
     """A page of matches, newest season first, in play order, filtered. ``fault``: only the
     matches with bot faults (or a forfeit); ``False``: only those without; ``fault_kind``:
     only those whose record has a fault of that kind; ``version``: only those a bot pinned
@@ -197,7 +226,7 @@ def match_list(store, *, season: str | None = None, bot: str | None = None,
         seated=_seated(store, version, season) if version else None, fault=fault,
         record_has=None if fault_kind is None else (
             lambda match_id: _has_fault_kind(store, match_id, fault_kind)),
-        limit=limit, offset=offset)
+        limit=limit, offset=offset, hidden=hidden_seasons)
     return {"total": page.total, "limit": limit, "offset": offset,
             "matches": [_match_row(r) for r in page.rows]}
 
@@ -212,12 +241,12 @@ def _timings(record: dict) -> list[dict]:
              "total_ms": round(sum(v), 1)} for s, v in sorted(by_seat.items())]
 
 
-def match_detail(store, match_id: str) -> dict:
+def match_detail(store, match_id: str, *, hidden_seasons=(), log_seats=None) -> dict:
     """A match: its row and, once its record may be served, its deals, faults (with the
-    faulting bots' log tails), decision timings and bot versions. A sealed record serves
-    none of that: only who it waits for."""
+    faulting bots' log tails: of the seats ``log_seats`` only, where given), decision timings
+    and bot versions. A sealed record serves none of that: only who it waits for."""
     r = store.match_and_result(match_id)
-    if r is None:
+    if r is None or r.season in hidden_seasons:
         raise HTTPException(404, f"no match {match_id!r}")
     row = _match_row(r)
     sealed = store.sealed_by(match_id) if r.played else []
@@ -239,10 +268,27 @@ def match_detail(store, match_id: str) -> dict:
         out["faults"] = [f.to_dict() for f in match.faults]
         logs = record.get("bot_logs") or {}
         out["logs"] = {str(s): logs[str(s)][-LOG_TAIL:]
-                       for s in sorted({f.seat for f in match.faults}) if logs.get(str(s))}
+                       for s in sorted({f.seat for f in match.faults}) if logs.get(str(s))
+                       and (log_seats is None or s in log_seats)}
         out["timings"] = _timings(record)
         out["versions"] = list(record.get("bots") or [])
     return out
+
+
+def detail_for(request: Request, match_id: str) -> dict:
+    """``match_detail`` as the asker may see it: on the service, no scrimmage not theirs and
+    the log tails of their own bots' seats only."""
+    store = request.app.state.store
+    if getattr(request.app.state, "service", None) is None:
+        return match_detail(store, match_id)
+    from web.service import Refused, own_seats
+    who = viewer(request)
+    secret = hidden(request)
+    try:
+        seats = own_seats(store, who, match_id)
+    except Refused:
+        seats = set()
+    return match_detail(store, match_id, hidden_seasons=secret, log_seats=seats)
 
 
 def bot_list(request: Request) -> list[dict]:
@@ -252,8 +298,9 @@ def bot_list(request: Request) -> list[dict]:
     keep = ("name", "version", "content_hash", "author", "protocol", "language", "size",
             "files", "submitted_at")
     out = []
+    secret = hidden(request)
     for v in store.bot_versions():
-        seasons = store.pinning_seasons(v["content_hash"])
+        seasons = [s for s in store.pinning_seasons(v["content_hash"]) if s not in secret]
         ratings = {}
         for season in seasons:
             st = standings(request, season)
@@ -274,7 +321,7 @@ BAD = {400: {"model": Detail}}
 @router.get("/seasons", response_model=list[SeasonRow])
 def api_seasons(request: Request):
     """Every season: counts by status and its state."""
-    return season_rows(request.app.state.store)
+    return visible_rows(request)
 
 
 @router.get("/seasons/{name}", responses=NOT_FOUND)
@@ -286,6 +333,7 @@ def api_standings(request: Request, name: str) -> dict[str, Any]:
 @router.get("/seasons/{name}/progress", response_model=Progress, responses=NOT_FOUND)
 def api_progress(request: Request, name: str):
     """Done, running, pending, failed; the rate of the last results and the time left."""
+    visible_season(request, name)
     return progress(request.app.state.store, name)
 
 
@@ -303,14 +351,15 @@ def api_matches(request: Request, season: str | None = None, bot: str | None = N
     and a fault's kind (timeout, illegal, garbage, ...); a page of ``limit``."""
     return match_list(request.app.state.store, season=season, bot=bot, version=version,
                       status=status.value if status else None, fault=fault,
-                      fault_kind=fault_kind, limit=limit, offset=offset)
+                      fault_kind=fault_kind, limit=limit, offset=offset,
+                      hidden_seasons=hidden(request))
 
 
 @router.get("/matches/{match_id}", response_model=MatchDetail,
             responses={**NOT_FOUND, 403: {"model": MatchDetail}})
 def api_match(request: Request, match_id: str):
     """A match's deals, faults, log tails, timings and versions; 403 while sealed."""
-    got = match_detail(request.app.state.store, match_id)
+    got = detail_for(request, match_id)
     if got["sealed"]:
         return JSONResponse(MatchDetail(**got).model_dump(), status_code=403)
     return got

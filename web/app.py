@@ -66,13 +66,20 @@ def _is_api(request: Request) -> bool:
     return request.url.path == "/api" or request.url.path.startswith("/api/")
 
 
-def create_app(db_url: str) -> FastAPI:
+def create_app(db_url: str, service=None) -> FastAPI:
     """The dashboard's pages and its JSON API (under /api) over the store at ``db_url``, which
-    must be there (``NoStore``: the dashboard never creates one)."""
+    must be there (``NoStore``: the dashboard never creates one). With ``service`` (a
+    ``web.service.ServiceConfig``: ``arena serve``), also the submission service: its API
+    under /api/v1 and the authors' pages; then scrimmages and seat logs are shown to their
+    authors only."""
     from web import api, pages
+    from web.service import Refused
     app = Dashboard(title="Shengji Arena", summary="Seasons, standings, matches and bots of "
-                    "a results store, read only", docs_url=None, redoc_url=None)
+                    "a results store" + (", and the submission service of its authors"
+                                         if service is not None else ", read only"),
+                    docs_url=None, redoc_url=None)
     app.state.store = open_store(db_url, create=False)
+    app.state.service = service
     app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.state.standings_cache = {}
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
@@ -95,7 +102,18 @@ def create_app(db_url: str) -> FastAPI:
                                 headers=getattr(exc, "headers", None))
         return pages.error_page(request, exc.status_code, str(exc.detail))
 
+    @app.exception_handler(Refused)
+    async def refused(request: Request, exc: Refused):
+        if _is_api(request):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status,
+                                headers=exc.headers())
+        return pages.error_page(request, exc.status, exc.detail)
+
     app.include_router(api.router)
+    if service is not None:
+        from web import author_pages, service_api
+        app.include_router(service_api.router)
+        app.include_router(author_pages.router)
     app.include_router(pages.router)
     try:
         from web import replay

@@ -8,7 +8,6 @@ import time
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from scheduler.reports import season_rows
 from web import api
 
 router = APIRouter(include_in_schema=False)
@@ -38,13 +37,12 @@ def heat(score: float, n: int) -> str:
 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request):
-    return _render(request, "index.html", seasons=season_rows(request.app.state.store),
-                   when=when)
+    return _render(request, "index.html", seasons=api.visible_rows(request), when=when)
 
 
 @router.get("/seasons/{name}", response_class=HTMLResponse)
 def season(request: Request, name: str):
-    st = api.standings(request, name)
+    st = api.standings(request, name)  # (404 for a scrimmage not the viewer's)
     prog = api.progress(request.app.state.store, name)
     lo = min([b["low"] for b in st["bots"]] + [0.0])
     hi = max([b["high"] for b in st["bots"]] + [0.0])
@@ -97,19 +95,25 @@ def match_list(request: Request, season: str | None = None, bot: str | None = No
     got = api.match_list(request.app.state.store, season=season or None, bot=bot or None,
                          version=version or None, status=status.value if status else None,
                          fault=fault, fault_kind=fault_kind or None, limit=limit,
-                         offset=offset)
+                         offset=offset, hidden_seasons=api.hidden(request))
     query = {k: v for k, v in {"season": season, "bot": bot, "version": version,
                                "status": status.value if status else None,
                                "fault": None if fault is None else str(fault).lower(),
                                "fault_kind": fault_kind, "limit": limit}.items() if v}
     return _render(request, "matches.html", page=got, query=query,
-                   statuses=api.STATUSES, seasons=request.app.state.store.season_names())
+                   statuses=api.STATUSES, seasons=[r["name"] for r in api.visible_rows(request)])
 
 
 @router.get("/matches/{match_id}", response_class=HTMLResponse)
 def match(request: Request, match_id: str):
-    got = api.match_detail(request.app.state.store, match_id)
-    return _render(request, "match.html", 403 if got["sealed"] else 200, m=got, when=when)
+    got = api.detail_for(request, match_id)
+    own: list[int] = []
+    if getattr(request.app.state, "service", None) is not None and not got["sealed"]:
+        from web.author_pages import page_viewer
+        from web.service import own_seats
+        own = sorted(own_seats(request.app.state.store, page_viewer(request), match_id))
+    return _render(request, "match.html", 403 if got["sealed"] else 200, m=got, when=when,
+                   own_seats=own)
 
 
 @router.get("/bots", response_class=HTMLResponse)

@@ -268,7 +268,11 @@ def build_steps(events: list[Event]) -> list[dict[str, Any]]:
 
 
 def _match(request: Request, match_id: str) -> MatchFile:
+    from web.api import hidden
     store = request.app.state.store
+    m = store.match(match_id)
+    if m is not None and m.season in hidden(request):
+        raise HTTPException(404, f"no match record with id {match_id}")
     sealed = store.sealed_by(match_id)
     if sealed:
         raise HTTPException(403, f"match {match_id}: {sealed_reason(sealed)}")

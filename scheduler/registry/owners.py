@@ -133,16 +133,50 @@ def owner_label(author: str | None) -> str:
 
 
 # -- authors ------------------------------------------------------------------------------
-def add_author(store, name: str) -> str:
-    """A new author and their token (shown once; only its sha256 is stored)."""
-    check_author(name, "arena authors add")
+ROLES = ("author", "organiser")
+
+
+def _new_token() -> tuple[str, str]:
     token = secrets.token_urlsafe(32)
-    if not store.add_author(name, sha256(token.encode())):
+    return token, sha256(token.encode())
+
+
+def add_author(store, name: str, *, role: str = "author", status: str = "active") -> str:
+    """A new author and their token (shown once; only its sha256 is stored). ``role``
+    "organiser": sees and does everything the service offers; ``status`` "pending": a
+    self-registered author the organiser has not approved yet."""
+    check_author(name, "author")
+    if role not in ROLES:
+        raise RegistryError(f"author {name!r}: role {role!r}: expected one of {ROLES}")
+    token, digest = _new_token()
+    if not store.add_author(name, digest, role=role, status=status):
         raise RegistryError(f"author {name!r} exists already")
     return token
 
 
+def rotate_token(store, name: str) -> str:
+    """A new token for ``name`` (shown once); the old one, and their sessions, stop working."""
+    token, digest = _new_token()
+    if not store.set_author(name, token_hash=digest):
+        raise RegistryError(f"no author {name!r}")
+    return token
+
+
+def revoke_token(store, name: str) -> None:
+    """No token of ``name``'s works until ``rotate_token`` gives a new one."""
+    if not store.set_author(name, token_hash=""):
+        raise RegistryError(f"no author {name!r}")
+
+
+def token_author(store, token: str) -> dict | None:
+    """The active author ``token`` is the token of (compared by its sha256), or None."""
+    if not token or len(token) > 512:
+        return None
+    got = store.author_by_token_hash(sha256(token.encode()))
+    return got if got is not None and got["status"] == "active" else None
+
+
 def check_token(store, name: str, token: str) -> bool:
-    """``token`` is author ``name``'s (compared by its sha256, in constant time)."""
+    """``token`` is active author ``name``'s (compared by its sha256, in constant time)."""
     stored = store.author_token_hash(name)
-    return stored is not None and hmac.compare_digest(stored, sha256(token.encode()))
+    return bool(stored) and hmac.compare_digest(stored, sha256(token.encode()))

@@ -110,7 +110,7 @@ def _language(command: list[str], folder: Path) -> str | None:
 
 def submit(store, source: Path, *, name: str | None = None, version: str | None = None,
            author: str | None = None, token: str | None = None, limit: int | None = None,
-           folder: Path | None = None) -> BotVersion:
+           folder: Path | None = None, state: str | None = None) -> BotVersion:
     """Store the bot in folder or archive ``source`` (already unpacked in ``folder``, if
     given) as name@version (the manifest's unless given): its manifest checked, its folder
     packed, the archive and the row in one transaction. The same content under the same
@@ -121,13 +121,14 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
     that is not a plain label; a version of a name by another author is refused. ``token``,
     where given, must be ``author``'s (``check_token``); ``author`` without a token is the
     organiser writing in their own store. With no author the organiser may add a version to
-    any name."""
+    any name. ``state``: the version's first state (the submission service's "queued": not
+    played before a worker built and checked it)."""
     from scheduler.store import NameHeld
     source = Path(source)
     if folder is None:
         with opened(source, limit) as unpacked:
             return submit(store, source, name=name, version=version, author=author,
-                          token=token, limit=limit, folder=unpacked)
+                          token=token, limit=limit, folder=unpacked, state=state)
     if author is not None:
         check_author(author, source)
     if token is not None and (author is None or not check_token(store, author, token)):
@@ -168,7 +169,7 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
     try:
         stored, created = store.add_bot_version(row, zlib.compress(packed.data, 6),
                                                 resembles=lambda names: resembled(
-                                                    row["name"], names))
+                                                    row["name"], names), state=state)
     except NameHeld as e:
         if e.name == row["name"]:
             raise RegistryError(f"{source}: the bot {e.name!r} belongs to {owner_label(e.owner)}: "
@@ -185,19 +186,40 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
     return got
 
 
-def resolve(store, ref: str) -> BotVersion:
-    """``name@version``, or ``name``: its latest submitted version."""
+def resolve(store, ref: str, *, playable: bool = False) -> BotVersion:
+    """``name@version``, or ``name``: its latest submitted version. ``playable``: as a season
+    names it: ``name`` is the latest version that is ready (one the submission service took in
+    is ready once a worker built and checked it) and not withdrawn, and ``name@version`` that
+    is not is refused with its state."""
     name, sep, version = ref.partition("@")
     rows = store.bot_versions(name)
+    states = store.version_states([r["id"] for r in rows]) if playable and rows else {}
+
+    def unplayable(row) -> str | None:
+        st = states.get(row["id"])
+        if st is None:
+            return None
+        if st["withdrawn_at"] is not None:
+            return "withdrawn by the organiser"
+        if st["state"] != "ready":
+            return st["state"] + (f" ({st['reason']})" if st["reason"] else "")
+        return None
     if sep:
         row = next((r for r in rows if r["version"] == version), None)
         if row is not None:
+            why = unplayable(row) if playable else None
+            if why is not None:
+                raise RegistryError(f"{ref}: not ready to play: {why}")
             return BotVersion.of(row)
         if rows:
             raise RegistryError(f"{ref}: no such version of {name}; its versions: "
                                 f"{', '.join(r['version'] for r in rows)}")
     elif rows:
-        return BotVersion.of(rows[-1])
+        ready = [r for r in rows if not playable or unplayable(r) is None]
+        if ready:
+            return BotVersion.of(ready[-1])
+        raise RegistryError(f"{ref}: no version of {name} is ready to play: "
+                            + "; ".join(f"{r['version']} {unplayable(r)}" for r in rows[-3:]))
     names = sorted({r["name"] for r in store.bot_versions()})
     raise RegistryError(f"{ref}: no such bot in the registry; "
                         + (f"its bots: {', '.join(names)}" if names else

@@ -66,7 +66,12 @@ def pin_portable(version, where: str = "bot") -> Manifest:
 
 
 class BuildError(ValueError):
-    """A bot version whose build failed; the message names it, the command and the log's end."""
+    """A bot version whose build failed; the message names it, the command and the log's end;
+    ``log``: the build's whole log (bounded)."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
 
 
 def submit(store: Store, source: Path, *, name: str | None = None,
@@ -114,6 +119,6 @@ def _built(manifest: Manifest, source: Path, into: Path) -> Path:
     try:
         return build.build_once(manifest, source, into)
     except build.BuildFailed as e:
-        raise BuildError(str(e)) from None
+        raise BuildError(str(e), e.log) from None
 
 

@@ -9,7 +9,9 @@
 - ``cancels``: cancelling a season;
 - ``queue``: the lease queue (claim, renew, give back, hand back, what to enqueue);
 - ``result_rows``: a played match written once, its duplicate pair scored, its record;
-- ``registry_rows``: the bot registry's versions, archives and authors;
+- ``registry_rows``: the bot registry's versions and archives;
+- ``service_rows``: the submission service's authors, version states, sessions, scrimmages,
+  audit log and rate-limit events;
 - ``pages``: the reads of the dashboard and the command line's listings.
 
 Opening a store migrates it to ``metadata`` (``scheduler/migrations``: a model changed is a new
@@ -36,15 +38,16 @@ from scheduler.store.schema import (CANCELLED, COUNTED_FIRST, DEFAULT_LEASE_S, E
                                     authors, bot_archives, bot_versions, bots, compress,
                                     decompress, engine_for, matches, metadata, pair_scores,
                                     records, results, season_cancels, season_secrets, seasons,
-                                    worker_name)
+                                    SCRIMMAGE_STATES, VERSION_STATES, worker_name)
 from scheduler.store.season_rows import Seasons, plan_rows
+from scheduler.store.service_rows import ServiceRows
 
 __all__ = [
     "AttemptRow", "BotRow", "BotVersionRow", "CANCELLED", "COUNTED_FIRST", "DEFAULT_LEASE_S",
     "DEFAULT_URL", "FaultRow", "JSON_COLUMNS", "LOST", "MAX_ATTEMPTS", "MatchPage",
     "MatchResultRow", "MatchRow", "NameHeld", "NoStore", "PairScoreRow", "REGISTRY_LOCK",
     "ResultPace", "STATUSES", "SeasonOverview", "SeasonRow", "StandingsRow", "Store",
-    "StoreError", "StoreVersionError", "TALLY_COLUMNS", "URL_ENV", "attempts", "authors",
+    "StoreError", "StoreVersionError", "SCRIMMAGE_STATES", "VERSION_STATES", "TALLY_COLUMNS", "URL_ENV", "attempts", "authors",
     "bot_archives", "bot_versions", "bots", "compress", "decompress", "engine_for", "matches",
     "metadata", "open_store", "pair_scores", "plan_rows", "records", "results",
     "season_cancels", "season_secrets", "seasons", "store_url", "worker_name"]
@@ -57,7 +60,7 @@ DEFAULT_URL = "sqlite:///arena.db"
 URL_ENV = "ARENA_DB"
 
 
-class Store(Seasons, Cancels, LeaseQueue, Results, RegistryRows, Pages):
+class Store(Seasons, Cancels, LeaseQueue, Results, RegistryRows, ServiceRows, Pages):
     """The store at ``url``; every method is one short transaction."""
 
     def __init__(self, url: str) -> None:

@@ -128,13 +128,16 @@ class Pages:
     def match_page(self, *, season: str | None = None, status: str | None = None,
                    bot: str | None = None, seated: list[tuple[str, str]] | None = None,
                    fault: bool | None = None, record_has: Callable[[str], bool] | None = None,
-                   limit: int = 50, offset: int = 0) -> MatchPage:
+                   limit: int = 50, offset: int = 0, hidden=()) -> MatchPage:
         """A page of matches, by season then in play order, filtered: ``bot``, a bot of that
         name sat in it; ``seated`` ([(season, bot)]), it is a match of such a season where
         such a bot sat (none when the list is empty); ``fault``, only the matches with bot
         faults (or a forfeit), ``False`` only those without; ``record_has``, only matches with
-        bot faults for which ``record_has(match_id)`` is true (it reads their records)."""
+        bot faults for which ``record_has(match_id)`` is true (it reads their records);
+        ``hidden``: seasons left out (scrimmages, to those not in them)."""
         cond = []
+        if hidden:
+            cond.append(matches.c.season.notin_(tuple(hidden)))
         if season:
             cond.append(matches.c.season == season)
         if status:

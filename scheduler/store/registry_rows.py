@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from scheduler.store.rows import BotVersionRow
-from scheduler.store.schema import authors, bot_archives, bot_versions, bots
+from scheduler.store.schema import bot_archives, bot_versions, bots, version_states
 
 
 class NameHeld(ValueError):
@@ -57,19 +57,20 @@ def _pinning(c, content_hash: str) -> list[str]:
 
 
 class RegistryRows:
-    """Bot versions, archives and authors."""
+    """Bot versions and their archives (authors: ``service_rows``)."""
 
     engine: Engine
 
-    def add_bot_version(self, row: dict, data: bytes, *,
-                        resembles=None) -> tuple[BotVersionRow, bool]:
+    def add_bot_version(self, row: dict, data: bytes, *, resembles=None,
+                        state: str | None = None) -> tuple[BotVersionRow, bool]:
         """Store a bot version (``row``: its ``bot_versions`` columns) and its archive
         (``data``, kept once per content hash) in one transaction, under the registry's lock:
         (the row, True); or (the row already stored as name@version, False), writing nothing,
         whatever its content. A name belongs to the author of its first version: another
         author's version of it raises ``NameHeld`` (one with no author, the organiser's, is
         let in); so does a new name for which ``resembles({name: owner})`` returns an existing
-        name."""
+        name. ``state``: the version's first state (``version_states``; the submission service's
+        "queued"), written in the same transaction: no season sees it before."""
         for _ in range(3):
             try:
                 with self.engine.connect() as c:
@@ -77,6 +78,8 @@ class RegistryRows:
                     old = _version(c, row["name"], row["version"])
                     if old is not None:
                         c.rollback()
+                        if row["author"] is not None and old.author != row["author"]:
+                            raise NameHeld(row["name"], old.author)
                         return old, False
                     owners = _names(c)
                     if row["name"] in owners:
@@ -94,6 +97,9 @@ class RegistryRows:
                             content_hash=row["content_hash"], data=data))
                     c.execute(bot_versions.insert().values(**row))
                     got = _version(c, row["name"], row["version"])
+                    if state is not None:
+                        c.execute(version_states.insert().values(
+                            version_id=got.id, state=state, updated_at=time.time()))
                     c.commit()
                     return got, True
             except IntegrityError:  # the same name@version or archive stored at this moment
@@ -141,6 +147,7 @@ class RegistryRows:
             pinning = _pinning(c, row.content_hash)
             if pinning:
                 return {"removed": False, "seasons": pinning, "archive_removed": False}
+            c.execute(version_states.delete().where(version_states.c.version_id == row.id))
             c.execute(bot_versions.delete().where(bot_versions.c.id == row.id))
             shared = c.execute(select(bot_versions.c.id).where(
                 bot_versions.c.content_hash == row.content_hash)).first()
@@ -148,18 +155,3 @@ class RegistryRows:
                 c.execute(bot_archives.delete().where(
                     bot_archives.c.content_hash == row.content_hash))
         return {"removed": True, "seasons": [], "archive_removed": shared is None}
-
-    def add_author(self, name: str, token_hash: str) -> bool:
-        """False when an author of that name exists (nothing changed)."""
-        try:
-            with self.engine.begin() as c:
-                c.execute(authors.insert().values(name=name, token_hash=token_hash,
-                                                  created_at=time.time()))
-        except IntegrityError:
-            return False
-        return True
-
-    def author_token_hash(self, name: str) -> str | None:
-        with self.engine.connect() as c:
-            return c.execute(select(authors.c.token_hash).where(authors.c.name == name)
-                             ).scalar()

@@ -7,7 +7,8 @@ each deal's continuous score and the numbers the standings count (its tally colu
 large season's standings read no summary) beside the match's, and ``pair_scores`` a duplicate
 pair's W/D/L and paired difference once both its matches are done (``scheduler/stats/power.py``).
 The registry's tables (bot_versions, bot_archives, authors) are described in
-``scheduler/registry/``.
+``scheduler/registry/``; the submission service's (version_states, sessions, scrimmages,
+audit_log, limit_events) in ``web/service.py``.
 
 ``metadata`` is the models; opening a store migrates it to them (``scheduler/migrations``: a
 model changed is a new revision there). A column named ``*_json`` holds JSON text, read back
@@ -99,6 +100,76 @@ authors = Table(
     Column("name", String(100), primary_key=True),
     Column("token_hash", String(64), nullable=False),  # sha256 hex of the author's token
     Column("created_at", Float, nullable=False),
+    # the submission service's (0005_service): "author" or "organiser" (sees and does all);
+    # "active", "pending" (registered, awaiting the organiser) or "disabled"
+    Column("role", String(16), nullable=False, server_default="author"),
+    Column("status", String(16), nullable=False, server_default="active"),
+    Column("changed_at", Float),
+)
+
+# The submission service (``web/service``, 0005_service). A version the service took in is
+# built and smoke-checked by a worker (``scheduler/intake.py``): its state here. A version with
+# no row was stored by the organiser in their own store and is ready as it is.
+version_states = Table(
+    "version_states", metadata,
+    Column("version_id", Integer, ForeignKey("bot_versions.id"), primary_key=True),
+    Column("state", String(16), nullable=False),  # ``VERSION_STATES``
+    Column("reason", Text),          # why it was refused (or withdrawn)
+    Column("build_log", Text),       # bounded (``scheduler.intake.BUILD_LOG_KEPT``)
+    Column("claimed_by", String(200)),
+    Column("updated_at", Float, nullable=False),
+    Column("sent_at", Float),        # last sent to the workers
+    Column("withdrawn_at", Float),   # the organiser withdrew it from future seasons
+)
+
+#: an author's dashboard login: the sha256 of the cookie's value, its CSRF token, its end
+sessions = Table(
+    "sessions", metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("author", String(100), ForeignKey("authors.name"), nullable=False, index=True),
+    Column("csrf", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+)
+
+#: a test match an author asked for: ``pairs`` duplicate pairs of ``bot`` against
+#: ``opponent`` (both name@version), played as a season of its own (``season``) that counts
+#: for no standings and is shown to the two authors only
+scrimmages = Table(
+    "scrimmages", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("author", String(100), nullable=False, index=True),
+    Column("bot", String(210), nullable=False),
+    Column("opponent", String(210), nullable=False),
+    Column("opponent_author", String(100)),
+    Column("pairs", Integer, nullable=False),
+    Column("variant", String(60), nullable=False),
+    Column("season", String(100), unique=True),
+    Column("state", String(16), nullable=False),  # ``SCRIMMAGE_STATES``
+    Column("reason", Text),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("sent_at", Float),
+)
+
+#: who did what through the service or the organiser's commands, and what was refused
+audit_log = Table(
+    "audit_log", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", Float, nullable=False, index=True),
+    Column("actor", String(100)),
+    Column("action", String(40), nullable=False),
+    Column("subject", String(250)),
+    Column("detail", Text),
+    Column("address", String(64)),
+)
+
+#: the events a rate limit counts (a login attempt, ...): its key and when
+limit_events = Table(
+    "limit_events", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String(200), nullable=False, index=True),
+    Column("at", Float, nullable=False),
 )
 
 matches = Table(
@@ -206,6 +277,10 @@ CANCELLED = "its season was cancelled"
 COUNTED_FIRST = "another attempt's result was written first"
 #: a match's statuses: ``cancelled`` ones (of a cancelled season) are never played
 STATUSES = ("pending", "running", "done", "failed", "cancelled")
+#: a service version's states, in order; ``refused`` and ``ready`` are final
+VERSION_STATES = ("queued", "building", "checking", "ready", "refused")
+#: a scrimmage's states; ``done``, ``failed`` and ``cancelled`` are final
+SCRIMMAGE_STATES = ("queued", "playing", "done", "failed", "cancelled")
 
 
 def worker_name() -> str:

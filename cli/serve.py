@@ -1,0 +1,277 @@
+"""``arena serve`` (the submission service and the dashboard, over one store), the participant's
+``arena scrimmage`` commands, and the organiser's ``arena authors`` and ``arena audit``."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+
+from cli.client import SERVER_ENV, Client, ServiceError, author_token
+from cli.common import DB_HELP, db_url, json_text, local_time, open_store, visible
+
+
+def cmd_serve(args) -> int:
+    """``arena serve``: the dashboard with the submission service; with a broker, its
+    dispatcher sends versions to the workers' checks and scrimmages to be played."""
+    import uvicorn
+
+    from scheduler.intake import Dispatcher
+    from scheduler.store import StoreError, StoreVersionError
+    from web.app import create_app
+    from web.service import Limits, ServiceConfig
+    url = db_url(args)
+    try:
+        limits = Limits(**{k: type(getattr(Limits(), k))(v) for k, v in
+                           (item.split("=", 1) for item in args.limit or ())})
+    except (TypeError, ValueError) as e:
+        fields = ", ".join(f.name for f in dataclasses.fields(Limits))
+        print(f"arena serve: --limit: {e}; expected NAME=NUMBER, NAME one of {fields}",
+              file=sys.stderr)
+        return 2
+    config = ServiceConfig(limits=limits, self_registration=args.self_registration,
+                           variant=args.variant, secure_cookies=args.secure_cookies)
+    try:
+        open_store(url)  # the service creates its store (an author needs one to be added)
+        app = create_app(url, service=config)
+    except (StoreVersionError, StoreError, ValueError) as e:
+        print(f"arena serve: --db {e}", file=sys.stderr)
+        return 2
+    dispatcher = None
+    if args.broker:
+        dispatcher = Dispatcher(app.state.store, args.broker, window=args.window).start()
+    else:
+        print("arena serve: note: no --broker: uploads stay queued until a service with one "
+              "runs (workers build and check them)", file=sys.stderr)
+    print(f"arena serve: {url} on http://{args.host}:{args.port}/ (API under /api/v1)",
+          flush=True)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                    proxy_headers=args.proxy_headers, forwarded_allow_ips=args.forwarded_allow)
+    finally:
+        if dispatcher is not None:
+            dispatcher.stop()
+    return 0
+
+
+# -- the organiser's commands on their own store -----------------------------------------
+def _authors_do(args, what) -> int:
+    from scheduler.registry.archives import RegistryError
+    from scheduler.season import SeasonError
+    try:
+        store = open_store(db_url(args))
+        return what(store)
+    except (RegistryError, SeasonError) as e:
+        print(f"arena authors {args.authors_command}: {e}", file=sys.stderr)
+        return 2
+
+
+def cmd_authors_add(args) -> int:
+    """``arena authors add NAME``: a new author; their token is printed once."""
+    from scheduler.registry.owners import add_author
+
+    def add(store) -> int:
+        token = add_author(store, args.name, role="organiser" if args.organiser else "author")
+        store.audit("author-add", actor="organiser (command line)", subject=args.name)
+        print(token)
+        print(f"the token of {'organiser' if args.organiser else 'author'} {args.name} (shown "
+              "once, only its hash is kept): they submit with ARENA_AUTHOR_TOKEN or "
+              "--token-file, or log in on the dashboard with it", file=sys.stderr)
+        return 0
+    return _authors_do(args, add)
+
+
+def cmd_authors_list(args) -> int:
+    def show(store) -> int:
+        rows = store.authors_list()
+        if args.json:
+            print(json_text(rows, indent=1))
+            return 0
+        print(f"{'name':<24} {'role':<10} {'status':<9} {'created':<16}  changed")
+        for r in rows:
+            print(f"{visible(r['name'], one_line=True):<24} {r['role']:<10} {r['status']:<9} "
+                  f"{local_time(r['created_at']):<16}  "
+                  f"{local_time(r['changed_at']) if r['changed_at'] else ''}")
+        return 0
+    return _authors_do(args, show)
+
+
+def cmd_authors_rotate(args) -> int:
+    from scheduler.registry.owners import rotate_token
+
+    def rotate(store) -> int:
+        token = rotate_token(store, args.name)
+        store.audit("rotate", actor="organiser (command line)", subject=args.name)
+        print(token)
+        print(f"the new token of {args.name} (shown once); the old one no longer works",
+              file=sys.stderr)
+        return 0
+    return _authors_do(args, rotate)
+
+
+def cmd_authors_revoke(args) -> int:
+    from scheduler.registry.owners import revoke_token
+
+    def revoke(store) -> int:
+        revoke_token(store, args.name)
+        store.audit("revoke", actor="organiser (command line)", subject=args.name)
+        print(f"{args.name}: no token works until `arena authors rotate {args.name}`")
+        return 0
+    return _authors_do(args, revoke)
+
+
+def _status(status: str, action: str):
+    def cmd(args) -> int:
+        from scheduler.registry.archives import RegistryError
+
+        def change(store) -> int:
+            if not store.set_author(args.name, status=status):
+                raise RegistryError(f"no author {args.name!r}")
+            store.audit(action, actor="organiser (command line)", subject=args.name)
+            print(f"{args.name}: {status}")
+            return 0
+        return _authors_do(args, change)
+    return cmd
+
+
+def cmd_audit(args) -> int:
+    store = open_store(db_url(args))
+    rows = store.audit_entries(args.limit, action=args.action)
+    if args.json:
+        print(json_text(rows, indent=1))
+        return 0
+    for r in reversed(rows):
+        print(f"{local_time(r['at'])}  {visible(r['action'], one_line=True):<16} "
+              f"{visible(r['actor'] or '', one_line=True):<16} "
+              f"{visible(r['subject'] or '', one_line=True)}"
+              f"{'  ' + visible(r['detail'], one_line=True) if r['detail'] else ''}"
+              f"{'  from ' + visible(r['address'], one_line=True) if r['address'] else ''}")
+    return 0
+
+
+# -- the participant's scrimmages ----------------------------------------------------------
+def client_of(args) -> Client:
+    import os
+    server = args.server or os.environ.get(SERVER_ENV)
+    if not server:
+        raise ValueError(f"no --server (or ${SERVER_ENV}): the submission service's URL")
+    return Client(server, author_token(args.token_file))
+
+
+def _scrimmage_line(s: dict) -> str:
+    points = (f"{s['points']:g} of {s['pairs_scored']} pairs, mean paired difference "
+              f"{s['mean_diff']:+g} a deal" if s["points"] is not None else "no pair scored yet")
+    counts = ", ".join(f"{k} {n}" for k, n in (s.get("matches") or {}).items() if n)
+    return (f"scrimmage {s['id']}: {visible(s['bot'], one_line=True)} v "
+            f"{visible(s['opponent'], one_line=True)}, {s['pairs']} pairs, {s['state']}"
+            f"{' (' + visible(s['reason'], one_line=True) + ')' if s['reason'] else ''}; "
+            f"{points}{'; matches: ' + counts if counts else ''}")
+
+
+def cmd_scrimmage(args) -> int:
+    try:
+        client = client_of(args)
+        if args.scrimmage_command == "request":
+            got = client.post("/api/v1/scrimmages", {"bot": args.bot, "opponent":
+                                                     args.opponent, "pairs": args.pairs})
+            if args.wait:
+                while got["state"] in ("queued", "playing"):
+                    time.sleep(2)  # (the poll of a wait on the service)
+                    got = client.get(f"/api/v1/scrimmages/{got['id']}")
+            print(_scrimmage_line(got))
+        elif args.scrimmage_command == "list":
+            for s in client.get("/api/v1/scrimmages"):
+                print(_scrimmage_line(s))
+        elif args.scrimmage_command == "show":
+            got = client.get(f"/api/v1/scrimmages/{args.id}")
+            print(json_text(got, indent=1) if args.json else _scrimmage_line(got))
+        else:
+            print(_scrimmage_line(client.post(f"/api/v1/scrimmages/{args.id}/cancel")))
+    except (ValueError, ServiceError) as e:
+        print(f"arena scrimmage {args.scrimmage_command}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def server_options(p) -> None:
+    p.add_argument("--server", metavar="URL", help=f"the submission service (default "
+                   f"${SERVER_ENV})")
+    p.add_argument("--token-file", metavar="PATH", help="a file holding your token (default "
+                   "$ARENA_AUTHOR_TOKEN); never the token itself as an argument")
+
+
+def register(sub) -> None:
+    s = sub.add_parser("serve", help="the submission service: authors upload bots, follow "
+                       "their builds and logs, ask for scrimmages; with the dashboard")
+    s.add_argument("--db", help=DB_HELP)
+    s.add_argument("--host", default="127.0.0.1", help="the address to bind (default "
+                   "127.0.0.1; behind a TLS reverse proxy in production: docs/deploy.md)")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--broker", help="the workers' Redis URL: uploads are built and checked "
+                   "and scrimmages played by `arena worker`s (default $ARENA_BROKER)")
+    s.add_argument("--variant", default="two-deck-fry", help="the variant of checks and "
+                   "scrimmages")
+    s.add_argument("--window", type=int, default=4, help="matches of each scrimmage in the "
+                   "queue at once (default 4)")
+    s.add_argument("--limit", action="append", metavar="NAME=NUMBER", help="a limit, e.g. "
+                   "archive_bytes=8388608, versions_per_day=20, builds_in_flight=2, "
+                   "scrimmages_in_flight=2, scrimmage_pairs=8, logins=10 (repeatable)")
+    s.add_argument("--self-registration", action="store_true", help="let anyone ask for an "
+                   "author name (POST /api/v1/register); the organiser approves each")
+    s.add_argument("--secure-cookies", action="store_true", help="the session cookie only "
+                   "over HTTPS (behind a TLS proxy)")
+    s.add_argument("--proxy-headers", action="store_true", help="trust X-Forwarded-For from "
+                   "--forwarded-allow (the client's address for the login limit)")
+    s.add_argument("--forwarded-allow", default="127.0.0.1", help="the proxy's address")
+    s.set_defaults(func=cmd_serve)
+
+    authors = sub.add_parser("authors", help="the authors of the registry and the service")
+    asub = authors.add_subparsers(dest="authors_command", required=True)
+    aa = asub.add_parser("add", help="a new author; prints their token once")
+    aa.add_argument("name")
+    aa.add_argument("--organiser", action="store_true", help="the organiser's role: sees and "
+                    "does everything on the service")
+    aa.set_defaults(func=cmd_authors_add)
+    al = asub.add_parser("list", help="every author, their role and status")
+    al.add_argument("--json", action="store_true")
+    al.set_defaults(func=cmd_authors_list)
+    for name, func, text in (
+            ("rotate", cmd_authors_rotate, "a new token (printed once); the old one stops "
+             "working"),
+            ("revoke", cmd_authors_revoke, "no token of theirs works until rotated"),
+            ("disable", _status("disabled", "disable"), "no login nor write; versions stay"),
+            ("enable", _status("active", "enable"), "active again"),
+            ("approve", _status("active", "approve"), "a self-registered author: active")):
+        p = asub.add_parser(name, help=text)
+        p.add_argument("name")
+        p.set_defaults(func=func)
+    for p in asub.choices.values():
+        p.add_argument("--db", help=DB_HELP)
+
+    au = sub.add_parser("audit", help="the audit log: submissions, logins, limits, the "
+                        "organiser's actions")
+    au.add_argument("--db", help=DB_HELP)
+    au.add_argument("--limit", type=int, default=100)
+    au.add_argument("--action", help="only entries of this action (submit, login, limit, ...)")
+    au.add_argument("--json", action="store_true")
+    au.set_defaults(func=cmd_audit)
+
+    sc = sub.add_parser("scrimmage", help="test matches on the submission service that count "
+                        "for no standings")
+    ssub = sc.add_subparsers(dest="scrimmage_command", required=True)
+    rq = ssub.add_parser("request", help="N duplicate pairs of your ready version against "
+                         "another")
+    rq.add_argument("bot", metavar="NAME@VERSION", help="your version")
+    rq.add_argument("opponent", metavar="NAME@VERSION", help="a ready version (another "
+                    "author's, or a house bot)")
+    rq.add_argument("--pairs", type=int, default=2)
+    rq.add_argument("--wait", action="store_true", help="until it is over, then its result")
+    ls = ssub.add_parser("list", help="yours, and those your bots were asked to play")
+    sh = ssub.add_parser("show", help="one scrimmage and its result")
+    sh.add_argument("id", type=int)
+    sh.add_argument("--json", action="store_true")
+    cn = ssub.add_parser("cancel", help="one you asked for")
+    cn.add_argument("id", type=int)
+    for p in (rq, ls, sh, cn):
+        server_options(p)
+        p.set_defaults(func=cmd_scrimmage)

@@ -1,0 +1,222 @@
+"""What the workers do for the submission service, and what the service sends them.
+
+A version an author uploads is stored ``queued``; a worker takes it (``check_version``): fetches
+it from the store, builds it in the sandbox (``building``), plays the smoke match of
+``arena bots check`` (``checking``) and leaves it ``ready`` or ``refused`` with the reason and
+its build log. A scrimmage is a season of its own (``open_scrimmage``: opened on a worker, which
+builds what it needs), whose matches the service's dispatcher sends below the seasons'
+priority (``Dispatcher``). The web process never builds nor plays a bot.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+#: characters of a build log kept for its author (its end, from a whole line)
+BUILD_LOG_KEPT = 64 * 1024
+#: a version whose worker fell silent this long is taken again
+STALE_CLAIM_S = 1800.0
+#: Celery's Redis priorities: 0 is served first; seasons are sent without one (0)
+BUILD_PRIORITY = 3
+SCRIMMAGE_PRIORITY = 9
+#: the variant and deals a check and a scrimmage play unless the service says otherwise
+DEFAULT_VARIANT = "two-deck-fry"
+SCRIMMAGE_PREFIX = "scrimmage-"
+
+
+@dataclass(frozen=True)
+class IntakeSettings:
+    """What the workers' checks and scrimmages play: ``ARENA_CHECK_VARIANT`` and
+    ``ARENA_SCRIMMAGE_DEALS`` (deals per match) in the workers' environment."""
+    variant: str = DEFAULT_VARIANT
+    per_decision_ms: int = 2000
+    scrimmage_deals: int = 2
+
+    @classmethod
+    def from_env(cls) -> "IntakeSettings":
+        return cls(variant=os.environ.get("ARENA_CHECK_VARIANT", DEFAULT_VARIANT),
+                   scrimmage_deals=int(os.environ.get("ARENA_SCRIMMAGE_DEALS", "2")))
+
+
+def _tail(log: str) -> str:
+    if len(log) <= BUILD_LOG_KEPT:
+        return log
+    tail = log[-BUILD_LOG_KEPT:]
+    return "[...]\n" + tail[tail.find("\n") + 1:]
+
+
+def check_version(store, version_id: int, *, settings: IntakeSettings | None = None,
+                  workdir: Path | None = None) -> str:
+    """Build and smoke-check the queued version ``version_id`` on this machine; returns its
+    final state (or "not queued" when another worker has it or it is done)."""
+    from referee.match.spec import DealSpec, SeatBot, TimeControl
+    from scheduler.execute import MatchFailed
+    from scheduler.league import smoke_check
+    from referee.seats.build import BUILD_LOG
+    from scheduler.registry.submissions import BotVersion
+    from scheduler.registry.versions import BuildError, materialise, pin_portable
+    from scheduler.season import SeasonBot, new_secret
+    from scheduler.store import worker_name
+    settings = settings or IntakeSettings.from_env()
+    me = worker_name()
+    if not store.claim_version(version_id, me, STALE_CLAIM_S):
+        return "not queued"
+    row = store.bot_version_by_id(version_id)
+    if row is None:
+        return "not queued"
+    v = BotVersion.of(row)
+    try:
+        manifest = pin_portable(v, v.ref)
+        seat = materialise(store, SeatBot(v.name, manifest, version_hash=v.content_hash))
+    except BuildError as e:
+        store.set_version_state(version_id, "refused", reason=f"the build failed: {e}"[:4000],
+                                build_log=_tail(e.log), worker=me)
+        return "refused"
+    except (ValueError, OSError) as e:
+        store.set_version_state(version_id, "refused", reason=f"cannot be placed: {e}"[:4000],
+                                worker=me)
+        return "refused"
+    log = ""
+    if getattr(manifest, "build", ()):
+        try:
+            log = (seat.manifest.folder / BUILD_LOG).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            log = ""
+    store.set_version_state(version_id, "checking", build_log=_tail(log), worker=me)
+    with tempfile.TemporaryDirectory(prefix="arena-intake-") as tmp:
+        try:
+            why = smoke_check(SeasonBot(v.name, seat.manifest), variant=settings.variant,
+                              options={}, time_control=TimeControl(
+                                  per_decision_ms=settings.per_decision_ms),
+                              deal=DealSpec(new_secret()),
+                              workdir=Path(workdir or tmp) / "check", infra_raises=True)
+        except MatchFailed as e:  # the machine's fault, not the bot's: queued again
+            store.set_version_state(version_id, "queued", worker=me,
+                                    reason=f"a worker could not play its check ({e}); it "
+                                    "is tried again"[:4000])
+            return "queued"
+    if why:
+        store.set_version_state(version_id, "refused",
+                                reason=f"the smoke match failed: {why}"[:4000], worker=me)
+        return "refused"
+    store.set_version_state(version_id, "ready", worker=me)
+    return "ready"
+
+
+def scrimmage_season_text(scrimmage: dict, deals: int) -> str:
+    """The season file of a scrimmage: its two versions, duplicate, on fresh secret deals."""
+    import json
+    name = f"{SCRIMMAGE_PREFIX}{scrimmage['id']}"
+    return "\n".join([
+        f"name = {json.dumps(name)}", f"variant = {json.dumps(scrimmage['variant'])}",
+        'format = "round_robin"', "duplicate = true", f"deal_sets = {scrimmage['pairs']}",
+        f"deals_per_set = {deals}", f"seed = {json.dumps(name)}", "",
+        "[[bots]]", f"bot = {json.dumps(scrimmage['bot'])}",
+        f"name = {json.dumps(scrimmage['bot'])}", "",
+        "[[bots]]", f"bot = {json.dumps(scrimmage['opponent'])}",
+        f"name = {json.dumps(scrimmage['opponent'])}", ""])
+
+
+def open_scrimmage(store, scrimmage_id: int, *, settings: IntakeSettings | None = None) -> str:
+    """Open scrimmage ``scrimmage_id``'s season in the store (its versions built here, as a
+    season's would be); its matches are then the dispatcher's to send. Returns its state."""
+    from scheduler.league import open_season
+    from scheduler.season import SeasonError, load_season
+    settings = settings or IntakeSettings.from_env()
+    s = store.scrimmage(scrimmage_id)
+    if s is None or s["state"] != "queued":
+        return s["state"] if s else "gone"
+    with tempfile.TemporaryDirectory(prefix="arena-scrimmage-") as tmp:
+        path = Path(tmp) / "scrimmage.toml"
+        path.write_text(scrimmage_season_text(s, settings.scrimmage_deals), encoding="utf-8")
+        try:
+            season = load_season(path)
+            open_season(season, store, workdir=Path(tmp), check=False, out=None)
+        except (SeasonError, ValueError, OSError) as e:
+            store.set_scrimmage(scrimmage_id, expect=("queued",), state="failed",
+                                reason=str(e).replace(str(path), "the scrimmage")[:2000])
+            return "failed"
+    if not store.set_scrimmage(scrimmage_id, expect=("queued",), state="playing",
+                               season=season.name):
+        store.cancel_season(season.name, by="its scrimmage was cancelled")
+        return "cancelled"
+    return "playing"
+
+
+class Dispatcher:
+    """The service's sender: queued versions to the workers' checks, queued scrimmages to be
+    opened, and the due matches of the scrimmages in play (at most ``window`` of each in the
+    queue), all below the seasons' priority; a scrimmage whose matches are over is ``done``.
+    ``step`` is one pass; ``start`` runs passes on a thread every ``every_s`` seconds."""
+
+    def __init__(self, store, broker: str, *, window: int = 4, every_s: float = 1.0,
+                 lease_s: float = 120.0) -> None:
+        from scheduler.tasks import make_app
+        self.store, self.app, self.window = store, make_app(broker), window
+        self.every_s, self.lease_s = every_s, lease_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.broker_error: str | None = None
+
+    def _send(self, task: str, arg, priority: int) -> bool:
+        from kombu.exceptions import OperationalError
+        try:
+            self.app.send_task(task, args=[arg], queue="arena", priority=priority, retry=False)
+        except OperationalError as e:
+            self.broker_error = str(e)
+            return False
+        self.broker_error = None
+        return True
+
+    def step(self) -> None:
+        store = self.store
+        for version_id in store.versions_to_send(resend_after_s=600,
+                                                stale_after_s=STALE_CLAIM_S):
+            if not self._send("arena.check_version", version_id, BUILD_PRIORITY):
+                return
+            store.mark_version_sent(version_id)
+        for s in store.scrimmages_of(states=("queued",)):
+            if s["sent_at"] is None or s["sent_at"] < time.time() - 600:
+                if not self._send("arena.open_scrimmage", s["id"], SCRIMMAGE_PRIORITY):
+                    return
+                store.set_scrimmage(s["id"], expect=("queued",), sent_at=time.time())
+        for s in store.scrimmages_of(states=("playing",)):
+            self._play(s)
+
+    def _play(self, s: dict) -> None:
+        store, season = self.store, s["season"]
+        store.settle_cancelled(season)
+        c = store.counts(season)
+        if c["pending"] + c["running"] == 0:
+            state = "done" if c["done"] else "failed"
+            store.set_scrimmage(s["id"], expect=("playing",), state=state,
+                                reason=None if c["done"] else "no match could be played")
+            return
+        room = max(0, self.window - c["running"] - store.queued(season, self.lease_s))
+        due = store.due(season, self.lease_s, limit=room)
+        for i, match_id in enumerate(due):
+            if not self._send("arena.play_match", match_id, SCRIMMAGE_PRIORITY):
+                store.unmark(due[i:])
+                return
+
+    def start(self) -> "Dispatcher":
+        def loop() -> None:
+            while not self._stop.is_set():
+                try:
+                    self.step()
+                except Exception as e:  # the service stays up; the next pass tries again
+                    self.broker_error = f"{type(e).__name__}: {e}"
+                self._stop.wait(self.every_s)
+        self._thread = threading.Thread(target=loop, name="arena-dispatcher", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)

@@ -1,0 +1,250 @@
+"""The submission service's JSON API under ``/api/v1``: authors' uploads, their versions'
+states and logs, scrimmages, and the organiser's side. Every write needs a token in the
+``Authorization: Bearer`` header (never in a URL); ``web.service`` holds the rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Header, Path, Request
+from fastapi.responses import PlainTextResponse, Response
+from pydantic import BaseModel, Field
+
+from web import scrimmages, service
+from web.service import Refused, Viewer
+
+router = APIRouter(prefix="/api/v1", tags=["service"])
+NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+VERSION = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$"
+REFUSALS = {c: {"model": dict[str, str]} for c in (400, 401, 403, 404, 413, 429)}
+
+
+class VersionView(BaseModel):
+    name: str
+    version: str
+    author: str | None
+    content_hash: str
+    language: str | None
+    size: int
+    files: int
+    submitted_at: float
+    state: str
+    reason: str | None
+    updated_at: float
+    withdrawn: bool
+    has_build_log: bool
+    seasons: list[str]
+
+
+class ScrimmageAsk(BaseModel):
+    bot: str = Field(max_length=200, description="your ready version, name@version")
+    opponent: str = Field(max_length=200, description="a ready version, name@version")
+    pairs: int = Field(ge=1, le=64, description="duplicate pairs to play")
+
+
+class ScrimmageView(BaseModel):
+    id: int
+    author: str
+    bot: str
+    opponent: str
+    opponent_author: str | None
+    pairs: int
+    variant: str
+    state: str
+    reason: str | None
+    created_at: float
+    updated_at: float
+    season: str | None
+    matches: dict[str, int]
+    pairs_scored: int
+    points: float | None
+    mean_diff: float | None
+    match_ids: list[str]
+
+
+class Registration(BaseModel):
+    name: str = Field(max_length=64, description="the author name asked for")
+
+
+def _store(request: Request):
+    return request.app.state.store
+
+
+def _config(request: Request) -> service.ServiceConfig:
+    return request.app.state.service
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def author(request: Request, authorization: str | None = Header(None)) -> Viewer:
+    """The author of the bearer token; API writes take no cookie (no cross-site writes)."""
+    if service.bearer(authorization) is None:
+        raise Refused(401, "send your token as 'Authorization: Bearer TOKEN'")
+    return service.required(service.viewer_of(_store(request), authorization, None))
+
+
+def organiser(request: Request, authorization: str | None = Header(None)) -> Viewer:
+    who = author(request, authorization)
+    if not who.organiser:
+        raise Refused(403, "the organiser's only")
+    return who
+
+
+@router.get("/me", responses=REFUSALS)
+def me(request: Request, authorization: str | None = Header(None)) -> dict[str, Any]:
+    """Who the token is, and the limits."""
+    who = author(request, authorization)
+    lim = _config(request).limits
+    return {"name": who.name, "role": who.role, "limits": lim.__dict__}
+
+
+@router.post("/bots", status_code=202, response_model=VersionView, responses=REFUSALS,
+             openapi_extra={"requestBody": {"required": True, "content": {
+                 "application/octet-stream": {"schema": {"type": "string",
+                                                         "format": "binary"}}}}})
+async def upload(request: Request, authorization: str | None = Header(None)):
+    """Upload a bot's folder as an archive (.tar, .tar.gz or .zip; the body as it is): the
+    version its ``bot.toml`` names, yours, queued for a worker's build and smoke match."""
+    who = author(request, authorization)
+    data = await service.read_body(request, _config(request).limits.archive_bytes)
+    return service.take_upload(_store(request), _config(request), who, data,
+                               address=_address(request))
+
+
+@router.get("/bots", response_model=list[VersionView], responses=REFUSALS)
+def versions(request: Request, authorization: str | None = Header(None)):
+    """Your versions, newest first (the organiser: every version)."""
+    return service.my_versions(_store(request), author(request, authorization))
+
+
+@router.get("/bots/{name}/{version}", response_model=VersionView, responses=REFUSALS)
+def version(request: Request, name: str = Path(pattern=NAME),
+            version: str = Path(pattern=VERSION), authorization: str | None = Header(None)):
+    """A version's state (queued, building, checking, ready, refused) and why."""
+    return service.version_view(_store(request), author(request, authorization), name, version)
+
+
+@router.get("/bots/{name}/{version}/build-log", response_class=PlainTextResponse,
+            responses=REFUSALS)
+def version_build_log(request: Request, name: str = Path(pattern=NAME),
+                      version: str = Path(pattern=VERSION),
+                      authorization: str | None = Header(None)):
+    """The build's log (its end, bounded), as the worker kept it."""
+    return PlainTextResponse(service.build_log(_store(request), author(request, authorization),
+                                               name, version))
+
+
+@router.get("/bots/{name}/{version}/archive", responses=REFUSALS)
+def version_archive(request: Request, name: str = Path(pattern=NAME),
+                    version: str = Path(pattern=VERSION),
+                    authorization: str | None = Header(None)):
+    """The version's canonical tar, as stored."""
+    data = service.archive(_store(request), author(request, authorization), name, version)
+    return Response(data, media_type="application/x-tar", headers={
+        "Content-Disposition": f'attachment; filename="{name}-{version}.tar"'})
+
+
+@router.get("/matches/{match_id}/logs/{seat}", response_class=PlainTextResponse,
+            responses=REFUSALS)
+def match_seat_log(request: Request, match_id: str = Path(max_length=120),
+                   seat: int = Path(ge=0, le=3), authorization: str | None = Header(None)):
+    """The log a seat's bot wrote in a match: its author's only."""
+    return PlainTextResponse(service.seat_log(_store(request), author(request, authorization),
+                                              match_id, seat))
+
+
+@router.post("/scrimmages", status_code=202, response_model=ScrimmageView, responses=REFUSALS)
+def scrimmage_ask(request: Request, ask: ScrimmageAsk,
+                  authorization: str | None = Header(None)):
+    """Ask for ``pairs`` duplicate pairs of your ready version against another."""
+    return scrimmages.request(_store(request), _config(request),
+                              author(request, authorization), ask.bot, ask.opponent,
+                              ask.pairs, address=_address(request))
+
+
+@router.get("/scrimmages", response_model=list[ScrimmageView], responses=REFUSALS)
+def scrimmage_list(request: Request, authorization: str | None = Header(None)):
+    """The scrimmages you asked for or your bots were asked to play, newest first."""
+    return scrimmages.listing(_store(request), author(request, authorization))
+
+
+@router.get("/scrimmages/{sid}", response_model=ScrimmageView, responses=REFUSALS)
+def scrimmage_one(request: Request, sid: int = Path(ge=1, le=2**31),
+                  authorization: str | None = Header(None)):
+    return scrimmages.view(_store(request), author(request, authorization), sid)
+
+
+@router.post("/scrimmages/{sid}/cancel", response_model=ScrimmageView, responses=REFUSALS)
+def scrimmage_cancel(request: Request, sid: int = Path(ge=1, le=2**31),
+                     authorization: str | None = Header(None)):
+    return scrimmages.cancel(_store(request), author(request, authorization), sid,
+                             address=_address(request))
+
+
+@router.post("/register", status_code=202, responses=REFUSALS)
+def register(request: Request, reg: Registration = Body(...)) -> dict[str, str]:
+    """Self-registration, when the organiser turned it on: a token that works once the
+    organiser approves (``arena authors approve NAME``)."""
+    from scheduler.registry.owners import add_author
+    from scheduler.registry.archives import RegistryError
+    config, store = _config(request), _store(request)
+    if not config.self_registration:
+        raise Refused(403, "self-registration is off: ask the organiser for a token")
+    service.within_registrations(store, config, _address(request))
+    try:
+        token = add_author(store, reg.name, status="pending")
+    except RegistryError as e:
+        raise Refused(400, f"name: {e}") from None
+    store.audit("register", actor=reg.name, address=_address(request))
+    return {"name": reg.name, "token": token, "status": "pending: the organiser approves it"}
+
+
+# -- the organiser's side -----------------------------------------------------------------
+@router.get("/admin/authors", responses=REFUSALS)
+def admin_authors(request: Request,
+                  authorization: str | None = Header(None)) -> list[dict[str, Any]]:
+    organiser(request, authorization)
+    return _store(request).authors_list()
+
+
+@router.post("/admin/authors/{name}/disable", responses=REFUSALS)
+def admin_disable(request: Request, name: str = Path(pattern=NAME),
+                  authorization: str | None = Header(None)) -> dict[str, str]:
+    """The author can no longer log in nor write; their versions stay."""
+    who = organiser(request, authorization)
+    if not _store(request).set_author(name, status="disabled"):
+        raise Refused(404, f"no author {name!r}")
+    _store(request).audit("disable", actor=who.name, subject=name, address=_address(request))
+    return {"name": name, "status": "disabled"}
+
+
+@router.post("/admin/bots/{name}/{version}/withdraw", responses=REFUSALS)
+def admin_withdraw(request: Request, name: str = Path(pattern=NAME),
+                   version: str = Path(pattern=VERSION),
+                   authorization: str | None = Header(None)) -> dict[str, str]:
+    """Out of every future season (those that pinned it keep it)."""
+    who = organiser(request, authorization)
+    row = service.owned(_store(request), who, name, version)
+    _store(request).withdraw_version(row.id, f"withdrawn by {who.name}")
+    _store(request).audit("withdraw", actor=who.name, subject=f"{name}@{version}",
+                          address=_address(request))
+    return {"version": f"{name}@{version}", "status": "withdrawn"}
+
+
+@router.get("/admin/queue", responses=REFUSALS)
+def admin_queue(request: Request,
+                authorization: str | None = Header(None)) -> dict[str, Any]:
+    """Versions waiting for a worker and scrimmages not over."""
+    organiser(request, authorization)
+    store = _store(request)
+    return {"versions": store.version_queue(),
+            "scrimmages": store.scrimmages_of(states=("queued", "playing"))}
+
+
+@router.get("/admin/audit", responses=REFUSALS)
+def admin_audit(request: Request, authorization: str | None = Header(None)
+                ) -> list[dict[str, Any]]:
+    organiser(request, authorization)
+    return _store(request).audit_entries(200)
