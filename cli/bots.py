@@ -157,7 +157,7 @@ def cmd_bots_status(args) -> int:
         print(f"  why: {visible(v['reason'])}")
     print(f"  submitted {local_time(v['submitted_at'])}, {v['files']} files, "
           f"{size_text(v['size'])}, content {v['content_hash'][:12]}"
-          f"{', a build log (arena bots logs --build)' if v['has_build_log'] else ''}")
+          f"{', a build log (arena bots logs NAME@VERSION)' if v['has_build_log'] else ''}")
     if v["seasons"]:
         print(f"  seasons: {', '.join(visible(s, one_line=True) for s in v['seasons'])}")
     for m in played["matches"]:

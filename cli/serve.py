@@ -8,7 +8,8 @@ import sys
 import time
 
 from cli.client import SERVER_ENV, Client, ServiceError, author_token
-from cli.common import DB_HELP, db_url, json_text, local_time, open_store, visible
+from cli.common import (DB_HELP, broker_url, db_url, json_text, local_time, open_store,
+                        visible)
 
 
 def cmd_serve(args) -> int:
@@ -38,13 +39,15 @@ def cmd_serve(args) -> int:
         print(f"arena serve: --db {e}", file=sys.stderr)
         return 2
     dispatcher = None
-    if args.broker:
-        dispatcher = Dispatcher(app.state.store, args.broker, window=args.window).start()
+    broker = broker_url(args)
+    if broker:
+        dispatcher = Dispatcher(app.state.store, broker, window=args.window).start()
     else:
         print("arena serve: note: no --broker: uploads stay queued until a service with one "
               "runs (workers build and check them)", file=sys.stderr)
-    print(f"arena serve: {url} on http://{args.host}:{args.port}/ (API under /api/v1)",
-          flush=True)
+    from scheduler.store import shown_url as shown  # (no password in a log)
+    print(f"arena serve: {shown(url)} on http://{args.host}:{args.port}/ (API under /api/v1)"
+          f"{', workers through ' + shown(broker) if broker else ''}", flush=True)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
                     proxy_headers=args.proxy_headers, forwarded_allow_ips=args.forwarded_allow)

@@ -107,7 +107,9 @@ def create_app(db_url: str, service=None) -> FastAPI:
         if _is_api(request):
             return JSONResponse({"detail": exc.detail}, status_code=exc.status,
                                 headers=exc.headers())
-        return pages.error_page(request, exc.status, exc.detail)
+        page = pages.error_page(request, exc.status, exc.detail)
+        page.headers.update(exc.headers())
+        return page
 
     app.include_router(api.router)
     if service is not None:

@@ -37,7 +37,8 @@ def _render(request: Request, name: str, code: int = 200, **context) -> HTMLResp
 
 async def _form(request: Request, limit: int) -> dict:
     """The form's fields (an upload's file as bytes), its body bounded by ``limit``."""
-    request._body = await service.read_body(request, limit)  # (the form parser reads the body kept here)
+    # (the form parser reads the body kept here)
+    request._body = await service.read_body(request, limit)
     form = await request.form(max_files=1, max_fields=8)
     out = {}
     for key, value in form.multi_items():
@@ -87,11 +88,11 @@ def me(request: Request):
     mine = service.my_versions(store, who)
     ready_mine = [v for v in mine if v["state"] == "ready" and not v["withdrawn"]
                   and (v["author"] == who.name or who.organiser)]
-    opponents = []
-    for r in store.bot_versions():
-        st = store.version_states([r.id]).get(r.id)
-        if st is None or (st["state"] == "ready" and st["withdrawn_at"] is None):
-            opponents.append(f"{r.name}@{r.version}")
+    rows = store.bot_versions()
+    states = store.version_states([r.id for r in rows])
+    opponents = [f"{r.name}@{r.version}" for r in rows
+                 if (st := states.get(r.id)) is None
+                 or (st["state"] == "ready" and st["withdrawn_at"] is None)]
     return _render(request, "me.html", versions=mine, ready=ready_mine, opponents=opponents,
                    scrims=scrimmages.listing(store, who),
                    limits=request.app.state.service.limits)

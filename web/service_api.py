@@ -16,7 +16,12 @@ from web.service import Refused, Viewer
 router = APIRouter(prefix="/api/v1", tags=["service"])
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 VERSION = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$"
-REFUSALS = {c: {"model": dict[str, str]} for c in (400, 401, 403, 404, 413, 429)}
+#: every refusal is JSON {"detail": why} (a plain-text route's too)
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    c: {"description": "refused: why", "content": {"application/json": {"schema": {
+        "type": "object", "required": ["detail"],
+        "properties": {"detail": {"type": "string"}}}}}}
+    for c in (400, 401, 403, 404, 413, 429)}
 
 
 class VersionView(BaseModel):

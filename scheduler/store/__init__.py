@@ -50,7 +50,7 @@ __all__ = [
     "StoreError", "StoreVersionError", "SCRIMMAGE_STATES", "VERSION_STATES", "TALLY_COLUMNS", "URL_ENV", "attempts", "authors",
     "bot_archives", "bot_versions", "bots", "compress", "decompress", "engine_for", "matches",
     "metadata", "open_store", "pair_scores", "plan_rows", "records", "results",
-    "season_cancels", "season_secrets", "seasons", "store_url", "worker_name"]
+    "season_cancels", "season_secrets", "seasons", "shown_url", "store_url", "worker_name"]
 
 #: the engines by (process, URL), under their earlier name
 _ENGINES = ENGINES
@@ -95,6 +95,16 @@ def store_url(given: str | None = None) -> str:
                              os.path.isfile(url)):
         return f"sqlite:///{url}"
     return url
+
+
+def shown_url(url: str) -> str:
+    """A store's or broker's URL as a log may show it: its password replaced by ``***``."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url.split("@", 1)[-1] if "@" in url else url
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> Store:
