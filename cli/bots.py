@@ -279,6 +279,27 @@ def cmd_bots_remove(args) -> int:
     return 0
 
 
+def cmd_bots_withdraw(args) -> int:
+    """``arena bots withdraw NAME@VERSION``: out of every future season (a season that pinned
+    it keeps it); the organiser's, on their own store."""
+    from scheduler.registry import submissions
+    from scheduler.registry.archives import RegistryError
+    store = existing_store(db_url(args), f"arena bots withdraw: no bot {args.ref!r}")
+    try:
+        if not args.ref.partition("@")[2]:
+            raise RegistryError(f"{args.ref}: name the version to withdraw (name@version)")
+        v = submissions.resolve(store, args.ref)
+    except RegistryError as e:
+        print(f"arena bots withdraw: {e}", file=sys.stderr)
+        return 2
+    why = f"withdrawn by the organiser{': ' + args.reason if args.reason else ''}"
+    store.withdraw_version(v.id, why[:500])
+    store.audit("withdraw", actor="organiser (command line)", subject=v.ref,
+                detail=args.reason)
+    print(f"withdrew {visible(v.ref, one_line=True)}: no future season plays it")
+    return 0
+
+
 def register(sub) -> None:
     from referee.match.spec import DEFAULT_TIME_CONTROL as TC
     bots = sub.add_parser("bots", help="bot manifests")
@@ -339,4 +360,10 @@ def register(sub) -> None:
     br.add_argument("ref", metavar="NAME@VERSION")
     br.add_argument("--db", help=DB_HELP)
     br.set_defaults(func=cmd_bots_remove)
+    wd = bsub.add_parser("withdraw", help="keep a version out of every future season (those "
+                         "that pinned it keep it)")
+    wd.add_argument("ref", metavar="NAME@VERSION")
+    wd.add_argument("--reason", help="said to its author")
+    wd.add_argument("--db", help=DB_HELP)
+    wd.set_defaults(func=cmd_bots_withdraw)
 

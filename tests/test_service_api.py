@@ -290,6 +290,13 @@ def test_a_season_names_the_latest_ready_version(svc, tmp_path):
     assert submissions.resolve(svc.store, "alice-bot", playable=True).version == "2.0.0"
     svc.client.post("/api/v1/admin/bots/alice-bot/2.0.0/withdraw", headers=svc.auth("org"))
     assert submissions.resolve(svc.store, "alice-bot", playable=True).version == "1.0.0"
+    arena("bots", "withdraw", "alice-bot@1.0.0", "--reason", "a rule broken", "--db", svc.db,
+          check=True)
+    with pytest.raises(RegistryError, match="no version of alice-bot is ready to play: "
+                       "1.0.0 withdrawn by the organiser; 2.0.0 withdrawn"):
+        submissions.resolve(svc.store, "alice-bot", playable=True)
+    v = svc.client.get("/api/v1/bots/alice-bot/1.0.0", headers=svc.auth("alice")).json()
+    assert v["withdrawn"] and v["reason"] == "withdrawn by the organiser: a rule broken"
 
 
 def test_a_version_whose_smoke_match_faults_is_refused_with_the_reason(svc, tmp_path):
@@ -414,3 +421,56 @@ def test_the_service_api_schema(svc, tmp_path, who):
                 excluded_checks=[positive_data_acceptance]
                 if (op.method.upper(), op.path) in by_content else None)
         check()
+
+
+# -- what the service sends the workers --------------------------------------------------------
+def test_the_dispatcher_sends_checks_and_scrimmages_below_the_seasons_priority(svc, tmp_path):
+    """Celery's Redis transport keeps a list per priority and a worker takes from ``arena``
+    (the seasons', sent with none) before ``arena\\x06\\x163`` (checks) and ``\\x169``
+    (scrimmages): what the dispatcher sends lands behind every season's match."""
+    import json
+
+    import redis
+    from league_helpers import REDIS_URL, flush_redis
+
+    from scheduler.intake import Dispatcher, open_scrimmage
+    flush_redis()
+    mine = svc.ready("alice", bot_folder(tmp_path, "alice-bot"))
+    house = submissions.submit(svc.store, bot_folder(tmp_path / "h", "house", hello=False))
+    queued = svc.upload("alice", bot_folder(tmp_path, "alice-bot", "2.0.0")).json()
+    sid = svc.client.post("/api/v1/scrimmages", json={"bot": mine, "opponent": house.ref,
+                                                      "pairs": 1},
+                          headers=svc.auth("alice")).json()["id"]
+    r = redis.Redis.from_url(REDIS_URL)
+    sent = Dispatcher(svc.store, REDIS_URL)
+    sent.step()  # the check of 2.0.0 and the scrimmage's opening
+
+    def tasks(key: bytes) -> list[tuple[str, list]]:
+        out = []
+        for raw in r.lrange(key, 0, -1):
+            m = json.loads(raw)
+            out.append((m["headers"]["task"], json.loads(__import__("base64").b64decode(
+                m["body"]))[0]))
+        return sorted(out)
+    row = svc.store.bot_version(queued["name"], queued["version"])
+    assert tasks(b"arena\x06\x163") == [("arena.check_version", [row.id])]
+    assert tasks(b"arena\x06\x169") == [("arena.open_scrimmage", [sid])]
+    assert r.llen(b"arena") == 0
+    assert open_scrimmage(svc.store, sid) == "playing"  # (what the worker does with it)
+    sent.step()
+    ids = sorted(m.id for m in svc.store.matches(f"scrimmage-{sid}"))
+    assert len(ids) == 2
+    assert [t for t in tasks(b"arena\x06\x169") if t[0] == "arena.play_match"] == \
+        [("arena.play_match", [i]) for i in ids]
+    assert r.llen(b"arena") == 0
+    sent.step()  # sent once: nothing more until their lease would have run out
+    assert r.llen(b"arena\x06\x169") == 3 and r.llen(b"arena\x06\x163") == 1
+    # the scrimmage's season is no one else's to see
+    assert svc.client.get(f"/api/seasons/scrimmage-{sid}").status_code == 404
+    assert svc.client.get(f"/api/seasons/scrimmage-{sid}",
+                          headers=svc.auth("bob")).status_code == 404
+    assert svc.client.get(f"/api/seasons/scrimmage-{sid}",
+                          headers=svc.auth("alice")).status_code == 200
+    assert f"scrimmage-{sid}" not in svc.client.get("/api/seasons").text
+    assert svc.client.get(f"/api/matches/{ids[0]}").status_code == 404
+    assert svc.client.get(f"/api/matches?season=scrimmage-{sid}").json()["total"] == 0
