@@ -27,7 +27,7 @@ GREEDY = load_manifest(ROOT / "sample_bots" / "python" / "greedy")
 ILLEGAL = Manifest("faulty-illegal", "0", (sys.executable, str(ROOT / "tests" / "bots" /
                                                                "faulty.py"), "illegal"),
                    "grpc", ROOT / "tests" / "bots")  # the SDK: every Python bot has it
-QUICK = TimeControl(per_decision_ms=1000, bank_ms=500, connect_timeout_ms=8000)
+QUICK = TimeControl(per_decision_ms=1000, bank_ms=500, connect_timeout_ms=30_000)
 
 
 def _played(spec: MatchSpec, bots, folder) -> dict:

@@ -27,8 +27,10 @@ STDIO = load_manifest(ROOT / "sample_bots" / "stdio")
 NODE = load_manifest(ROOT / "sample_bots" / "node")
 CPP = load_manifest(ROOT / "sample_bots" / "cpp")
 FAULTY = ROOT / "tests" / "bots" / "faulty.py"
+# connect_timeout_ms: a bound on a bot that never connects, never reached by one that does; a
+# sandboxed Python bot's start takes 1 s idle and has taken over 8 s on a loaded machine
 QUICK = TimeControl(per_decision_ms=1000, bank_ms=500, max_strikes=3, reconnect_window_ms=1000,
-                    connect_timeout_ms=8000)
+                    connect_timeout_ms=30_000)
 
 
 def faulty(mode: str) -> Manifest:
@@ -437,7 +439,7 @@ def test_a_seat_that_keeps_reconnecting_forfeits(tmp_path):
     """A seat that drops and reopens its stream on every request: its team forfeits once it
     passes max_reconnects, and the record holds one entry per reconnection, no more."""
     tc = TimeControl(per_decision_ms=1000, bank_ms=500, max_strikes=3, reconnect_window_ms=1000,
-                     connect_timeout_ms=8000, max_reconnects=4)
+                     connect_timeout_ms=30_000, max_reconnects=4)
     result, record, _ = _fault_match(tmp_path, [RANDOM, RANDOM, RANDOM, faulty("flap")], tc=tc)
     assert result["forfeit"] == {"seat": 3, "team": 1, "reason": "reconnected 5 times (at most 4)"}
     assert _kinds(record, 3) == ["reconnect"] * 5
@@ -641,7 +643,7 @@ def test_a_chatty_bot_cannot_fill_the_disk_with_its_log(tmp_path, monkeypatch):
 def test_a_bot_that_thinks_into_its_time_bank_is_told_what_is_left(tmp_path):
     """Each answer past the allowance is taken from the bank, to the microsecond; the next
     request says what is left in whole milliseconds, less each time."""
-    tc = TimeControl(per_decision_ms=20, bank_ms=60_000, connect_timeout_ms=8000)
+    tc = TimeControl(per_decision_ms=20, bank_ms=60_000, connect_timeout_ms=30_000)
     spec = MatchSpec(match_id="bank", variant="two-deck-fry", seed="b", max_deals=1,
                      time_control=tc)
     result, record, runner = run_match(spec, [faulty("slow:0.05"), RANDOM, RANDOM, RANDOM],
