@@ -59,6 +59,16 @@ def cmd_bench_languages(args) -> int:
     return bench_languages(args.language or None, args.deals, args.variant)
 
 
+def cmd_bench_matchmaking(args) -> int:
+    from tools.benchmatchmaking import bench_matchmaking
+    if args.bots < 2 or args.runs < 1 or args.rounds < 1 or not 0 < args.share <= 1:
+        print("arena bench matchmaking: --bots >= 2, --runs >= 1, --rounds >= 1 and 0 < "
+              "--share <= 1", file=sys.stderr)
+        return 2
+    return bench_matchmaking(args.bots, args.gap, args.runs, args.rounds, args.share,
+                             args.draw)
+
+
 def register(sub) -> None:
     variants = variant_ids_or_exit()
     bench = sub.add_parser("bench", help="benchmarks (commands, not tests)")
@@ -113,6 +123,16 @@ def register(sub) -> None:
     bw.add_argument("--repeat", type=int, default=5, help="requests of each page timed")
     bw.set_defaults(func=cmd_bench_web)
 
+    bm = bsub.add_parser("matchmaking", help="the ladder's matchmaking against a round robin "
+                         "in simulation: pairs needed to rank N bots of known strengths")
+    bm.add_argument("--bots", type=int, default=8)
+    bm.add_argument("--gap", type=float, default=100.0, help="Elo between neighbours")
+    bm.add_argument("--runs", type=int, default=100, help="simulated ladders per figure")
+    bm.add_argument("--rounds", type=int, default=40, help="budget, in round robins' worth "
+                    "of pairs")
+    bm.add_argument("--share", type=float, default=0.9, help="of the runs that must rank right")
+    bm.add_argument("--draw", type=float, default=0.2, help="chance of a drawn pair")
+    bm.set_defaults(func=cmd_bench_matchmaking)
     bl = bsub.add_parser("languages", help="each sample language built from source and its "
                          "decision time in a sandboxed match, against the Python random "
                          "sample's in the same match")

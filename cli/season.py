@@ -114,8 +114,30 @@ def run_season(run: SeasonRun) -> int:
             metrics.cleanup(made)
 
 
+def _ladder_play(run: SeasonRun, store, season, broker) -> int:
+    """A ladder: kept going until cancelled (``arena season cancel``) or interrupted."""
+    from scheduler.ladder import LadderRun, ladder_table
+    mode = f"distributed over {broker}" if broker else f"local, {run.workers} workers"
+    print(f"ladder {season.name}: {season.variant}, at most {season.ladder['queue_ahead']} "
+          f"matches in play, {mode}; runs until `arena season cancel {season.name}`",
+          file=sys.stderr, flush=True)
+    runner = LadderRun(store, season, broker=broker, workers=run.workers, lease_s=run.lease)
+    try:
+        counts = runner.run()
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the ladder's matches in play go on; run the same command again "
+              f"to keep it going, or `arena season cancel {season.name}`", file=sys.stderr)
+        return 130
+    print(f"ladder {season.name} cancelled: {counts['done']} matches done, "
+          f"{counts['failed']} failed, {counts['cancelled']} cancelled", file=sys.stderr)
+    print(ladder_text(ladder_table(store, season.name)))
+    return 0
+
+
 def _season_play(run: SeasonRun, store, season, broker, left) -> int:
     from scheduler.league import run_distributed, run_local
+    if season.format == "ladder":
+        return _ladder_play(run, store, season, broker)
     from scheduler.reports import season_standings
     from scheduler.stats.standings import table
     total = sum(store.counts(season.name).values())
@@ -224,17 +246,38 @@ def cmd_standings(args) -> int:
     store, row = _season_row(args)
     st = season_standings(row, store.standings_rows(args.season), samples=args.samples)
     versions = bot_versions(store, args.season)
+    ladder = None
+    if row.config.get("format") == "ladder":
+        from scheduler.ladder import ladder_table
+        ladder = ladder_table(store, args.season)
     if args.json:
-        print(json_text({**st.to_dict(), "versions": versions}, indent=1))
+        print(json_text({**st.to_dict(), "versions": versions,
+                         **({"ladder": ladder} if ladder is not None else {})}, indent=1))
     elif args.csv:
         sys.stdout.write(visible(to_csv(st)))
     else:
+        if ladder is not None:
+            print(ladder_text(ladder))
+            print("\nover every pair played (Bradley-Terry, as a season's standings):")
         print(visible(table(st)))
         if versions:
             print("versions: " + ", ".join(f"{visible(n, one_line=True)} = "
                                            f"{visible(v['ref'], one_line=True)} ({v['hash'][:12]})"
                                            for n, v in versions.items()))
     return 0
+
+
+def ladder_text(rows: list[dict]) -> str:
+    """A ladder's table, ranked by the conservative rating (openskill's mu - 3 sigma), beside
+    the estimate and its 95% interval (mu +- 2 sigma), pairs, last played; retired last."""
+    lines = [f"{'version':<32} {'mu-3sigma':>9} {'mu':>6} {'95% interval':>17} {'pairs':>5}  "
+             f"{'last played':<16}  state"]
+    for r in rows:
+        lines.append(f"{visible(r['bot'], one_line=True):<32} {r['rating']:9.2f} "
+                     f"{r['mu']:6.2f} [{r['low']:6.2f}, {r['high']:6.2f}] {r['pairs']:5d}  "
+                     f"{local_time(r['last_played']) if r['last_played'] else '':<16}  "
+                     f"{'retired' if r['retired_at'] else 'active'}")
+    return "\n".join(lines)
 
 
 def cmd_matches(args) -> int:

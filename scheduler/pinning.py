@@ -70,6 +70,25 @@ def pin(season: Season, store: Store, out=None) -> Season:
     return dataclasses.replace(season, bots=tuple(bots))
 
 
+def pin_joining(store: Store, refs, where: str) -> tuple[SeasonBot, ...]:
+    """Registry versions joining a running season (a ladder's), each under its ref as its
+    name: resolved (ready ones only), pinned and materialised here."""
+    out = []
+    for ref in refs:
+        try:
+            version = resolve(store, ref, playable=True)
+            manifest = pin_portable(version, where)
+            local = materialise(store, SeatBot(ref, manifest,
+                                               version_hash=version.content_hash)).manifest
+        except NotPortable as e:
+            raise SeasonError(str(e)) from None
+        except (RegistryError, BuildError) as e:
+            raise SeasonError(f"{where}: {ref}: {e}") from None
+        out.append(SeasonBot(ref, local, ref=ref, version_hash=version.content_hash,
+                             portable=manifest))
+    return tuple(out)
+
+
 def _submit_folder(store: Store, manifest: Manifest, where: str, out):
     """A season's bot folder submitted as it is: under its manifest's version, or, where that
     version holds other content already (the folder was edited, or another bot has its name),

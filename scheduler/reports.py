@@ -73,4 +73,10 @@ def season_standings(season: Mapping, match_rows: Iterable[Mapping], *, samples:
     row = SeasonRow.of(season)
     variant = row.config["variant"]
     rows = [r.tallied(variant) if r.played else r for r in map(StandingsRow.of, match_rows)]
-    return compute(row.name, row.config, rows, samples=samples, seed=seed)
+    config = row.config
+    if config.get("format") == "ladder":  # its bots joined as it ran: those that played
+        names = dict.fromkeys(config["bots"])
+        for r in rows:
+            names.update(dict.fromkeys(r.seats))
+        config = {**config, "bots": list(names)}
+    return compute(row.name, config, rows, samples=samples, seed=seed)

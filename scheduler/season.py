@@ -51,10 +51,14 @@ from referee.seats.manifest import Manifest, ManifestError, load_manifest, read_
 from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, SeatBot, TimeControl
 from referee.rules.cards import RANK_TEXT
 
-FORMATS = ("round_robin", "double_round_robin", "gauntlet")
+FORMATS = ("round_robin", "double_round_robin", "gauntlet", "ladder")
 _TOP = {"name", "variant", "format", "duplicate", "deal_sets", "deals_per_set", "seed",
         "secret", "start_levels", "gauntlet", "options", "time_control", "fault_policy", "bots",
-        "description", "sandbox"}
+        "description", "sandbox", "queue_ahead", "placement_pairs", "active_versions"}
+#: a ladder's ``bots`` when every ready version of every author enters it
+EVERY_READY = "every ready version"
+#: a ladder's own fields and their defaults (``scheduler/ladder.py``)
+LADDER_DEFAULTS = {"queue_ahead": 8, "placement_pairs": 3, "active_versions": 1}
 # the referee's own defaults (one set, in the match spec)
 _TIME = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("per_decision_ms", "bank_ms")}
 _FAULT = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("max_strikes", "reconnect_window_ms",
@@ -142,10 +146,16 @@ class Season:
     secret: str = field(default_factory=new_secret, repr=False)
     secret_given: bool = False
     sandbox: dict[str, float] | None = None  # the [sandbox] limits given (None: the defaults)
+    # a ladder's (format "ladder"): its own fields, and whether every ready version enters
+    ladder: dict[str, int] | None = None
+    open_entry: bool = False
 
     def config(self) -> dict[str, Any]:
-        """What defines the season's matches (stored; a resumed season must match it)."""
-        return {"name": self.name, "variant": self.variant, "format": self.format,
+        """What defines the season's matches (stored; a resumed season must match it). A
+        ladder's bots join as it runs: its configuration names those its file names."""
+        ladder = ({"ladder": {**self.ladder, "open_entry": self.open_entry}}
+                  if self.format == "ladder" else {})
+        return {**ladder, "name": self.name, "variant": self.variant, "format": self.format,
                 "duplicate": self.duplicate, "deal_sets": self.deal_sets,
                 "deals_per_set": self.deals_per_set, "seed": self.seed,
                 "start_levels": list(self.start_levels), "gauntlet": self.gauntlet,
@@ -162,6 +172,8 @@ class Season:
     def pairings(self) -> list[tuple[str, str, int]]:
         """(bot a, bot b, leg) for every pairing of the format."""
         names = [b.name for b in self.bots]
+        if self.format == "ladder":  # chosen as it runs (``scheduler.ladder``)
+            return []
         if self.format == "gauntlet":
             return [(self.gauntlet, n, 0) for n in names if n != self.gauntlet]
         legs = 2 if self.format == "double_round_robin" else 1
@@ -288,9 +300,30 @@ def load_season(path: str | Path) -> Season:
             sandbox = SandboxPolicy.from_dict(sandbox, f"{path}: field 'sandbox'").to_dict()
         except ValueError as e:
             raise SeasonError(str(e)) from None
+    ladder = None
+    open_entry = False
     bots_data = data["bots"]
-    _expect(isinstance(bots_data, list) and len(bots_data) >= 2, path, "bots", "...",
-            "at least two [[bots]] entries, each with manifest = \"path/to/bot\"")
+    if fmt == "ladder":
+        _expect(duplicate, path, "duplicate", duplicate, "true: a ladder's unit is the "
+                "duplicate pair")
+        ladder = {}
+        for f, default in LADDER_DEFAULTS.items():
+            v = data.get(f, default)
+            least = {"queue_ahead": 2, "placement_pairs": 0, "active_versions": 1}[f]
+            _expect(isinstance(v, int) and not isinstance(v, bool) and least <= v <= 10_000,
+                    path, f, v, f"an integer from {least} to 10000")
+            ladder[f] = v
+        if bots_data == EVERY_READY:
+            open_entry, bots_data = True, []
+        _expect(isinstance(bots_data, list), path, "bots", "...",
+                f'"{EVERY_READY}" or [[bots]] entries')
+    else:
+        given = sorted(set(LADDER_DEFAULTS) & set(data))
+        if given:
+            raise SeasonError(f"{path}: field {given[0]!r}: only for format = \"ladder\" (the "
+                              f"format is {fmt!r})")
+        _expect(isinstance(bots_data, list) and len(bots_data) >= 2, path, "bots", "...",
+                "at least two [[bots]] entries, each with manifest = \"path/to/bot\"")
     bots: list[SeasonBot] = []
     for i, entry in enumerate(bots_data):
         where = f"bots[{i}]"
@@ -333,5 +366,5 @@ def load_season(path: str | Path) -> Season:
                   deal_sets=counts["deal_sets"], deals_per_set=counts["deals_per_set"],
                   seed=str(seed), start_levels=(levels[0], levels[1]), gauntlet=gauntlet,
                   options=options, time_control=time_control, fault_policy=fault_policy,
-                  bots=tuple(bots), sandbox=sandbox,
+                  bots=tuple(bots), sandbox=sandbox, ladder=ladder, open_entry=open_entry,
                   **({"secret": secret, "secret_given": True} if secret is not None else {}))

@@ -250,3 +250,30 @@ def test_a_store_at_head_opens_without_loading_alembic(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_store_sqlite_answers_locked_at_once_is_migrated_on_a_retry(tmp_path, monkeypatch):
+    """SQLite's "database is locked" given at once (a stale snapshot, a journal mode being
+    switched: no busy wait helps) starts the migration again; another error does not."""
+    import scheduler.store as store_module
+    from sqlalchemy.exc import OperationalError
+    real, calls = migrations.upgrade, []
+
+    def flaky(engine, url):
+        calls.append(url)
+        if len(calls) <= 2:
+            raise OperationalError("BEGIN IMMEDIATE", {}, Exception("database is locked"))
+        return real(engine, url)
+    monkeypatch.setattr(store_module.migrations, "upgrade", flaky)
+    url = f"sqlite:///{tmp_path}/locked.db"
+    Store(url)
+    assert len(calls) == 3 and _revision(url) == migrations.head()
+    calls.clear()
+
+    def broken(engine, url):
+        calls.append(url)
+        raise OperationalError("SELECT", {}, Exception("disk I/O error"))
+    monkeypatch.setattr(store_module.migrations, "upgrade", broken)
+    with pytest.raises(OperationalError, match="disk I/O"):
+        Store(f"sqlite:///{tmp_path}/other.db")
+    assert len(calls) == 1

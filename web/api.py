@@ -337,6 +337,24 @@ def api_progress(request: Request, name: str):
     return progress(request.app.state.store, name)
 
 
+@router.get("/seasons/{name}/ladder", responses=NOT_FOUND)
+def api_ladder(request: Request, name: str) -> dict[str, Any]:
+    """A ladder's versions (openskill rating, interval, pairs, last played, joined, retired)
+    and every version's rating after each pair; 404 for a season that is not a ladder."""
+    return ladder(request, name)
+
+
+def ladder(request: Request, name: str) -> dict[str, Any]:
+    from scheduler.ladder import ladder_history, ladder_table
+    visible_season(request, name)
+    row = season_or_404(request.app.state.store, name)
+    if row.config.get("format") != "ladder":
+        raise HTTPException(404, f"season {name!r} is not a ladder")
+    store = request.app.state.store
+    return {"season": name, "versions": ladder_table(store, name),
+            "history": ladder_history(store, name)}
+
+
 VERSION = r"^[^@\s]+@[^@\s]+$"
 FAULT_KIND = r"^[a-z_]{1,32}$"
 

@@ -52,9 +52,32 @@ def season(request: Request, name: str):
                         "mark": round((b["rating"] - lo) / span * 100, 2)} for b in st["bots"]}
     names = [b["name"] for b in st["bots"]]
     three_deck = any(b["match_points"] is not None for b in st["bots"])
+    ladder = plot = None
+    if request.app.state.store.season(name).config.get("format") == "ladder":
+        ladder = api.ladder(request, name)
+        order = [v["bot"] for v in ladder["versions"]]
+        plot = history_plot([{"units": h["units"], "ratings": {n: h["ratings"].get(n, 0.0)
+                                                               for n in order}}
+                             for h in ladder["history"]], order)
     return _render(request, "season.html", st=st, prog=prog, bars=bars, names=names,
                    zero=round(-lo / span * 100, 2), heat=heat, three_deck=three_deck,
-                   json=json, plot=history_plot(st["history"], names))
+                   json=json, ladder=ladder, when=when,
+                   plot=plot if ladder else history_plot(st["history"], names))
+
+
+@router.get("/seasons/{name}/versions/{bot}", response_class=HTMLResponse)
+def ladder_version(request: Request, name: str, bot: str):
+    """One version of a ladder: its rating after each of its pairs."""
+    got = api.ladder(request, name)
+    row = next((v for v in got["versions"] if v["bot"] == bot), None)
+    if row is None:
+        from fastapi import HTTPException
+        raise HTTPException(404, f"no version {bot!r} in ladder {name!r}")
+    history = [h for h in request.app.state.store.rating_history(name) if h["bot"] == bot]
+    plot = history_plot([{"units": i + 1, "ratings": {bot: h["mu"] - 3 * h["sigma"]}}
+                         for i, h in enumerate(history)], [bot])
+    return _render(request, "ladder_version.html", season=name, v=row, history=history,
+                   plot=plot, when=when)
 
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",

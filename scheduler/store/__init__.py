@@ -12,6 +12,7 @@
 - ``registry_rows``: the bot registry's versions and archives;
 - ``service_rows``: the submission service's authors, version states, sessions, scrimmages,
   audit log and rate-limit events;
+- ``ladder_rows``: a ladder's entries, added matches and rating history;
 - ``pages``: the reads of the dashboard and the command line's listings.
 
 Opening a store migrates it to ``metadata`` (``scheduler/migrations``: a model changed is a new
@@ -39,6 +40,7 @@ from scheduler.store.schema import (CANCELLED, COUNTED_FIRST, DEFAULT_LEASE_S, E
                                     decompress, engine_for, matches, metadata, pair_scores,
                                     records, results, season_cancels, season_secrets, seasons,
                                     SCRIMMAGE_STATES, VERSION_STATES, worker_name)
+from scheduler.store.ladder_rows import LadderRows
 from scheduler.store.season_rows import Seasons, plan_rows
 from scheduler.store.service_rows import ServiceRows
 
@@ -60,15 +62,36 @@ DEFAULT_URL = "sqlite:///arena.db"
 URL_ENV = "ARENA_DB"
 
 
-class Store(Seasons, Cancels, LeaseQueue, Results, RegistryRows, ServiceRows, Pages):
+class Store(Seasons, Cancels, LeaseQueue, Results, RegistryRows, ServiceRows, LadderRows,
+            Pages):
     """The store at ``url``; every method is one short transaction."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = engine_for(url)
         if self.engine not in READY:  # once per process: a worker opens a store per match
-            migrations.upgrade(self.engine, url)
+            _migrated(self.engine, url)
             READY.add(self.engine)
+
+
+def _migrated(engine, url: str, attempts: int = 6) -> None:
+    """``migrations.upgrade``, tried again when SQLite answers "database is locked" at once:
+    it does so, without waiting out its busy timeout, where waiting could not help (a read
+    snapshot that another connection's migration made stale, a journal mode being switched),
+    and the transaction must be started again. Many workers opening one fresh store on a
+    loaded machine met it (4 of 6 processes)."""
+    import time
+
+    from sqlalchemy.exc import OperationalError
+    for attempt in range(attempts):
+        try:
+            migrations.upgrade(engine, url)
+            return
+        except (OperationalError, StoreVersionError) as e:
+            if (not url.startswith("sqlite") or "database is locked" not in str(e)
+                    or attempt == attempts - 1):
+                raise
+            time.sleep(0.1 * 2 ** attempt)  # (a backoff before the transaction again)
 
 
 class StoreError(RuntimeError):
@@ -99,12 +122,7 @@ def store_url(given: str | None = None) -> str:
 
 def shown_url(url: str) -> str:
     """A store's or broker's URL as a log may show it: its password replaced by ``***``."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url.split("@", 1)[-1] if "@" in url else url
+    return migrations.shown(url)
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> Store:

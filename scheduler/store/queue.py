@@ -182,10 +182,13 @@ class LeaseQueue:
                     freed += 1
         return freed
 
-    def due(self, season: str, requeue_after_s: float, limit: int | None = None) -> list[str]:
+    def due(self, season: str, requeue_after_s: float, limit: int | None = None, *,
+            lost_after_s: float | None = None) -> list[str]:
         """Matches to (re-)enqueue: pending and not enqueued within ``requeue_after_s``, or
-        running with an expired lease. Marks them enqueued now."""
+        running with an expired lease and not enqueued within ``lost_after_s`` (default
+        ``requeue_after_s``). Marks them enqueued now."""
         now = time.time()
+        lost_after_s = requeue_after_s if lost_after_s is None else lost_after_s
         with self.engine.begin() as c:
             q = (select(matches.c.id)
                  .where(matches.c.season == season,
@@ -193,7 +196,7 @@ class LeaseQueue:
                          & (matches.c.enqueued_at.is_(None)
                             | (matches.c.enqueued_at < now - requeue_after_s)))
                         | ((matches.c.status == "running") & (matches.c.lease_until < now)
-                           & (matches.c.enqueued_at < now - requeue_after_s)))
+                           & (matches.c.enqueued_at < now - lost_after_s)))
                  .order_by(matches.c.ordinal))
             if limit is not None:
                 q = q.limit(limit)

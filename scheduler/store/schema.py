@@ -264,6 +264,30 @@ attempts = Table(
     Column("reason", Text),
 )
 
+# A ladder (``scheduler/ladder.py``, 0006_ladder): when each version joined and retired, and
+# every version's openskill rating after each of its pairs (its history; a retired version's
+# stays).
+ladder_entries = Table(
+    "ladder_entries", metadata,
+    Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
+    Column("bot", String(100), primary_key=True),
+    Column("author", String(100)),
+    Column("joined_at", Float, nullable=False),
+    Column("retired_at", Float),
+)
+
+ladder_ratings = Table(
+    "ladder_ratings", metadata,
+    Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
+    Column("cluster", String(240), primary_key=True),   # the pair rated
+    Column("bot", String(100), primary_key=True),
+    Column("pair_index", Integer, nullable=False),       # the ladder's pairs rated before it
+    Column("mu", Float, nullable=False),
+    Column("sigma", Float, nullable=False),
+    Column("pairs", Integer, nullable=False),            # the bot's pairs, this one counted
+    Column("at", Float, nullable=False),
+)
+
 #: the columns that hold JSON text (each read back by one typed attribute of ``rows``)
 JSON_COLUMNS = frozenset(c.name for t in metadata.tables.values() for c in t.columns
                          if c.name.endswith("_json"))
