@@ -134,9 +134,10 @@ compiled: build/compiled/manifest.json
 
 # Two pytest-xdist workers, each with its own Redis database and PostgreSQL database
 # (tests/conftest.py); a file whose module fixtures are costly is kept on one worker. Three were
-# quicker idle (427 s against 457-507 s) but, beside two busy processes, sandboxed bots then
-# missed their connect timeouts (never_connected in test_referee.py).
-TEST_WORKERS ?= 3  # at most 4: the workers after the first take Redis databases 13 to 15
+# once quicker idle (427 s against 457-507 s); measured again on a clean clone with the
+# service's and the ladder's tests, three took 600 s idle against 495-577 s for two, every
+# test slower beside the others on two cores.
+TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases 13 to 15
 
 # The suite runs the pure engine (the reference); tests/test_compiled_engine.py runs the rules
 # vectors and golden records again on the compiled one (built by make compiled).

@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from browser_helpers import browser_kit, serving
+from conftest import ROOT
 from league_helpers import BOTS, REDIS_URL, Worker, arena, flush_redis, wait_for
 
 from scheduler.ladder import LadderRun, ladder_table
@@ -21,6 +23,8 @@ from scheduler.season import SeasonError, load_season
 from scheduler.store import open_store
 
 QUEUE_AHEAD = 4
+ARTIFACTS = Path(__import__("os").environ.get("ARENA_TEST_ARTIFACTS") or ROOT / "tests" /
+                 "artifacts")
 
 
 def _version(where: Path, name: str) -> Path:
@@ -78,6 +82,7 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
         wait_for(lambda: rated() >= 8, 200, "eight rated pairs")
         assert {r["bot"] for r in ladder_table(store, "ladder-t")} == \
             {f"v{i}@1.0.0" for i in range(4)}
+        _pages_while_it_runs(db, store)
         submit(store, _version(tmp_path, "v4"))  # ready: it joins
         wait_for(lambda: store.counts("ladder-t")["running"] > 0, 60, "a match in play")
         workers[0].kill9()
@@ -123,3 +128,70 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
                     workdir=tmp_path / "w")
     shown = arena("standings", "ladder-t", "--db", db, check=True).stdout
     assert "v4@1.0.0" in shown and "mu-3sigma" in shown and "Bradley-Terry" in shown
+
+
+def _pages_while_it_runs(db: str, store) -> None:
+    """The ladder's pages in a real browser while it runs: its table against the store's, the
+    live counts moving without a reload, a version's rating history."""
+    from web.app import create_app
+    from playwright.sync_api import expect
+    sync_playwright, chromium = browser_kit()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with serving(create_app(db)) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium)
+        try:
+            page = browser.new_page()
+            page.goto(f"{base}/seasons/ladder-t")
+            rows = page.locator("#ladder-table tr")
+            assert rows.count() == 1 + len(store.ladder_entries("ladder-t"))
+            shown = [rows.nth(i).locator("td").nth(1).inner_text() for i in
+                     range(1, rows.count())]
+            assert sorted(shown) == sorted(f"v{i}@1.0.0" for i in range(4))
+            done = int(page.locator("#p-done").inner_text())
+            # progress.js polls the counts: they move with no reload
+            expect(page.locator("#p-done")).not_to_have_text(str(done), timeout=60_000)
+            assert int(page.locator("#p-done").inner_text()) > done
+            page.screenshot(path=str(ARTIFACTS / "ladder-season.png"), full_page=True)
+            page.locator("#ladder-table a").first.click()
+            history = page.locator("#version-history tr")
+            assert history.count() >= 2, page.content()[:500]
+            bot = page.locator("h1").inner_text().split(" on ladder")[0]
+            want = [h for h in store.rating_history("ladder-t") if h["bot"] == bot]
+            assert 0 < history.count() - 1 <= len(want)  # (read after the page: more, maybe)
+            page.screenshot(path=str(ARTIFACTS / "ladder-version.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+def test_each_authors_newest_ready_versions_play_and_older_ones_retire(tmp_path):
+    """``active_versions``: an author's newest ready versions enter; a newer one retires the
+    oldest (its entry and history kept); queued, refused and withdrawn versions never enter."""
+    from scheduler.ladder import playable_versions
+    from scheduler.registry.owners import add_author
+    store = open_store(f"sqlite:///{tmp_path / 'l.db'}")
+    for who in ("alice", "bob"):
+        add_author(store, who)
+    submit(store, _version(tmp_path, "house"))                      # the organiser's
+    a1 = submit(store, _version(tmp_path, "alice-bot"), author="alice", state="ready")
+    b1 = submit(store, _version(tmp_path / "b", "bob-bot"), author="bob", state="queued")
+    assert sorted(playable_versions(store, 1)) == ["alice-bot@1.0.0", "house@1.0.0"]
+    season = load_season(_ladder_file(tmp_path, "ladder-r"))
+    open_season(season, store, workdir=tmp_path / "w")
+    runner = LadderRun(store, season, seed=1)
+    assert sorted(runner.admit()) == ["alice-bot@1.0.0", "house@1.0.0"]
+    a2 = submit(store, _version(tmp_path / "c", "alice-bot"), version="2.0.0", author="alice",
+                state="ready")
+    store.set_version_state(b1.id, "refused", reason="its smoke match failed")
+    assert runner.admit() == ["alice-bot@2.0.0"]
+    entries = {e["bot"]: e for e in store.ladder_entries("ladder-r")}
+    assert entries["alice-bot@1.0.0"]["retired_at"] is not None
+    assert entries["alice-bot@2.0.0"]["retired_at"] is None
+    assert entries["alice-bot@2.0.0"]["author"] == "alice"
+    assert not runner.model.entrants["alice-bot@1.0.0"].active
+    assert "bob-bot@1.0.0" not in entries
+    store.withdraw_version(a2.id, "withdrawn by the organiser")
+    runner.admit()
+    entries = {e["bot"]: e for e in store.ladder_entries("ladder-r")}
+    assert entries["alice-bot@2.0.0"]["retired_at"] is not None
+    assert a1.ref == "alice-bot@1.0.0"
+    assert {r["bot"] for r in ladder_table(store, "ladder-r")} == set(entries)

@@ -88,3 +88,25 @@ def test_matchmaking_ranks_eight_bots_with_fewer_pairs_than_a_round_robin():
     robin = mm.pairs_needed(STRENGTHS, mm.round_robin, **kw)
     assert made is not None and made <= 448, made
     assert robin is None or robin >= 1.5 * made, (made, robin)
+
+
+def test_the_incremental_ratings_agree_with_the_bradley_terry_fit():
+    """The ladder's openskill ranking against the standings' Bradley-Terry fit of the same
+    pairs, on simulated ladders of 8 bots after 10 rounds' worth of pairs."""
+    from scheduler.stats.ratings import bradley_terry
+    taus = []
+    for seed in range(5):
+        rng = random.Random(seed)
+        ladder = mm.Ladder(placement_pairs=3)
+        for name in STRENGTHS:
+            ladder.enter(name)
+        games = []
+        for _ in range(280):
+            a, b = ladder.next_pair(rng)
+            ladder.schedule(a, b)
+            score = mm.pair_outcome(STRENGTHS[a], STRENGTHS[b], rng)
+            ladder.rate(a, b, score)
+            games.append((a, b, score))
+        fit = bradley_terry(games, list(STRENGTHS))
+        taus.append(mm.kendall_tau(ladder.ranking(), sorted(STRENGTHS, key=lambda n: -fit[n])))
+    assert min(taus) >= 0.7 and sum(taus) / len(taus) >= 0.85, taus

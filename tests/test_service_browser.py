@@ -9,18 +9,15 @@ then a scrimmage is asked for and followed to its points. Screenshots are kept i
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import socket
 import tarfile
-import threading
 import time
 import tomllib
 from pathlib import Path
 
-import pytest
+from browser_helpers import browser_kit, serving
 from league_helpers import BOTS, REDIS_URL, Worker, arena, flush_redis, unique
 
 from conftest import ROOT
@@ -31,44 +28,6 @@ HELLO = "alice-bot says hello"
 CSP_WATCH = """window.cspViolations = [];
 document.addEventListener("securitypolicyviolation", (e) => window.cspViolations.push(
   e.violatedDirective + " " + (e.blockedURI || "inline") + " " + (e.sample || "")));"""
-
-
-def _browser_kit():
-    """Playwright's sync API and Debian's chromium, or a failure saying how to get them."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the browser tests need Playwright (the Python package): `make test` "
-                    "installs it (pip install -e '.[dev]')")
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(chromium).exists():
-        pytest.fail("the browser tests need Debian's chromium: `make test` installs it "
-                    "(tools/install-browser.sh, with apt-get)")
-    return sync_playwright, chromium
-
-
-@contextlib.contextmanager
-def _serving(app):
-    """``app`` served by uvicorn on a free port, on a thread: its base URL."""
-    import uvicorn
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
-        time.sleep(0.05)  # (the poll of a wait on server.started)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 def _reload_until(page, selector: str, done, timeout: float, what: str) -> str:
@@ -148,7 +107,7 @@ def test_author_uploads_plays_and_scrimmages(tmp_path):
     from web.app import create_app
     from web.service import ServiceConfig
 
-    sync_playwright, chromium = _browser_kit()
+    sync_playwright, chromium = browser_kit()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     db = f"sqlite:///{tmp_path}/service.db"
     store = open_store(db)
@@ -166,7 +125,7 @@ def test_author_uploads_plays_and_scrimmages(tmp_path):
         worker.wait_ready()
         app = create_app(db, service=ServiceConfig())
         dispatcher = Dispatcher(app.state.store, REDIS_URL, every_s=0.5).start()
-        with _serving(app) as base, sync_playwright() as p:
+        with serving(app) as base, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, chromium_sandbox=False,
                                         args=["--no-sandbox"])
             errors: list[str] = []
