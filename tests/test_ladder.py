@@ -195,3 +195,53 @@ def test_each_authors_newest_ready_versions_play_and_older_ones_retire(tmp_path)
     assert entries["alice-bot@2.0.0"]["retired_at"] is not None
     assert a1.ref == "alice-bot@1.0.0"
     assert {r["bot"] for r in ladder_table(store, "ladder-r")} == set(entries)
+
+
+def test_a_ladder_pairs_records_are_sealed_until_both_matches_are_played(tmp_path):
+    """The ladder adds each pair's two matches on the same secret cards; the first one's record
+    is served only once its mirror is played, as in a season."""
+    from fastapi.testclient import TestClient
+
+    from scheduler.execute import execute_match
+    from web.app import create_app
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    store = open_store(db)
+    for name in ("p", "q"):
+        submit(store, _version(tmp_path, name))
+    season = load_season(_ladder_file(tmp_path, "ladder-s"))
+    open_season(season, store, workdir=tmp_path / "w")
+    runner = LadderRun(store, season, seed=3)
+    runner.admit()
+    assert runner.fill() == QUEUE_AHEAD // 2
+    first, mirror = store.matches("ladder-s")[:2]
+    assert first.cluster == mirror.cluster and mirror.mirror and not first.mirror
+    assert first.spec["deals"] == mirror.spec["deals"]
+    assert first.spec["deals"] != store.matches("ladder-s")[2].spec["deals"]  # secret, per pair
+    assert execute_match(db, first.id) == "done"
+    client = TestClient(create_app(db))
+    assert client.get(f"/api/matches/{first.id}").status_code == 403
+    assert client.get(f"/api/matches/{first.id}/replay").status_code == 403
+    assert execute_match(db, mirror.id) == "done"
+    assert client.get(f"/api/matches/{first.id}").status_code == 200
+    assert runner._rate_new() == 1  # the pair, rated once
+    assert len(store.rating_history("ladder-s")) == 2
+    assert runner._rate_new() == 0 and len(store.rating_history("ladder-s")) == 2
+
+
+def test_a_ladder_plays_on_the_local_pool_until_cancelled(tmp_path):
+    """No broker: each pass plays what is in play on this machine, then rates it."""
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    store = open_store(db)
+    for name in ("p", "q", "r"):
+        submit(store, _version(tmp_path, name))
+    season = load_season(_ladder_file(tmp_path, "ladder-l"))
+    open_season(season, store, workdir=tmp_path / "w")
+    runner = LadderRun(store, season, workers=2, seed=5)
+    assert runner.step()
+    c = store.counts("ladder-l")
+    assert c["done"] == QUEUE_AHEAD and c["pending"] == c["running"] == 0
+    assert len(store.pair_scores("ladder-l")) == QUEUE_AHEAD // 2
+    assert len(store.rating_history("ladder-l")) == QUEUE_AHEAD  # two versions a pair
+    store.cancel_season("ladder-l", by="test")
+    assert not runner.step()
+    assert store.counts("ladder-l")["done"] == QUEUE_AHEAD

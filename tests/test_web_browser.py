@@ -19,12 +19,10 @@ import json
 import os
 import re
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
+from browser_helpers import serving
 from league_helpers import BOTS, arena, env, season_file, unique, wait_for
 
 from conftest import DEMO_GROUP, ROOT
@@ -57,27 +55,9 @@ pytestmark = pytest.mark.xdist_group(DEMO_GROUP)  # with test_demo.py: the demo 
 @contextlib.contextmanager
 def _served(db: str):
     """The real app over store ``db``, served by uvicorn on a free port: its base URL."""
-    import uvicorn
-
     from web.app import create_app
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(db), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
-        time.sleep(0.05)  # (the poll of a wait on server.started)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with serving(create_app(db)) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
