@@ -1,5 +1,5 @@
 """A ladder on two real Celery workers: four versions in the registry enter, a fifth becomes
-ready mid-way and joins (placement against a spread of ratings, then regular pairs), a worker
+ready mid-way and joins (placement against a spread of ratings, then a regular pair), a worker
 is killed with SIGKILL mid-match; no match is lost or counted twice, the queue never holds more
 than ``queue_ahead`` matches (watched the whole time), every scored pair is rated once, and the
 ladder is cancelled cleanly."""
@@ -79,7 +79,7 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
 
         def rated() -> int:
             return len({h["cluster"] for h in store.rating_history("ladder-t")})
-        wait_for(lambda: rated() >= 8, 200, "eight rated pairs")
+        wait_for(lambda: rated() >= 6, 200, "six rated pairs")
         assert {r["bot"] for r in ladder_table(store, "ladder-t")} == \
             {f"v{i}@1.0.0" for i in range(4)}
         _pages_while_it_runs(db, store)
@@ -87,8 +87,8 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
         wait_for(lambda: store.counts("ladder-t")["running"] > 0, 60, "a match in play")
         workers[0].kill9()
         wait_for(lambda: next((r["pairs"] for r in ladder_table(store, "ladder-t")
-                               if r["bot"] == "v4@1.0.0"), 0) >= 4, 240,
-                 "the new version's placement and two regular pairs")
+                               if r["bot"] == "v4@1.0.0"), 0) >= 3, 240,
+                 "the new version's two placement pairs and a regular one")
         assert arena("season", "cancel", "ladder-t", "--db", db).returncode == 0
         for t in threads[1:]:
             t.join(120)
@@ -118,7 +118,7 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
     v4 = [p for p in sorted(pairs, key=lambda p: (p.written_at, p.cluster))
           if "v4@1.0.0" in (p.bot_a, p.bot_b)]
     firsts = {p.bot_b if p.bot_a == "v4@1.0.0" else p.bot_a for p in v4[:2]}
-    assert len(v4) >= 4 and len(firsts) == 2, [(p.bot_a, p.bot_b) for p in v4]
+    assert len(v4) >= 3 and len(firsts) == 2, [(p.bot_a, p.bot_b) for p in v4]
     # the killed worker's match was played again and counted once
     lost = [a for a in store.attempt_log("ladder-t") if a["outcome"] == "lost"]
     assert all(store.match(a["match_id"]).status in ("done", "cancelled") for a in lost)
