@@ -333,8 +333,10 @@ def test_hostile_input_to_every_new_endpoint_is_refused_or_escaped(svc, tmp_path
     # oversized bodies: the upload and a JSON body, by their declared and their actual size
     huge = b"x" * (Limits().archive_bytes + 1)
     assert c.post("/api/v1/bots", content=huge, headers=a).status_code == 413
-    assert c.post("/api/v1/scrimmages", content=b"{" + b" " * 10_000_000 + b"}",
-                  headers={**a, "Content-Type": "application/json"}).status_code in (400, 413)
+    big = c.post("/api/v1/scrimmages", content=b"{" + b" " * 10_000_000 + b"}",
+                 headers={**a, "Content-Type": "application/json"})
+    assert big.status_code == 413 and str(Limits().body_bytes) in big.json()["detail"]
+    assert c.post("/login", data={"token": "x" * 100_000}).status_code == 413
     # bad tokens: long, odd bytes, another scheme
     for bad in ("x" * 100_000, "\u00e9\u00e9", "Basic YWxpY2U6eA==", "Bearer"):
         got = c.get("/api/v1/me", headers={"Authorization": bad.encode("utf-8")})

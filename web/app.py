@@ -54,12 +54,64 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class BoundedBodies:
+    """ASGI middleware of the submission service: a request's body is read here, at most
+    ``limit(path)`` bytes (an upload's: the archive limit and a form's fields; any other: the
+    service's body limit), and refused with 413 past it, before any parser holds it all; the
+    app then reads the body kept here."""
+
+    def __init__(self, app, limit) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit(scope["path"])
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                body = (b'{"detail":"the body is over the limit of %d bytes"}' % limit)
+                await send({"type": "http.response.start", "status": 413, "headers": [
+                    (b"content-type", b"application/json"), (b"connection", b"close"),
+                    (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        given = False
+
+        async def replay():
+            nonlocal given
+            if not given:
+                given = True
+                return whole
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 class Dashboard(FastAPI):
     """The app with ``SecurityHeaders`` outermost: its headers are on every response, the
-    500 of an unexpected error included."""
+    500 of an unexpected error included; on the submission service, ``BoundedBodies`` inside
+    it."""
 
     def build_middleware_stack(self):
-        return SecurityHeaders(super().build_middleware_stack())
+        inner = super().build_middleware_stack()
+        service = getattr(self.state, "service", None)
+        if service is not None:
+            lim = service.limits
+            uploads = lim.archive_bytes + (64 << 10)
+            inner = BoundedBodies(inner, lambda path: uploads if path in (
+                "/api/v1/bots", "/me/upload") else lim.body_bytes)
+        return SecurityHeaders(inner)
 
 
 def _is_api(request: Request) -> bool:
