@@ -156,7 +156,7 @@ class Dispatcher:
 
     def __init__(self, store, broker: str, *, window: int = 4, every_s: float = 1.0,
                  lease_s: float = 120.0) -> None:
-        from scheduler.tasks import make_app
+        from scheduler.celery_app import make_app
         self.store, self.app, self.window = store, make_app(broker), window
         self.every_s, self.lease_s = every_s, lease_s
         self._stop = threading.Event()

@@ -187,7 +187,7 @@ class LadderRun:
             return
         from kombu.exceptions import OperationalError
         if self.app is None:
-            from scheduler.tasks import make_app
+            from scheduler.celery_app import make_app
             self.app = make_app(self.broker)
         c = self.store.counts(name)
         room = max(0, self.queue_ahead - c["running"] - self.store.queued(name, REQUEUE_S))

@@ -288,7 +288,7 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
     worker is gone is cancelled, not enqueued again)."""
     from kombu.exceptions import OperationalError as OSError_
 
-    from scheduler.tasks import make_app
+    from scheduler.celery_app import make_app
     app = make_app(broker)
     broker_down = False
     counts = store.counts(season_name)

@@ -26,36 +26,12 @@ import os
 import signal
 import sys
 
-from celery import Celery
 from celery.exceptions import Reject
 from celery.signals import (task_postrun, task_prerun, worker_init, worker_process_init,
                             worker_process_shutdown, worker_shutdown, worker_shutting_down)
 
-DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
-QUEUE = "arena"
-#: longer than the longest match: a message unacknowledged this long is delivered again
-VISIBILITY_TIMEOUT_S = 6 * 3600
-
-
-def make_app(broker: str | None = None) -> Celery:
-    app = Celery("arena", broker=broker or os.environ.get("ARENA_BROKER", DEFAULT_BROKER))
-    app.conf.update(
-        task_acks_late=True,
-        task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,
-        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
-        task_serializer="json",
-        accept_content=["json"],
-        task_ignore_result=True,
-        task_default_queue=QUEUE,
-        broker_connection_retry_on_startup=True,
-        worker_hijack_root_logger=False,
-        worker_max_tasks_per_child=200,
-        # a match in play when the broker connection drops finishes and is stored; its message
-        # cannot be acknowledged, and a redelivery finds the match done
-        worker_cancel_long_running_tasks_on_connection_loss=False,
-    )
-    return app
+# (the app's settings, apart: the senders import them without the tasks)
+from scheduler.celery_app import make_app
 
 
 app = make_app()

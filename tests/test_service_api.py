@@ -116,8 +116,10 @@ def test_a_second_author_cannot_touch_the_first_authors_bot(svc, tmp_path):
         == "ready"
     log = c.get(f"/api/v1/matches/{match_id}/logs/{mine}", headers=svc.auth("alice"))
     assert log.status_code == 200 and f"alice-bot {HELLO}" in log.text
-    assert c.get("/api/v1/bots/alice-bot/1.0.0/archive",
-                 headers=svc.auth("alice")).content[:0] == b""
+    got = c.get("/api/v1/bots/alice-bot/1.0.0/archive", headers=svc.auth("alice"))
+    assert got.status_code == 200
+    with tarfile.open(fileobj=io.BytesIO(got.content)) as tar:
+        assert f"alice-bot {HELLO}" in tar.extractfile("bot.py").read().decode()
     # bob: a version of her bot, her state, build log, archive and seat log are refused
     refused = svc.upload("bob", bot_folder(tmp_path / "b", "alice-bot", "2.0.0"))
     assert refused.status_code == 400

@@ -8,17 +8,9 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 
 from web import scrimmages, service
-from web.service import SESSION_COOKIE, SESSION_S, Refused, Viewer
+from web.service import SESSION_COOKIE, SESSION_S, Refused, Viewer, page_viewer
 
 router = APIRouter(include_in_schema=False)
-
-
-def page_viewer(request: Request) -> Viewer | None:
-    """The author of the request's session cookie (pages take no bearer token)."""
-    if getattr(request.app.state, "service", None) is None:
-        return None
-    return service.viewer_of(request.app.state.store, None,
-                             request.cookies.get(SESSION_COOKIE))
 
 
 def _author(request: Request) -> Viewer:

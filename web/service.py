@@ -106,6 +106,13 @@ def viewer_of(store, authorization: str | None, cookie: str | None) -> Viewer | 
     return None
 
 
+def page_viewer(request) -> Viewer | None:
+    """The author of the request's session cookie (pages take no bearer token)."""
+    if getattr(request.app.state, "service", None) is None:
+        return None
+    return viewer_of(request.app.state.store, None, request.cookies.get(SESSION_COOKIE))
+
+
 def required(viewer: Viewer | None) -> Viewer:
     if viewer is None:
         raise Refused(401, "log in first: send your token as 'Authorization: Bearer TOKEN'")
