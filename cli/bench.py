@@ -1,5 +1,6 @@
 """``arena bench``: the benchmarks (commands, not tests) of the engine, the referee's link,
-the sandbox, the registry, the league and the dashboard; each is a module of ``tools/``."""
+the sandbox, the registry, the league, the store and the dashboard; each is a module of
+``tools/``."""
 
 from __future__ import annotations
 
@@ -44,6 +45,15 @@ def cmd_bench_league(args) -> int:
                         args.league_matches)
 
 
+def cmd_bench_store(args) -> int:
+    from tools.benchstore import bench_store
+    if args.matches < 1 or args.deals_per_set < 1 or args.rounds < 1:
+        print("arena bench store: --matches, --deals-per-set and --rounds >= 1", file=sys.stderr)
+        return 2
+    return bench_store(args.matches, args.deals_per_set, getattr(args, "from"), args.other,
+                       args.rounds, args.unsandboxed)
+
+
 def cmd_bench_web(args) -> int:
     from tools.benchweb import bench_web
     return bench_web(args.matches, args.repeat)
@@ -67,6 +77,11 @@ def cmd_bench_matchmaking(args) -> int:
         return 2
     return bench_matchmaking(args.bots, args.gap, args.runs, args.rounds, args.share,
                              args.draw)
+
+
+def cmd_bench_ladder_rest(args) -> int:
+    from tools.benchladderrest import main
+    return main(["--seconds", str(args.seconds)])
 
 
 def register(sub) -> None:
@@ -123,6 +138,18 @@ def register(sub) -> None:
     bw.add_argument("--repeat", type=int, default=5, help="requests of each page timed")
     bw.set_defaults(func=cmd_bench_web)
 
+    bs = bsub.add_parser("store", help="a played match's bytes per table and index as the "
+                         "store wrote them before its packing and as it writes them now, on "
+                         "the same matches, and the time to write and read a record each way")
+    bs.add_argument("--matches", type=int, default=96, help="matches of the season played")
+    bs.add_argument("--deals-per-set", type=int, default=2, help="deals a match")
+    bs.add_argument("--from", metavar="URL", help="the played matches of this store instead")
+    bs.add_argument("--other", metavar="DIR", help="a checkout of the code before (e.g. a git "
+                    "worktree): Store.finish and Store.record timed there too")
+    bs.add_argument("--rounds", type=int, default=3, help="of the finish and record timings")
+    bs.add_argument("--unsandboxed", action="store_true", help="play without the sandbox")
+    bs.set_defaults(func=cmd_bench_store)
+
     bm = bsub.add_parser("matchmaking", help="the ladder's matchmaking against a round robin "
                          "in simulation: pairs needed to rank N bots of known strengths")
     bm.add_argument("--bots", type=int, default=8)
@@ -133,6 +160,10 @@ def register(sub) -> None:
     bm.add_argument("--share", type=float, default=0.9, help="of the runs that must rank right")
     bm.add_argument("--draw", type=float, default=0.2, help="chance of a drawn pair")
     bm.set_defaults(func=cmd_bench_matchmaking)
+    br = bsub.add_parser("ladder-rest", help="the CPU of a settled, resting ladder against the "
+                         "same ladder at full rate (local processes, SQLite)")
+    br.add_argument("--seconds", type=float, default=60.0, help="each ladder's span")
+    br.set_defaults(func=cmd_bench_ladder_rest)
     bl = bsub.add_parser("languages", help="each sample language built from source and its "
                          "decision time in a sandboxed match, against the Python random "
                          "sample's in the same match")

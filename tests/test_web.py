@@ -22,6 +22,7 @@ from scheduler.stats.ratings import rating_history, rating_intervals
 from scheduler.stats.scores import deal_scores, match_tally, pair_result
 from scheduler.stats.standings import PRIOR, BotLine, Standings
 from scheduler.store import TALLY_COLUMNS, Store, compress, decompress, results
+from scheduler.store.packing import unpack_text
 from web.app import NoStore, create_app
 
 GREEDY, RANDOM = BOTS / "greedy", BOTS / "random"
@@ -203,8 +204,8 @@ def test_matches_filter_by_pinned_version_and_by_fault_kind(played, tmp_path):
                                       (match_id,)).fetchone()[0])
         record["faults"] = [{"seat": 1, "kind": kind, "reason": "x", "strikes": 1}]
         c.execute("UPDATE records SET data = ? WHERE match_id = ?", (compress(record), match_id))
-        summary = json.loads(c.execute("SELECT summary_json FROM results WHERE match_id = ?",
-                                       (match_id,)).fetchone()[0])
+        summary = json.loads(unpack_text(c.execute(  # stored packed (scheduler.store.packing)
+            "SELECT summary_json FROM results WHERE match_id = ?", (match_id,)).fetchone()[0]))
         c.execute("UPDATE results SET summary_json = ?, faults = 1 WHERE match_id = ?",
                   (json.dumps({**summary, "faults": 1}), match_id))
     c.commit()

@@ -1,33 +1,52 @@
 """The store's tables, its constants and its engines.
 
 Tables: seasons, bots (name, version, content hash), matches (spec, status, attempts, lease),
-results, records (the match record, zlib-compressed JSON) and attempts (one row per claim of a
-match: who played it, how it ended and why: ``arena matches SEASON --faults``); a result keeps
-each deal's continuous score and the numbers the standings count (its tally columns, so a
-large season's standings read no summary) beside the match's, and ``pair_scores`` a duplicate
-pair's W/D/L and paired difference once both its matches are done (``scheduler/stats/power.py``).
+results, records (the match record, packed: ``scheduler.store.packing``) and attempts (one row
+per claim of a match: who played it, how it ended and why: ``arena matches SEASON --faults``); a
+result keeps each deal's continuous score and the numbers the standings count (its tally
+columns, so a large season's standings read no summary) beside the match's, and ``pair_scores``
+a duplicate pair's W/D/L and paired difference once both its matches are done
+(``scheduler/stats/power.py``).
 The registry's tables (bot_versions, bot_archives, authors) are described in
 ``scheduler/registry/``; the submission service's (version_states, sessions, scrimmages,
 audit_log, limit_events) in ``web/service.py``.
 
 ``metadata`` is the models; opening a store migrates it to them (``scheduler/migrations``: a
 model changed is a new revision there). A column named ``*_json`` holds JSON text, read back
-only by the typed rows of ``scheduler.store.rows``.
+only by the typed rows of ``scheduler.store.rows``; the large ones of a match (its spec, its
+result and summary: ``PackedJson``) are stored packed, and read back as the text written.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
-import zlib
 from typing import Any
 
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, LargeBinary, MetaData,
-                        String, Table, Text, UniqueConstraint, create_engine, event)
+                        String, Table, Text, TypeDecorator, UniqueConstraint, create_engine,
+                        event)
 from sqlalchemy.engine import Engine
 
+from scheduler.store.packing import pack_record, pack_text, unpack_record, unpack_text
+
 metadata = MetaData()
+
+
+class PackedJson(TypeDecorator):
+    """JSON text stored packed when that is shorter (``packing.pack_text``: still text, so the
+    column's type is ``Text`` on every database); it reads back as the text written, and text
+    stored before the packing reads as it is."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        return pack_text(value)
+
+    def process_result_value(self, value, dialect):
+        return unpack_text(value)
+
 
 seasons = Table(
     "seasons", metadata,
@@ -181,7 +200,7 @@ matches = Table(
     Column("cluster", String(240), nullable=False),
     Column("mirror", Boolean, nullable=False),
     Column("seats_json", Text, nullable=False),
-    Column("spec_json", Text, nullable=False),
+    Column("spec_json", PackedJson, nullable=False),
     Column("status", String(16), nullable=False, default="pending", index=True),
     Column("attempts", Integer, nullable=False, default=0),
     Column("lease_owner", String(200)),
@@ -196,8 +215,8 @@ results = Table(
     "results", metadata,
     Column("match_id", String(120), ForeignKey("matches.id"), primary_key=True),
     Column("season", String(100), nullable=False, index=True),
-    Column("result_json", Text, nullable=False),
-    Column("summary_json", Text, nullable=False),
+    Column("result_json", PackedJson, nullable=False),
+    Column("summary_json", PackedJson, nullable=False),
     Column("duration_s", Float, nullable=False),
     Column("worker", String(200)),
     Column("written_at", Float, nullable=False),
@@ -244,7 +263,7 @@ pair_scores = Table(
 records = Table(
     "records", metadata,
     Column("match_id", String(120), ForeignKey("matches.id"), primary_key=True),
-    Column("data", LargeBinary, nullable=False),
+    Column("data", LargeBinary, nullable=False),  # ``compress``: packed, versioned by its 1st byte
 )
 
 #: one row per claim of a match; ``outcome``: running, done, counted (another attempt's result
@@ -313,11 +332,13 @@ def worker_name() -> str:
 
 
 def compress(record: dict) -> bytes:
-    return zlib.compress(json.dumps(record, ensure_ascii=False).encode("utf-8"), 6)
+    """A match record's stored bytes (``records.data``): packed (``packing.pack_record``)."""
+    return pack_record(record)
 
 
 def decompress(data: bytes) -> dict:
-    return json.loads(zlib.decompress(data).decode("utf-8"))
+    """The match record of stored bytes, packed or written before the packing."""
+    return unpack_record(data)
 
 
 #: one engine per (process, URL)
