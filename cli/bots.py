@@ -87,7 +87,7 @@ def cmd_bots_submit(args) -> int:
 def _upload(args, token: str | None) -> int:
     """The folder packed here (or the archive as it is) and sent to the service."""
     import gzip
-    from cli.serve import client_of
+    from cli.client import client_of
     from scheduler.registry.archives import is_archive
     from scheduler.registry.packing import pack_folder
     if args.name or args.version or args.author:
@@ -109,47 +109,122 @@ def _upload(args, token: str | None) -> int:
           f"status {visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}"
           " --wait` follows its build and check)")
     if getattr(args, "wait", False):
-        return _wait(client, v)
+        return _wait(client, v, args.timeout)
     return 0
 
 
-def _wait(client, v: dict, timeout_s: float = 1800) -> int:
-    """Poll a version's state until ready or refused, printing each change."""
+#: ``--wait``'s exit status when ``--timeout`` passes first
+TIMED_OUT = 3
+WAIT_EPILOG = """exit status: 0 ready (without --wait: stored); 1 refused (or, for status, not
+ready); 2 the command or the service refused the request, or the service could not be reached;
+3 --timeout passed before the version was ready or refused (it goes on on the service)"""
+
+
+def _wait(client, v: dict, timeout_s: float | None) -> int:
+    """Follow a version on the service until it is ready or refused, printing each state as
+    it changes, and while it is queued what it waits behind: 0 ready, 1 refused, ``TIMED_OUT``
+    when ``timeout_s`` passes first."""
     from cli.client import quoted
-    seen, deadline = v["state"], time.monotonic() + timeout_s
-    while v["state"] in ("queued", "building", "checking") and time.monotonic() < deadline:
-        time.sleep(1)  # (the poll of a wait on the service)
+    from web.service import ahead_text
+    ref = f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}"
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    shown = None
+    while True:
+        line = v["state"] + (f": {ahead_text(v.get('ahead'))}" if v.get("ahead") else "")
+        if line != shown:
+            print(f"{ref}: {line}", flush=True)
+            shown = line
+        if v["state"] not in ("queued", "building", "checking"):
+            break
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            print(f"arena bots: {ref} is still {v['state']} after {timeout_s:g} s (--timeout); "
+                  f"the service goes on with it: `arena bots status {ref} --wait` follows it",
+                  file=sys.stderr)
+            return TIMED_OUT
+        time.sleep(1 if left is None else min(1, left))  # (the poll of a wait on the service)
         v = client.get("/api/v1/bots/" + quoted(v["name"], v["version"]))
-        if v["state"] != seen:
-            print(f"  {v['state']}", flush=True)
-            seen = v["state"]
+    if v["state"] == "refused" and v.get("reason"):
+        print(f"  why: {visible(v['reason'])}")
     return 0 if v["state"] == "ready" else 1
+
+
+def _ref(args):
+    """The client, and the name and version ``args.ref`` names (a name: your latest)."""
+    from cli.client import client_of
+    client = client_of(args)
+    name, _, version = args.ref.partition("@")
+    if not version:
+        mine = [v for v in client.get("/api/v1/bots") if v["name"] == name]
+        if not mine:
+            raise ValueError(f"{args.ref}: none of your versions is named {name!r}")
+        version = mine[0]["version"]
+    return client, name, version
+
+
+def _results(client, name: str, version: str, every: bool) -> dict:
+    """The version's results on the service: each season's first page of matches, or with
+    ``every`` all of them."""
+    from cli.client import quoted
+    from web.results import MAX_PAGE
+    path = "/api/v1/bots/" + quoted(name, version, "results")
+    got = client.get(path + (f"?limit={MAX_PAGE}" if every else ""))
+    for r in got["seasons"] if every else ():
+        m = r["matches"]
+        while len(m["rows"]) < m["total"]:
+            more = client.get(f"{path}?season={quoted(r['season'])}&limit={MAX_PAGE}"
+                              f"&offset={len(m['rows'])}")["seasons"][0]["matches"]["rows"]
+            if not more:
+                break
+            m["rows"] += more
+    return got
+
+
+def result_line(server: str, m: dict) -> str:
+    """A match's line as an author reads it: its id, status, opponents, its team's result and
+    where its replay is."""
+    said = ("sealed until its mirror is played" if m["sealed"] else
+            f"{m['outcome']}{' (forfeit)' if m['forfeit'] else ''}, net {m['net']:+d}, "
+            f"{m['points']} points taken" if m["outcome"] else "")
+    return (f"match {visible(m['id'], one_line=True)} {m['status']}  v "
+            f"{', '.join(visible(o, one_line=True) for o in m['opponents'])}"
+            f"{': ' + said if said else ''}"
+            f"{'  ' + server + m['replay_url'] if m['replay_url'] else ''}")
+
+
+def _season_line(r: dict) -> str:
+    if r["rating"] is None:
+        rating = "no rating yet"
+    elif r["mu"] is not None:
+        rating = f"openskill mu {r['mu']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
+    else:
+        rating = f"rating {r['rating']:.1f} [{r['low']:.1f}, {r['high']:.1f}]"
+    rank = f"rank {r['rank']} of {r['of']}" if r["rank"] else f"not rated yet ({r['of']} bots)"
+    return (f"  season {visible(r['season'], one_line=True)} ({r['format']}): {rank}"
+            f"{' (retired)' if r['retired'] else ''}, {rating}, {r['pairs']} pairs, "
+            f"{r['wins']:g}-{r['draws']:g}-{r['losses']:g} (won, drawn, lost), "
+            f"points {r['points']:g}, {r['matches']['total']} matches played")
 
 
 def cmd_bots_status(args) -> int:
     """``arena bots status NAME[@VERSION] --server URL``: a version's state on the service
-    (a name: its latest), why it was refused, the seasons and matches it played."""
+    (a name: its latest), why it was refused, and in each season it plays in its rating, rank,
+    pairs and matches, newest first."""
     from cli.client import ServiceError, quoted
-    from cli.serve import client_of
     try:
-        client = client_of(args)
-        name, _, version = args.ref.partition("@")
-        if not version:
-            mine = [v for v in client.get("/api/v1/bots") if v["name"] == name]
-            if not mine:
-                raise ValueError(f"{args.ref}: none of your versions is named {name!r}")
-            version = mine[0]["version"]
+        client, name, version = _ref(args)
         v = client.get("/api/v1/bots/" + quoted(name, version))
         if args.wait and v["state"] in ("queued", "building", "checking"):
-            print(f"{visible(args.ref, one_line=True)}: {v['state']}", flush=True)
-            _wait(client, v)
+            if _wait(client, v, args.timeout) == TIMED_OUT:
+                return TIMED_OUT
             v = client.get("/api/v1/bots/" + quoted(name, version))
-        played = client.get("/api/matches?limit=500&version=" + quoted(f"{name}@{version}"))
+        got = _results(client, name, version, args.all)
     except (ValueError, ServiceError) as e:
         print(f"arena bots status: {e}", file=sys.stderr)
         return 2
     if args.json:
-        print(json_text({**v, "matches": played["matches"]}, indent=1))
+        print(json_text({**v, "results": got["seasons"], "ladders": got.get("ladders", [])},
+                        indent=1))
         return 0 if v["state"] == "ready" else 1
     print(f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}: "
           f"{v['state']}{' (withdrawn)' if v['withdrawn'] else ''}")
@@ -160,16 +235,54 @@ def cmd_bots_status(args) -> int:
           f"{', a build log (arena bots logs NAME@VERSION)' if v['has_build_log'] else ''}")
     if v["seasons"]:
         print(f"  seasons: {', '.join(visible(s, one_line=True) for s in v['seasons'])}")
-    for m in played["matches"]:
-        print(f"  match {visible(m['id'], one_line=True)} {m['status']}")
+    for lad in got.get("ladders", ()):
+        print(f"  ladder {visible(lad['season'], one_line=True)}: "
+              f"{visible(lad['status'], one_line=True)}")
+    for r in got["seasons"]:
+        print(_season_line(r))
+        for m in r["matches"]["rows"]:
+            print(f"    {result_line(client.server, m)}")
+        left = r["matches"]["total"] - len(r["matches"]["rows"])
+        if left > 0:
+            print(f"    ... {left} older (--all)")
     return 0 if v["state"] == "ready" else 1
+
+
+def cmd_bots_records(args) -> int:
+    """``arena bots records NAME@VERSION --server URL [--out DIR]``: the record of every match
+    the version played that may be served, one file a match (``arena replay FILE`` reads it)."""
+    from cli.client import ServiceError, quoted
+    from web.results import record_file_name
+    out = Path(args.out)
+    try:
+        client, name, version = _ref(args)
+        got = _results(client, name, version, True)
+        rows = [m for r in got["seasons"] for m in r["matches"]["rows"]]
+        out.mkdir(parents=True, exist_ok=True)
+        wrote = 0
+        for m in rows:
+            if m["record_url"] is None:
+                continue
+            path = out / record_file_name(m["id"])
+            path.write_text(client.get("/api/v1/matches/" + quoted(m["id"], "record"),
+                                       raw=True), encoding="utf-8")
+            print(path)
+            wrote += 1
+    except (ValueError, ServiceError, OSError) as e:
+        print(f"arena bots records: {e}", file=sys.stderr)
+        return 2
+    sealed = sum(1 for m in rows if m["sealed"])
+    print(f"{wrote} record(s) of {visible(name, one_line=True)}@{visible(version, one_line=True)}"
+          f" in {out}" + (f"; {sealed} sealed until their mirrors are played" if sealed else ""),
+          file=sys.stderr)
+    return 0
 
 
 def cmd_bots_logs(args) -> int:
     """``arena bots logs NAME@VERSION --server URL``: its build log (``--build``), or the logs
     its seats wrote in a match (``--match ID``): the author's only."""
     from cli.client import ServiceError, quoted
-    from cli.serve import client_of
+    from cli.client import client_of
     name, _, version = args.ref.partition("@")
     try:
         if not version:
@@ -300,6 +413,11 @@ def cmd_bots_withdraw(args) -> int:
     return 0
 
 
+def timeout_option(parser) -> None:
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="with --wait: give up "
+                        "after SECONDS (exit 3); by default it waits as long as it takes")
+
+
 def register(sub) -> None:
     from referee.match.spec import DEFAULT_TIME_CONTROL as TC
     bots = sub.add_parser("bots", help="bot manifests")
@@ -315,7 +433,8 @@ def register(sub) -> None:
     bc.set_defaults(func=cmd_bots_check)
     bs = bsub.add_parser("submit", help="store a bot folder or archive (.tar, .tar.gz, .tgz, "
                          ".zip) in the registry as an immutable version",
-                         allow_abbrev=False)  # no --token for --token-file: never a token
+                         allow_abbrev=False,  # no --token for --token-file: never a token
+                         epilog=WAIT_EPILOG)
     bs.add_argument("source", metavar="DIR_OR_ARCHIVE")
     bs.add_argument("--name", help="the bot's name (default: the manifest's)")
     bs.add_argument("--version", help="the version (default: the manifest's)")
@@ -330,16 +449,29 @@ def register(sub) -> None:
                     "(`arena serve`) instead of writing to a store: a worker builds and checks "
                     "the version (default $ARENA_SERVER, unless --db is given)")
     bs.add_argument("--wait", action="store_true", help="with --server: follow the version "
-                    "until it is ready or refused (exit 1: refused)")
+                    "until it is ready or refused, printing each state as it changes (while "
+                    "queued: what it waits behind)")
+    timeout_option(bs)
     bs.set_defaults(func=cmd_bots_submit)
-    from cli.serve import server_options
+    from cli.client import server_options
     st = bsub.add_parser("status", help="a version's state on the submission service (queued, "
-                         "building, checking, ready, refused), why, and its matches")
+                         "building, checking, ready, refused), why, and in each season its "
+                         "rating, rank, pairs and matches", epilog=WAIT_EPILOG)
     st.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: your latest")
     st.add_argument("--wait", action="store_true", help="until it is ready or refused")
+    timeout_option(st)
+    st.add_argument("--all", action="store_true", help="every match of each season (default: "
+                    "the newest 20)")
     st.add_argument("--json", action="store_true")
     server_options(st)
     st.set_defaults(func=cmd_bots_status)
+    rc = bsub.add_parser("records", help="save the records of your version's matches, one "
+                         "file a match (`arena replay FILE --verify` or `--seat N` reads it)")
+    rc.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: your latest")
+    rc.add_argument("--out", metavar="DIR", default=".", help="the folder to write them in "
+                    "(default: here); a record still sealed is left for later")
+    server_options(rc)
+    rc.set_defaults(func=cmd_bots_records)
     lg = bsub.add_parser("logs", help="your version's build log, or its seats' logs in a match, "
                          "from the submission service")
     lg.add_argument("ref", metavar="NAME@VERSION")

@@ -78,3 +78,18 @@ class Client:
 
 def quoted(*parts: str) -> str:
     return "/".join(urllib.parse.quote(p, safe="") for p in parts)
+
+
+def client_of(args) -> Client:
+    """The client of ``--server`` (or ``$ARENA_SERVER``) with ``--token-file``'s token."""
+    server = args.server or os.environ.get(SERVER_ENV)
+    if not server:
+        raise ValueError(f"no --server (or ${SERVER_ENV}): the submission service's URL")
+    return Client(server, author_token(args.token_file))
+
+
+def server_options(p) -> None:
+    p.add_argument("--server", metavar="URL", help=f"the submission service (default "
+                   f"${SERVER_ENV})")
+    p.add_argument("--token-file", metavar="PATH", help="a file holding your token (default "
+                   "$ARENA_AUTHOR_TOKEN); never the token itself as an argument")

@@ -134,9 +134,9 @@ def local_time(t: float | None) -> str:
 
 
 def size_text(n: int) -> str:
-    """A size in bytes, KiB or MiB."""
-    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB" if n < 1 << 20 else \
-        f"{n / (1 << 20):.1f} MiB"
+    """A size in bytes, KiB, MiB or GiB (``scheduler.registry.archives.size_text``)."""
+    from scheduler.registry.archives import size_text as shown
+    return shown(n)
 
 
 def subcommands(sub, group: str):

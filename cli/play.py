@@ -208,7 +208,9 @@ def cmd_match(args) -> int:
     by_hand = f" (seat(s) {', '.join(map(str, sorted(listen)))} started by hand: as you " \
         "started them)" if listen else ""
     print(f"  sandbox: {result.sandbox}{by_hand}")
-    print(f"  winner team: {result.winner_team}; record {out} (arena replay {out} --verify)")
+    # the match's result as the standings count it (a deal list's game has no winner team)
+    print(f"  result: {visible(match.outcome(), one_line=True)}")
+    print(f"  record {out} (arena replay {out} --verify)")
     return 0
 
 

@@ -149,7 +149,7 @@ def _season_play(run: SeasonRun, store, season, broker, left) -> int:
     try:
         if broker:
             counts = run_distributed(store, season.name, broker, window=run.window,
-                                     requeue_after_s=run.lease, progress=not run.no_progress)
+                                     lease_s=run.lease, progress=not run.no_progress)
         else:
             counts = run_local(store, season.name, workers=run.workers, lease_s=run.lease,
                                progress=not run.no_progress, max_attempts=run.attempts)
@@ -206,16 +206,41 @@ def cmd_worker(args) -> int:
     root = Path(__file__).resolve().parent.parent
     env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "protos")] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    cmd = [sys.executable, "-m", "celery", "-A", "scheduler.tasks", "worker", "-Q", "arena",
-           "--pool", "prefork", "--concurrency", str(args.concurrency), "--loglevel",
-           args.loglevel, "--without-gossip", "--without-mingle"]
-    # Celery's events (Flower's view) only when asked: --events or ARENA_WORKER_EVENTS=1
-    cmd += ["-E"] if args.events or os.environ.get("ARENA_WORKER_EVENTS") == "1" else \
-        ["--without-heartbeat"]
-    if args.hostname:
-        cmd += ["--hostname", args.hostname]
+    from scheduler.dispatch import MATCH_LANES, Lane
+
+    def celery(queues, concurrency: int, hostname: str | None) -> list[str]:
+        cmd = [sys.executable, "-m", "celery", "-A", "scheduler.tasks", "worker", "-Q",
+               ",".join(lane.queue for lane in queues), "--pool", "prefork", "--concurrency",
+               str(concurrency), "--loglevel", args.loglevel, "--without-gossip",
+               "--without-mingle"]
+        # Celery's events (Flower's view) only when asked: --events or ARENA_WORKER_EVENTS=1
+        cmd += ["-E"] if args.events or os.environ.get("ARENA_WORKER_EVENTS") == "1" else \
+            ["--without-heartbeat"]
+        return cmd + (["--hostname", hostname] if hostname else [])
+    if args.intake:  # the intake lane: a Celery worker of its own, ended with this one
+        name, _, host = (args.hostname or "").partition("@")
+        intake_env = dict(env, **{metrics.PORT_ENV: "0"})
+        start_lane(celery([Lane.INTAKE], args.intake,
+                          f"{name or 'celery'}-intake@{host or '%h'}"), intake_env)
+    cmd = celery(MATCH_LANES, args.concurrency, args.hostname)
     os.execvpe(cmd[0], cmd, env)
     return 0
+
+
+def start_lane(cmd: list[str], env: dict) -> None:
+    """Start ``cmd`` (the intake lane's Celery worker) as a child that gets SIGTERM when this
+    process ends: this process becomes the match lanes' worker by exec, and its end (a warm
+    shutdown, a kill) ends the intake lane too."""
+    import signal
+    import subprocess
+    parent = os.getpid()
+
+    def die_with_parent() -> None:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # it ended before the line above
+            os._exit(0)
+    subprocess.Popen(cmd, env=env, preexec_fn=die_with_parent, close_fds=True)
 
 
 def cmd_sweep(args) -> int:
@@ -393,14 +418,16 @@ def cmd_seasons(args) -> int:
     if not rows:
         print(f"no seasons in {store.url}")
         return 0
-    rows = [{**r, "name": visible(r["name"], one_line=True)} for r in rows]
+    rows = [{**r, "name": visible(r["name"], one_line=True), "bots": str(len(r["bots"])) + (
+        f" ({r['retired']} retired)" if r["retired"] else "")} for r in rows]
     width = max(6, *(len(r["name"]) for r in rows))
-    print(f"{'season':<{width}} {'variant':<14} {'format':<18} {'bots':>4} {'done/total':>11} "
-          f"{'running':>7} {'pending':>7} {'failed':>6} {'cancelled':>9}  {'created':<16}  "
-          "status")
+    bots = max(4, *(len(r["bots"]) for r in rows))
+    print(f"{'season':<{width}} {'variant':<14} {'format':<18} {'bots':>{bots}} "
+          f"{'done/total':>11} {'running':>7} {'pending':>7} {'failed':>6} {'cancelled':>9}  "
+          f"{'created':<16}  status")
     for r in rows:
         fmt = r["format"] + (", dup" if r["duplicate"] else "")
-        print(f"{r['name']:<{width}} {r['variant']:<14} {fmt:<18} {len(r['bots']):>4} "
+        print(f"{r['name']:<{width}} {r['variant']:<14} {fmt:<18} {r['bots']:>{bots}} "
               f"{str(r['done']) + '/' + str(r['matches']):>11} {r['running']:>7} "
               f"{r['pending']:>7} {r['failed']:>6} {r['cancelled']:>9}  {r['created']:<16}  "
               f"{r['status']}")
@@ -534,7 +561,12 @@ def register(sub) -> None:
     worker.add_argument("--db", help=DB_HELP)
     worker.add_argument("--broker", help="the Redis URL (default $ARENA_BROKER or "
                         "redis://127.0.0.1:6379/0)")
-    worker.add_argument("--concurrency", type=int, default=_cpus())
+    worker.add_argument("--concurrency", type=int, default=_cpus(), help="match slots: "
+                        "seasons', ladders' and scrimmages' matches, taken in turn (default: "
+                        "the CPUs)")
+    worker.add_argument("--intake", type=int, default=1, metavar="N", help="slots of the "
+                        "intake lane (builds and checks of uploads, scrimmages' openings), "
+                        "apart from the match slots (default 1; 0: none on this machine)")
     worker.add_argument("--lease", type=float, default=LEASE_S)
     worker.add_argument("--loglevel", default="warning")
     worker.add_argument("--hostname", help="the worker's Celery node name")

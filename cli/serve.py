@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 
-from cli.client import SERVER_ENV, Client, ServiceError, author_token
+from cli.client import ServiceError, client_of, server_options
 from cli.common import (DB_HELP, broker_url, db_url, json_text, local_time, open_store,
-                        visible)
+                        sandbox_or_refuse, unsandboxed_option, visible)
 
 
 def cmd_serve(args) -> int:
@@ -19,6 +20,7 @@ def cmd_serve(args) -> int:
 
     from scheduler.intake import Dispatcher
     from scheduler.store import StoreError, StoreVersionError
+    from scheduler.store import shown_url  # (no password in a log)
     from web.app import create_app
     from web.service import Limits, ServiceConfig
     url = db_url(args)
@@ -38,22 +40,34 @@ def cmd_serve(args) -> int:
     except (StoreVersionError, StoreError, ValueError) as e:
         print(f"arena serve: --db {e}", file=sys.stderr)
         return 2
-    dispatcher = None
     broker = broker_url(args)
+    local = None
     if broker:
-        dispatcher = Dispatcher(app.state.store, broker, window=args.window).start()
-    else:
-        print("arena serve: note: no --broker: uploads stay queued until a service with one "
-              "runs (workers build and check them)", file=sys.stderr)
-    from scheduler.store import shown_url as shown  # (no password in a log)
-    print(f"arena serve: {shown(url)} on http://{args.host}:{args.port}/ (API under /api/v1)"
-          f"{', workers through ' + shown(broker) if broker else ''}", flush=True)
+        sender = broker
+        where = "workers through " + shown_url(broker)
+    else:  # one machine: builds, checks and scrimmages on pools of this service's own
+        from scheduler.dispatch import LocalSender
+        from scheduler.season import SeasonError
+        try:
+            sandbox_or_refuse(args)
+        except SeasonError as e:
+            print(f"arena serve: {e}", file=sys.stderr)
+            return 2
+        os.environ["ARENA_CHECK_VARIANT"] = args.variant  # (the pools' checks read it)
+        from scheduler.intake import run_here
+        sender = local = LocalSender(url, run_here, match_slots=args.slots, intake_slots=1)
+        where = (f"builds, checks and scrimmages here ({args.slots} match slot(s) and one "
+                 "intake slot; --broker URL sends them to `arena worker`s instead)")
+    dispatcher = Dispatcher(app.state.store, sender, window=args.window).start()
+    print(f"arena serve: {shown_url(url)} on http://{args.host}:{args.port}/ (API under "
+          f"/api/v1), {where}", flush=True)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
                     proxy_headers=args.proxy_headers, forwarded_allow_ips=args.forwarded_allow)
     finally:
-        if dispatcher is not None:
-            dispatcher.stop()
+        dispatcher.stop()
+        if local is not None:
+            local.close(wait=False)
     return 0
 
 
@@ -70,16 +84,43 @@ def _authors_do(args, what) -> int:
 
 
 def cmd_authors_add(args) -> int:
-    """``arena authors add NAME``: a new author; their token is printed once."""
+    """``arena authors add NAME``: a new author; their token is printed once, or with
+    ``--token-file OUT`` written to OUT only: a new file (an existing one is refused and kept),
+    readable by its owner alone (mode 0600)."""
     from scheduler.registry.owners import add_author
+    role = "organiser" if args.organiser else "author"
 
     def add(store) -> int:
-        token = add_author(store, args.name, role="organiser" if args.organiser else "author")
+        fd = None
+        if args.token_file:
+            try:
+                fd = os.open(args.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                print(f"arena authors add: --token-file {args.token_file}: exists already; "
+                      "it is kept as it is (give a new file)", file=sys.stderr)
+                return 2
+            except OSError as e:
+                print(f"arena authors add: --token-file {args.token_file}: cannot be created "
+                      f"({e.strerror or e})", file=sys.stderr)
+                return 2
+        try:
+            token = add_author(store, args.name, role=role)
+        except BaseException:
+            if fd is not None:  # no author, no token: the new file goes too
+                os.close(fd)
+                os.unlink(args.token_file)
+            raise
         store.audit("author-add", actor="organiser (command line)", subject=args.name)
-        print(token)
-        print(f"the token of {'organiser' if args.organiser else 'author'} {args.name} (shown "
-              "once, only its hash is kept): they submit with ARENA_AUTHOR_TOKEN or "
-              "--token-file, or log in on the dashboard with it", file=sys.stderr)
+        if fd is None:
+            print(token)
+            where = "shown once"
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(token + "\n")
+            where = f"written to {args.token_file}, mode 0600"
+        print(f"the token of {role} {args.name} ({where}; only its hash is kept): they "
+              "submit with ARENA_AUTHOR_TOKEN or --token-file, or log in on the dashboard "
+              "with it", file=sys.stderr)
         return 0
     return _authors_do(args, add)
 
@@ -153,14 +194,6 @@ def cmd_audit(args) -> int:
 
 
 # -- the participant's scrimmages ----------------------------------------------------------
-def client_of(args) -> Client:
-    import os
-    server = args.server or os.environ.get(SERVER_ENV)
-    if not server:
-        raise ValueError(f"no --server (or ${SERVER_ENV}): the submission service's URL")
-    return Client(server, author_token(args.token_file))
-
-
 def _scrimmage_line(s: dict) -> str:
     points = (f"{s['points']:g} of {s['pairs_scored']} pairs, mean paired difference "
               f"{s['mean_diff']:+g} a deal" if s["points"] is not None else "no pair scored yet")
@@ -186,21 +219,17 @@ def cmd_scrimmage(args) -> int:
             for s in client.get("/api/v1/scrimmages"):
                 print(_scrimmage_line(s))
         elif args.scrimmage_command == "show":
+            from cli.bots import result_line
             got = client.get(f"/api/v1/scrimmages/{args.id}")
             print(json_text(got, indent=1) if args.json else _scrimmage_line(got))
+            for m in () if args.json else got.get("results") or ():
+                print(f"  {result_line(client.server, m)}")
         else:
             print(_scrimmage_line(client.post(f"/api/v1/scrimmages/{args.id}/cancel")))
     except (ValueError, ServiceError) as e:
         print(f"arena scrimmage {args.scrimmage_command}: {e}", file=sys.stderr)
         return 2
     return 0
-
-
-def server_options(p) -> None:
-    p.add_argument("--server", metavar="URL", help=f"the submission service (default "
-                   f"${SERVER_ENV})")
-    p.add_argument("--token-file", metavar="PATH", help="a file holding your token (default "
-                   "$ARENA_AUTHOR_TOKEN); never the token itself as an argument")
 
 
 def register(sub) -> None:
@@ -211,7 +240,12 @@ def register(sub) -> None:
                    "127.0.0.1; behind a TLS reverse proxy in production: docs/deploy.md)")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--broker", help="the workers' Redis URL: uploads are built and checked "
-                   "and scrimmages played by `arena worker`s (default $ARENA_BROKER)")
+                   "and scrimmages played by `arena worker`s (default $ARENA_BROKER; none: "
+                   "on this machine, by the service's own processes)")
+    s.add_argument("--slots", type=int, default=1, help="with no broker: the match slots "
+                   "of the service's own pool, for scrimmages (default 1; builds and checks "
+                   "have one slot of their own)")
+    unsandboxed_option(s)
     s.add_argument("--variant", default="two-deck-fry", help="the variant of checks and "
                    "scrimmages")
     s.add_argument("--window", type=int, default=4, help="matches of each scrimmage in the "
@@ -230,8 +264,11 @@ def register(sub) -> None:
 
     authors = sub.add_parser("authors", help="the authors of the registry and the service")
     asub = authors.add_subparsers(dest="authors_command", required=True)
-    aa = asub.add_parser("add", help="a new author; prints their token once")
+    aa = asub.add_parser("add", help="a new author; prints their token once (or writes it "
+                         "to --token-file)")
     aa.add_argument("name")
+    aa.add_argument("--token-file", metavar="OUT", help="write the token to OUT, a new file "
+                    "only its owner may read (mode 0600), instead of printing it")
     aa.add_argument("--organiser", action="store_true", help="the organiser's role: sees and "
                     "does everything on the service")
     aa.set_defaults(func=cmd_authors_add)
@@ -270,7 +307,8 @@ def register(sub) -> None:
     rq.add_argument("--pairs", type=int, default=2)
     rq.add_argument("--wait", action="store_true", help="until it is over, then its result")
     ls = ssub.add_parser("list", help="yours, and those your bots were asked to play")
-    sh = ssub.add_parser("show", help="one scrimmage and its result")
+    sh = ssub.add_parser("show", help="one scrimmage, its result and each of its matches "
+                         "(the result of your bot's team, where its replay is)")
     sh.add_argument("id", type=int)
     sh.add_argument("--json", action="store_true")
     cn = ssub.add_parser("cancel", help="one you asked for")

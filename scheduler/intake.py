@@ -4,8 +4,9 @@ A version an author uploads is stored ``queued``; a worker takes it (``check_ver
 it from the store, builds it in the sandbox (``building``), plays the smoke match of
 ``arena bots check`` (``checking``) and leaves it ``ready`` or ``refused`` with the reason and
 its build log. A scrimmage is a season of its own (``open_scrimmage``: opened on a worker, which
-builds what it needs), whose matches the service's dispatcher sends below the seasons'
-priority (``Dispatcher``). The web process never builds nor plays a bot.
+builds what it needs), whose matches the service's dispatcher sends on the scrimmage lane
+(``Dispatcher``; the lanes and their shares: ``scheduler.dispatch``). The web process never
+builds nor plays a bot.
 """
 
 from __future__ import annotations
@@ -21,9 +22,6 @@ from pathlib import Path
 BUILD_LOG_KEPT = 64 * 1024
 #: a version whose worker fell silent this long is taken again
 STALE_CLAIM_S = 1800.0
-#: Celery's Redis priorities: 0 is served first; seasons are sent without one (0)
-BUILD_PRIORITY = 3
-SCRIMMAGE_PRIORITY = 9
 #: the variant and deals a check and a scrimmage play unless the service says otherwise
 DEFAULT_VARIANT = "two-deck-fry"
 SCRIMMAGE_PREFIX = "scrimmage-"
@@ -108,6 +106,19 @@ def check_version(store, version_id: int, *, settings: IntakeSettings | None = N
     return "ready"
 
 
+def run_here(store_url: str, task: str, arg, lease_s: float) -> str:
+    """One task as a worker runs it, in a process of this machine (``dispatch.LocalSender``:
+    ``arena serve`` with no broker)."""
+    from scheduler.dispatch import Task
+    from scheduler.store import open_store
+    if task == Task.PLAY_MATCH.value:
+        from scheduler.execute import execute_match
+        return execute_match(store_url, arg, lease_s=lease_s)
+    if task == Task.CHECK_VERSION.value:
+        return check_version(open_store(store_url), int(arg))
+    return open_scrimmage(open_store(store_url), int(arg))
+
+
 def scrimmage_season_text(scrimmage: dict, deals: int) -> str:
     """The season file of a scrimmage: its two versions, duplicate, on fresh secret deals."""
     import json
@@ -149,46 +160,53 @@ def open_scrimmage(store, scrimmage_id: int, *, settings: IntakeSettings | None 
 
 
 class Dispatcher:
-    """The service's sender: queued versions to the workers' checks, queued scrimmages to be
-    opened, and the due matches of the scrimmages in play (at most ``window`` of each in the
-    queue), all below the seasons' priority; a scrimmage whose matches are over is ``done``.
-    ``step`` is one pass; ``start`` runs passes on a thread every ``every_s`` seconds."""
+    """The service's sender, on the lanes of ``scheduler.dispatch``: queued versions to the
+    intake lane (authors in turn, at most ``intake_window`` sent and unfinished), queued
+    scrimmages to be opened there, and the due matches of the scrimmages in play to the
+    scrimmage lane (at most ``window`` of each); a scrimmage whose matches are over is
+    ``done``. ``intake_window`` (None: the intake slots the sender knows of, at least one):
+    the versions sent and unfinished at once, so that authors take turns at the slots rather
+    than in the broker's queue. ``sender``: a broker's URL (the workers) or a ``Sender`` (``LocalSender``: this
+    machine's pools). ``step`` is one pass; ``start`` runs passes on a thread every
+    ``every_s`` seconds."""
 
-    def __init__(self, store, broker: str, *, window: int = 4, every_s: float = 1.0,
-                 lease_s: float = 120.0) -> None:
-        from scheduler.celery_app import make_app
-        self.store, self.app, self.window = store, make_app(broker), window
+    def __init__(self, store, sender, *, window: int = 4, every_s: float = 1.0,
+                 lease_s: float = 120.0, intake_window: int | None = None,
+                 resend_after_s: float | None = None) -> None:
+        from scheduler.dispatch import RESEND_S, BrokerSender
+        self.store, self.window, self.intake_window = store, window, intake_window
+        self.sender = BrokerSender(sender) if isinstance(sender, str) else sender
         self.every_s, self.lease_s = every_s, lease_s
+        self.resend_after_s = RESEND_S if resend_after_s is None else resend_after_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.broker_error: str | None = None
 
-    def _send(self, task: str, arg, priority: int) -> bool:
-        from kombu.exceptions import OperationalError
-        try:
-            self.app.send_task(task, args=[arg], queue="arena", priority=priority, retry=False)
-        except OperationalError as e:
-            self.broker_error = str(e)
-            return False
-        self.broker_error = None
-        return True
+    def _send(self, task, arg, lane) -> bool:
+        ok = self.sender.send(task, arg, lane)
+        self.broker_error = self.sender.error
+        return ok
 
     def step(self) -> None:
+        from scheduler.dispatch import Lane, Task, intake_order
         store = self.store
-        for version_id in store.versions_to_send(resend_after_s=600,
-                                                stale_after_s=STALE_CLAIM_S):
-            if not self._send("arena.check_version", version_id, BUILD_PRIORITY):
+        queue = store.intake_queue(self.resend_after_s, STALE_CLAIM_S)
+        window = self.intake_window or max(1, self.sender.intake_slots())
+        for version_id in intake_order(queue, window):
+            if not self._send(Task.CHECK_VERSION, version_id, Lane.INTAKE):
                 return
             store.mark_version_sent(version_id)
         for s in store.scrimmages_of(states=("queued",)):
-            if s["sent_at"] is None or s["sent_at"] < time.time() - 600:
-                if not self._send("arena.open_scrimmage", s["id"], SCRIMMAGE_PRIORITY):
+            if s["sent_at"] is None or s["sent_at"] < time.time() - self.resend_after_s:
+                if not self._send(Task.OPEN_SCRIMMAGE, s["id"], Lane.INTAKE):
                     return
                 store.set_scrimmage(s["id"], expect=("queued",), sent_at=time.time())
         for s in store.scrimmages_of(states=("playing",)):
-            self._play(s)
+            if not self._play(s):
+                return
 
-    def _play(self, s: dict) -> None:
+    def _play(self, s: dict) -> bool:
+        from scheduler.dispatch import Lane, send_due
         store, season = self.store, s["season"]
         store.settle_cancelled(season)
         c = store.counts(season)
@@ -196,13 +214,11 @@ class Dispatcher:
             state = "done" if c["done"] else "failed"
             store.set_scrimmage(s["id"], expect=("playing",), state=state,
                                 reason=None if c["done"] else "no match could be played")
-            return
-        room = max(0, self.window - c["running"] - store.queued(season, self.lease_s))
-        due = store.due(season, self.lease_s, limit=room)
-        for i, match_id in enumerate(due):
-            if not self._send("arena.play_match", match_id, SCRIMMAGE_PRIORITY):
-                store.unmark(due[i:])
-                return
+            return True
+        sent = send_due(store, season, self.sender, Lane.SCRIMMAGES, window=self.window,
+                        lease_s=self.lease_s, resend_after_s=self.resend_after_s)
+        self.broker_error = self.sender.error
+        return sent is not None
 
     def start(self) -> "Dispatcher":
         def loop() -> None:

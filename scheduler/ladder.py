@@ -23,29 +23,61 @@ import sys
 import threading
 import time
 
-from scheduler.season import MatchPlan, Season, SeasonBot, SeasonError
-from scheduler.stats.matchmaking import Ladder
+from scheduler.season import LADDER_DEFAULTS, MatchPlan, Season, SeasonBot, SeasonError
+from scheduler.stats.matchmaking import Ladder, Rest
 
 
-def playable_versions(store, active_versions: int) -> list[str]:
-    """The refs (name@version) of every ready, not withdrawn version that stays active: each
-    author's newest ``active_versions`` (an organiser's version: per bot name)."""
-    rows = store.bot_versions()
+@dataclasses.dataclass(frozen=True)
+class Roster:
+    """Who is in an open ladder: the refs (name@version) that play, and why each other ready
+    version does not (``why_out``: ref -> a sentence for its author)."""
+    playing: tuple[str, ...]
+    why_out: dict[str, str]
+
+
+def roster(store, active_versions: int, bots_per_author: int = 0) -> Roster:
+    """Every ready, not withdrawn version that plays: the newest ``active_versions`` of each
+    bot (author and name; an organiser's: per name), and of each author at most
+    ``bots_per_author`` bots (0: any number), their most recently updated bots first."""
+    rows = store.bot_versions()  # in the order submitted
     states = store.version_states([r.id for r in rows])
-    groups: dict[str, list] = {}
+    bots_of: dict[tuple, list] = {}
     for r in rows:
         st = states.get(r.id)
         if st is not None and (st["state"] != "ready" or st["withdrawn_at"] is not None):
             continue
-        groups.setdefault(r.author or f"(organiser) {r.name}", []).append(r)
-    keep = []
-    for versions in groups.values():
-        keep += [f"{r.name}@{r.version}" for r in versions[-active_versions:]]
-    return keep
+        bots_of.setdefault((r.author, r.name), []).append(r)
+    why: dict[str, str] = {}
+    per_author: dict[str | None, list[tuple]] = {}
+    for key, versions in bots_of.items():
+        newest = versions[-active_versions:]
+        for r in versions[:-active_versions]:
+            why[f"{r.name}@{r.version}"] = (
+                f"retired: a newer version of {r.name} plays "
+                f"({', '.join(v.version for v in newest)}; active_versions = {active_versions})")
+        per_author.setdefault(key[0], []).append((newest[-1].submitted_at, key, newest))
+    playing: list[str] = []
+    for author, bots in per_author.items():
+        bots.sort(key=lambda b: b[0], reverse=True)
+        cap = len(bots) if author is None or bots_per_author == 0 else bots_per_author
+        for _, key, newest in bots[:cap]:
+            playing += [f"{r.name}@{r.version}" for r in newest]
+        for _, key, newest in bots[cap:]:
+            for r in newest:
+                why[f"{r.name}@{r.version}"] = (
+                    f"out: {author} has {len(bots)} bots ready and the ladder takes "
+                    f"{bots_per_author} of each author (bots_per_author), the most recently "
+                    "updated first")
+    return Roster(tuple(playing), why)
 
 
-#: a pending match sent this long ago and not started is sent again (its message was lost)
-REQUEUE_S = 600.0
+def playable_versions(store, active_versions: int, bots_per_author: int = 0) -> list[str]:
+    """The refs that play in an open ladder (``roster``)."""
+    return list(roster(store, active_versions, bots_per_author).playing)
+
+
+#: a resting ladder looks for new versions and results this often (seconds)
+REST_POLL_S = 5.0
 
 
 class LadderRun:
@@ -53,7 +85,8 @@ class LadderRun:
     ``run`` repeats it until the ladder is cancelled and nothing it sent is still playing."""
 
     def __init__(self, store, season: Season, *, broker: str | None = None, workers: int = 2,
-                 lease_s: float = 120.0, out=sys.stderr, seed: int | None = None) -> None:
+                 lease_s: float = 120.0, out=sys.stderr, seed: int | None = None,
+                 clock=time.monotonic) -> None:
         if season.format != "ladder":
             raise SeasonError(f"{season.path}: not a ladder (format {season.format!r})")
         self.store, self.season, self.broker, self.workers = store, season, broker, workers
@@ -64,12 +97,19 @@ class LadderRun:
                                               secret_given=secret["given"])
         self.rng = random.Random(seed)
         cfg = season.ladder or {}
-        self.queue_ahead = cfg["queue_ahead"]
-        self.active_versions = cfg["active_versions"]
-        self.model = Ladder(placement_pairs=cfg["placement_pairs"])
+        full = {**LADDER_DEFAULTS, **cfg}
+        self.queue_ahead = full["queue_ahead"]
+        self.active_versions = full["active_versions"]
+        self.bots_per_author = full["bots_per_author"]
+        self.model = Ladder(placement_pairs=full["placement_pairs"])
+        self.rest = Rest(pairs_per_hour=full["rest_pairs_per_hour"])
+        self.clock = clock
         self.rated: set[str] = set()
-        self.app = None
+        self._rated_since: float | None = None  # the newest pair score rated so far
+        self.sender = None
         self.max_in_play = 0   # the most matches seen queued or playing at once
+        self.resting = False
+        self._last_added: float | None = None  # when the last pair was added (clock)
         self._restore()
 
     # -- memory ------------------------------------------------------------------------
@@ -104,7 +144,7 @@ class LadderRun:
         if not self.season.open_entry:
             return []
         from scheduler.pinning import pin_joining
-        want = playable_versions(self.store, self.active_versions)
+        want = playable_versions(self.store, self.active_versions, self.bots_per_author)
         have = {e["bot"]: e for e in self.store.ladder_entries(self.season.name)}
         new = [ref for ref in want if ref not in have]
         for bot, e in have.items():
@@ -112,8 +152,9 @@ class LadderRun:
                     bot not in {b.name for b in self.season.bots if b.ref is None}:
                 self.store.retire_from_ladder(self.season.name, bot)
                 self.model.retire(bot)
-                print(f"ladder {self.season.name}: {bot} retired (a newer version is active, "
-                      "or it was withdrawn)", file=self.out, flush=True)
+                print(f"ladder {self.season.name}: {bot} retired (a newer version of its bot "
+                      "plays, its author's cap of bots is reached, or it was withdrawn)",
+                      file=self.out, flush=True)
         if not new:
             return []
         joining = pin_joining(self.store, new, f"ladder {self.season.name}")
@@ -137,7 +178,8 @@ class LadderRun:
 
     def _rate_new(self) -> int:
         """Rate the pairs scored since the last pass, in the order they were written."""
-        got = sorted((p for p in self.store.pair_scores(self.season.name)
+        got = sorted((p for p in self.store.pair_scores(self.season.name,
+                                                        since=self._rated_since)
                       if p.cluster not in self.rated), key=lambda p: (p.written_at, p.cluster))
         for p in got:
             for bot in (p.bot_a, p.bot_b):
@@ -149,15 +191,25 @@ class LadderRun:
             a, b = self.model.entrants[p.bot_a], self.model.entrants[p.bot_b]
             self.store.record_ratings(self.season.name, p.cluster, index,
                                       [(e.name, e.mu, e.sigma, e.pairs) for e in (a, b)])
+            self._rated_since = p.written_at
         return len(got)
 
     def fill(self) -> int:
-        """Add duplicate pairs while fewer than ``queue_ahead`` matches are in play."""
+        """Add duplicate pairs while fewer than ``queue_ahead`` matches are in play; once the
+        ranking is settled (``Rest``), one pair at a time at the rest's rate."""
         from scheduler.store import plan_rows
         name = self.season.name
         in_play = self.store.ladder_matches_in_play(name)
+        resting = self.rest.settled(self.model)
+        if resting != self.resting:
+            self.resting = resting
+            print(f"ladder {name}: " + (
+                f"the ranking is settled: resting ({self.rest.pairs_per_hour} pairs an hour)"
+                if resting else "playing at full rate again"), file=self.out, flush=True)
         added = 0
         while in_play + 2 <= self.queue_ahead:
+            if resting and (in_play or not self.rest.due(self._last_added, self.clock())):
+                break
             pair = self.model.next_pair(self.rng)
             if pair is None:
                 break
@@ -171,38 +223,29 @@ class LadderRun:
                      for i, (t0, t1) in enumerate(((a, b), (b, a)))]
             self.store.add_matches(name, plan_rows(self.season, plans))
             self.model.schedule(a, b)
+            self._last_added = self.clock()
             in_play += 2
             added += 1
         self.max_in_play = max(self.max_in_play, in_play)
         return added
 
     def send(self) -> None:
-        """Distributed: the due matches to the workers (at most ``queue_ahead`` queued or
-        playing). Local: play what is in play here, to the end."""
+        """Distributed: the due matches to the workers' ladder lane (``dispatch.send_due``,
+        at most ``queue_ahead`` queued or playing). Local: play what is in play here, to the
+        end."""
         name = self.season.name
         if self.broker is None:
             from scheduler.league import run_local
             run_local(self.store, name, workers=self.workers, lease_s=self.lease_s,
                       progress=False)
             return
-        from kombu.exceptions import OperationalError
-        if self.app is None:
-            from scheduler.celery_app import make_app
-            self.app = make_app(self.broker)
-        c = self.store.counts(name)
-        room = max(0, self.queue_ahead - c["running"] - self.store.queued(name, REQUEUE_S))
-        # a message waits in the broker until a worker takes it: sent again only after
-        # REQUEUE_S (the broker lost it); a match whose worker died, once its lease ran out
-        due = self.store.due(name, REQUEUE_S, limit=room, lost_after_s=self.lease_s)
-        for i, match_id in enumerate(due):
-            try:
-                self.app.send_task("arena.play_match", args=[match_id], queue="arena",
-                                   retry=False)
-            except OperationalError as e:
-                self.store.unmark(due[i:])
-                print(f"ladder {name}: broker unreachable ({e}); trying again", file=self.out,
-                      flush=True)
-                return
+        from scheduler.dispatch import BrokerSender, Lane, send_due
+        if self.sender is None:
+            self.sender = BrokerSender(self.broker)
+        if send_due(self.store, name, self.sender, Lane.LADDERS, window=self.queue_ahead,
+                    lease_s=self.lease_s) is None:
+            print(f"ladder {name}: {self.sender.error}; trying again", file=self.out,
+                  flush=True)
 
     def step(self) -> bool:
         """One pass; False once the ladder is cancelled and nothing is left playing."""
@@ -227,7 +270,7 @@ class LadderRun:
             if timeout_s is not None and time.monotonic() - started > timeout_s:
                 raise TimeoutError(f"ladder {self.season.name!r} still running after "
                                    f"{timeout_s} s")
-            if stop.wait(poll_s):
+            if stop.wait(max(poll_s, REST_POLL_S) if self.resting else poll_s):
                 break
         return self.store.counts(self.season.name)
 
@@ -264,3 +307,25 @@ def ladder_history(store, season: str) -> list[dict]:
         else:
             out.append({"units": h["pair_index"] + 1, "ratings": dict(current)})
     return out
+
+
+def ladder_status(store, season: str, ref: str) -> str | None:
+    """Where version ``ref`` stands in open ladder ``season``, for its author: playing, in
+    placement (k of N pairs), waiting to join, or why it is out (``roster``); None when it
+    is not ready or the ladder takes no versions as they come."""
+    row = store.season(season)
+    cfg = (row.config or {}).get("ladder") if row else None
+    if not cfg or not cfg.get("open_entry") or store.cancelled(season):
+        return None
+    cfg = {**LADDER_DEFAULTS, **cfg}
+    r = roster(store, cfg["active_versions"], cfg["bots_per_author"])
+    entry = next((e for e in ladder_table(store, season) if e["bot"] == ref), None)
+    if entry is not None and entry["retired_at"] is None:
+        if entry["pairs"] < cfg["placement_pairs"]:
+            return f"placement: {entry['pairs']} of {cfg['placement_pairs']} pairs played"
+        return "playing"
+    if ref in r.why_out:
+        return r.why_out[ref]
+    if ref in r.playing:
+        return "ready: joins at the ladder's next pass"
+    return "retired" if entry is not None else None

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, SeatBot, TimeControl
 from referee.seats.manifest import changed_files
 
+from scheduler.dispatch import RESEND_S
 from scheduler.execute import MatchFailed, execute_match, play_again
 from scheduler.season import Season, SeasonError
 from scheduler.pinning import pin
@@ -281,15 +282,15 @@ def ctrl_c_between_steps():
 
 
 def run_distributed(store: Store, season_name: str, broker: str, *, window: int = 64,
-                    requeue_after_s: float = DEFAULT_LEASE_S, poll_s: float = 1.0,
-                    progress: bool = True, timeout_s: float | None = None) -> dict[str, int]:
-    """Enqueue the season's matches as Celery tasks and reconcile until every one is done (or,
-    in a season cancelled meanwhile, until the matches in play are over: a running match whose
-    worker is gone is cancelled, not enqueued again)."""
-    from kombu.exceptions import OperationalError as OSError_
-
-    from scheduler.celery_app import make_app
-    app = make_app(broker)
+                    lease_s: float = DEFAULT_LEASE_S, resend_after_s: float = RESEND_S,
+                    poll_s: float = 1.0, progress: bool = True,
+                    timeout_s: float | None = None) -> dict[str, int]:
+    """Send the season's matches to the workers on the seasons' lane (``dispatch.send_due``:
+    at most ``window`` queued or playing; a lost message or an expired lease sent again) and
+    reconcile until every one is done (or, in a season cancelled meanwhile, until the matches
+    in play are over: a running match whose worker is gone is cancelled, not sent again)."""
+    from scheduler.dispatch import BrokerSender, Lane, send_due
+    sender = BrokerSender(broker)
     broker_down = False
     counts = store.counts(season_name)
     total = sum(counts.values())
@@ -310,23 +311,14 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
                     shown = finished
                 if counts["pending"] + counts["running"] == 0:
                     break
-                room = max(0, window - counts["running"]
-                           - store.queued(season_name, requeue_after_s))
-                due = store.due(season_name, requeue_after_s, limit=room)
-                for i, mid in enumerate(due):
-                    try:
-                        app.send_task("arena.play_match", args=[mid], queue="arena",
-                                      retry=False)
-                    except OSError_ as e:  # the broker is down or restarting: try again later
-                        store.unmark(due[i:])
-                        if not broker_down:
-                            bar.write(f"broker {broker} unreachable ({e}); retrying")
-                        broker_down = True
-                        break
-                else:
-                    if broker_down and due:
-                        bar.write(f"broker {broker} reachable again")
-                        broker_down = False
+                sent = send_due(store, season_name, sender, Lane.SEASONS, window=window,
+                                lease_s=lease_s, resend_after_s=resend_after_s)
+                if sent is None and not broker_down:
+                    bar.write(f"broker {broker}: {sender.error}; retrying")
+                    broker_down = True
+                elif sent and broker_down:
+                    bar.write(f"broker {broker} reachable again")
+                    broker_down = False
                 if not hinted and time.monotonic() - started > 30 and counts["running"] == 0 \
                         and finished == shown_at_start:
                     bar.write(f"no match has started in 30 s: is an `arena worker` running with "

@@ -24,29 +24,39 @@ def sealed_reason(sealed: list[dict]) -> str:
             "has been played")
 
 
-def season_status(counts: dict[str, int], cancel: dict | None) -> str:
+def season_status(counts: dict[str, int], cancel: dict | None,
+                  ladder: bool = False) -> str:
     """A season's state in one word (or two): playing, finished, cancelled, cancelling (its
-    running matches left) or not started."""
+    running matches left) or not started; a ladder is never finished: with nothing in play it
+    is resting (or waiting for versions)."""
     if cancel:
         return f"cancelling ({counts['running']} running left)" if counts["running"] else \
             "cancelled"
     if counts["pending"] + counts["running"] == 0:
-        return "finished"
+        return "resting" if ladder and counts["done"] else "not started" if ladder \
+            else "finished"
     if counts["done"] + counts["failed"] + counts["running"] == 0:
         return "not started"
     return "playing"
 
 
 def season_rows(store) -> list[dict]:
-    """Every season with its counts and state (``arena seasons --json``)."""
+    """Every season with its counts and state (``arena seasons --json``). A ladder's ``bots``
+    are the versions in it now (its entries not retired), ``retired`` how many left it."""
     out = []
     for r in store.overview():
         config, c = r.config, r.counts
         cancel = r.cancel or {}
+        bots, retired = list(config.get("bots", [])), 0
+        if config.get("format") == "ladder":  # its versions join and retire as it runs
+            entries = store.ladder_entries(r.name)
+            bots = [e["bot"] for e in entries if e["retired_at"] is None]
+            retired = len(entries) - len(bots)
         out.append({"name": r.name, "variant": config.get("variant"),
                     "format": config.get("format"), "duplicate": config.get("duplicate"),
-                    "bots": list(config.get("bots", [])), "matches": sum(c.values()), **c,
-                    "created_at": r.created_at, "status": season_status(c, r.cancel),
+                    "bots": bots, "retired": retired, "matches": sum(c.values()), **c,
+                    "created_at": r.created_at,
+                    "status": season_status(c, r.cancel, config.get("format") == "ladder"),
                     "cancelled_at": cancel.get("cancelled_at"),
                     "cancelled_by": cancel.get("by")})
     return out

@@ -54,11 +54,21 @@ from referee.rules.cards import RANK_TEXT
 FORMATS = ("round_robin", "double_round_robin", "gauntlet", "ladder")
 _TOP = {"name", "variant", "format", "duplicate", "deal_sets", "deals_per_set", "seed",
         "secret", "start_levels", "gauntlet", "options", "time_control", "fault_policy", "bots",
-        "description", "sandbox", "queue_ahead", "placement_pairs", "active_versions"}
+        "description", "sandbox", "queue_ahead", "placement_pairs", "active_versions",
+        "bots_per_author", "rest_pairs_per_hour"}
 #: a ladder's ``bots`` when every ready version of every author enters it
 EVERY_READY = "every ready version"
-#: a ladder's own fields and their defaults (``scheduler/ladder.py``)
-LADDER_DEFAULTS = {"queue_ahead": 8, "placement_pairs": 3, "active_versions": 1}
+#: a ladder's own fields and their defaults (``scheduler/ladder.py``): its queue, placement,
+#: the newest versions of each bot that stay in, the bots of one author in it at once (0: no
+#: cap), and the pairs an hour it plays once its ranking is settled (``Rest``)
+LADDER_DEFAULTS = {"queue_ahead": 8, "placement_pairs": 3, "active_versions": 1,
+                   "bots_per_author": 0, "rest_pairs_per_hour": 6}
+#: each ladder field's (least, most) value
+_LADDER_RANGE = {"queue_ahead": (2, 10_000), "placement_pairs": (0, 10_000),
+                 "active_versions": (1, 10_000), "bots_per_author": (0, 10_000),
+                 "rest_pairs_per_hour": (0, 3600)}
+#: ladder fields added later: stored only when set otherwise (older ladders still resume)
+_LADDER_LATER = ("bots_per_author", "rest_pairs_per_hour")
 # the referee's own defaults (one set, in the match spec)
 _TIME = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("per_decision_ms", "bank_ms")}
 _FAULT = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("max_strikes", "reconnect_window_ms",
@@ -153,8 +163,10 @@ class Season:
     def config(self) -> dict[str, Any]:
         """What defines the season's matches (stored; a resumed season must match it). A
         ladder's bots join as it runs: its configuration names those its file names."""
-        ladder = ({"ladder": {**self.ladder, "open_entry": self.open_entry}}
-                  if self.format == "ladder" else {})
+        ladder = ({"ladder": {**{k: v for k, v in self.ladder.items()
+                                 if k not in _LADDER_LATER or v != LADDER_DEFAULTS[k]},
+                              "open_entry": self.open_entry}}
+                  if self.format == "ladder" and self.ladder is not None else {})
         return {**ladder, "name": self.name, "variant": self.variant, "format": self.format,
                 "duplicate": self.duplicate, "deal_sets": self.deal_sets,
                 "deals_per_set": self.deals_per_set, "seed": self.seed,
@@ -309,9 +321,9 @@ def load_season(path: str | Path) -> Season:
         ladder = {}
         for f, default in LADDER_DEFAULTS.items():
             v = data.get(f, default)
-            least = {"queue_ahead": 2, "placement_pairs": 0, "active_versions": 1}[f]
-            _expect(isinstance(v, int) and not isinstance(v, bool) and least <= v <= 10_000,
-                    path, f, v, f"an integer from {least} to 10000")
+            least, most = _LADDER_RANGE[f]
+            _expect(isinstance(v, int) and not isinstance(v, bool) and least <= v <= most,
+                    path, f, v, f"an integer from {least} to {most}")
             ladder[f] = v
         if bots_data == EVERY_READY:
             open_entry, bots_data = True, []

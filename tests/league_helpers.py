@@ -67,21 +67,24 @@ class Worker:
 
     def __init__(self, db: str, log: Path, *, concurrency: int = 1, lease: float = 3.0,
                  broker: str = REDIS_URL, cwd: Path | None = None,
-                 extra_env: dict[str, str] | None = None) -> None:
-        self.log_path = log
+                 extra_env: dict[str, str] | None = None, intake: int = 0) -> None:
+        """``intake``: the slots of its intake lane (builds and checks; 0: match lanes only,
+        as the tests of seasons need)."""
+        self.log_path, self.intake = log, intake
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cli", "worker", "--db", db, "--broker", broker,
              "--concurrency", str(concurrency), "--lease", str(lease), "--loglevel", "info",
-             "--hostname", f"{uuid.uuid4().hex[:6]}@test"],
+             "--hostname", f"{uuid.uuid4().hex[:6]}@test", "--intake", str(intake)],
             cwd=cwd or ROOT, env={**env(), **(extra_env or {})}, stdout=self.log,
             stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout: float = 60) -> None:
+        """Until every lane it runs says it is ready."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             text = self.log_path.read_text(errors="replace")
-            if "ready." in text:
+            if text.count("ready.") >= 1 + bool(self.intake):
                 return
             if self.proc.poll() is not None:
                 raise AssertionError(f"the worker exited: {text[-3000:]}")

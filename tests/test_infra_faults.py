@@ -141,7 +141,7 @@ def _pg_season(tmp_path, pg, prefix: str, *, deals_per_set: int, deal_sets: int 
 
 def _reconciler(store: Store, name: str) -> threading.Thread:
     runner = threading.Thread(target=run_distributed, args=(store, name, REDIS_URL),
-                              kwargs={"requeue_after_s": 3, "progress": False,
+                              kwargs={"resend_after_s": 3, "lease_s": 3, "progress": False,
                                       "timeout_s": 120, "poll_s": 0.2})
     runner.start()
     return runner

@@ -60,7 +60,7 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
     def watch() -> None:  # the bound, checked while the ladder runs
         while not stop.wait(0.05):
             in_play = store.ladder_matches_in_play("ladder-t")
-            queued = queue.llen("arena")
+            queued = queue.llen("arena.ladder")  # the ladders' lane
             seen.append((in_play, queued))
             if in_play > QUEUE_AHEAD or queued > QUEUE_AHEAD:
                 failures.append((in_play, queued))

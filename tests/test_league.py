@@ -87,7 +87,7 @@ def _distributed_season(tmp_path, pg, prefix: str, deals_per_set: int, deal_sets
     worker = Worker(pg, tmp_path / "first.log", lease=3)
     worker.wait_ready()
     runner = threading.Thread(target=run_distributed, args=(store, name, REDIS_URL),
-                              kwargs={"requeue_after_s": 3, "progress": False,
+                              kwargs={"resend_after_s": 3, "lease_s": 3, "progress": False,
                                       "timeout_s": 240})
     runner.start()
     return name, store, worker, runner
@@ -156,7 +156,7 @@ def test_a_restarted_redis_mid_season_loses_nothing(tmp_path, pg):
     try:
         worker.wait_ready()
         runner = threading.Thread(target=run_distributed, args=(store, name, broker),
-                                  kwargs={"requeue_after_s": 3, "progress": False,
+                                  kwargs={"resend_after_s": 3, "lease_s": 3, "progress": False,
                                           "timeout_s": 240})
         runner.start()
         wait_for(lambda: store.counts(name)["done"] >= 1, 120, "the first match")
@@ -576,7 +576,7 @@ def test_a_cancelled_distributed_season_finishes_what_is_running_and_plays_nothi
     workers = [Worker(pg, tmp_path / f"w{i}.log", lease=3) for i in range(2)]
     ended: list = []
     runner = threading.Thread(target=lambda: ended.append(run_distributed(
-        store, name, REDIS_URL, requeue_after_s=3, progress=False, timeout_s=240)))
+        store, name, REDIS_URL, resend_after_s=3, lease_s=3, progress=False, timeout_s=240)))
     try:
         for w in workers:
             w.wait_ready()

@@ -113,3 +113,19 @@ def test_arena_match_on_a_bot_whose_build_fails_shows_the_cause_line(tmp_path, m
     kept = p.stderr.split("its whole log: ", 1)[1].split(";", 1)[0]
     assert "undefinedName" in open(kept).read()
     assert not (tmp_path / "m.json").exists()
+
+
+def test_arena_match_prints_the_winner_the_verified_record_gives(tmp_path):
+    """A deal list ends no game (the game's winner team is null): the winner printed is the
+    match's, as ``arena replay --verify`` derives it from the record."""
+    record = tmp_path / "m.json"
+    p = arena("match", str(PY / "random"), str(PY / "greedy"), str(PY / "random"),
+              str(PY / "greedy"), "--deals", "1", "--seed", "s2", "--match-id", "winner-s2",
+              "--out", str(record), "--unsandboxed", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    replay = arena("replay", str(record), "--verify")
+    assert replay.returncode == 0, replay.stdout
+    verified = replay.stdout.split("\nresult: ", 1)[1].splitlines()[0]
+    assert " wins (score " in verified, verified  # (this seed's match is not a draw)
+    assert f"  result: {verified}\n" in p.stdout, p.stdout
+    assert "None" not in p.stdout

@@ -195,7 +195,7 @@ def test_a_revoked_rotated_or_disabled_token_stops_working(svc):
     assert c.get("/me").status_code == 200
     revoke_token(svc.store, "alice")
     assert c.get("/api/v1/me", headers=svc.auth("alice")).status_code == 401
-    assert c.get("/me").status_code == 401  # her session ended with it
+    assert c.get("/me", follow_redirects=False).status_code == 303  # her session ended: to /login
     new = rotate_token(svc.store, "alice")
     assert c.get("/api/v1/me", headers=svc.auth("alice")).status_code == 401
     assert c.get("/api/v1/me", headers={"Authorization": f"Bearer {new}"}).status_code == 200
@@ -234,7 +234,7 @@ def test_each_limit_refuses_with_its_name_and_reset(tmp_path):
     big = bot_folder(tmp_path / "big", "bob-bot")
     (big / "noise.bin").write_bytes(__import__("os").urandom(40000))
     too_big = svc.upload("bob", big)
-    assert too_big.status_code == 413 and "20000" in too_big.json()["detail"]
+    assert too_big.status_code == 413 and "19.5 KiB" in too_big.json()["detail"]
     # scrimmages: pairs, then in flight
     house = submissions.submit(svc.store, bot_folder(tmp_path / "h", "house", hello=False))
     many = c.post("/api/v1/scrimmages", json={"bot": first, "opponent": house.ref,
@@ -392,6 +392,7 @@ def _csrf(client) -> str:
 # -- the schema ------------------------------------------------------------------------------
 SERVICE_API = {"/api/v1/me", "/api/v1/bots", "/api/v1/bots/{name}/{version}",
                "/api/v1/bots/{name}/{version}/build-log", "/api/v1/bots/{name}/{version}/archive",
+               "/api/v1/bots/{name}/{version}/results", "/api/v1/matches/{match_id}/record",
                "/api/v1/matches/{match_id}/logs/{seat}", "/api/v1/scrimmages",
                "/api/v1/scrimmages/{sid}", "/api/v1/scrimmages/{sid}/cancel",
                "/api/v1/register", "/api/v1/admin/authors", "/api/v1/admin/authors/{name}/disable",
@@ -428,10 +429,11 @@ def test_the_service_api_schema(svc, tmp_path, who):
 
 
 # -- what the service sends the workers --------------------------------------------------------
-def test_the_dispatcher_sends_checks_and_scrimmages_below_the_seasons_priority(svc, tmp_path):
-    """Celery's Redis transport keeps a list per priority and a worker takes from ``arena``
-    (the seasons', sent with none) before ``arena\\x06\\x163`` (checks) and ``\\x169``
-    (scrimmages): what the dispatcher sends lands behind every season's match."""
+def test_the_dispatcher_sends_checks_and_scrimmages_on_lanes_of_their_own(svc, tmp_path):
+    """Checks and scrimmages' openings go to the intake lane (``arena.intake``), scrimmages'
+    matches to theirs (``arena.scrimmage``): the seasons' queue (``arena``) stays empty, so
+    that a worker's match slots take from each lane in turn and its intake lane from none of
+    them."""
     import json
 
     import redis
@@ -457,18 +459,17 @@ def test_the_dispatcher_sends_checks_and_scrimmages_below_the_seasons_priority(s
                 m["body"]))[0]))
         return sorted(out)
     row = svc.store.bot_version(queued["name"], queued["version"])
-    assert tasks(b"arena\x06\x163") == [("arena.check_version", [row.id])]
-    assert tasks(b"arena\x06\x169") == [("arena.open_scrimmage", [sid])]
-    assert r.llen(b"arena") == 0
+    assert tasks(b"arena.intake") == [("arena.check_version", [row.id]),
+                                      ("arena.open_scrimmage", [sid])]
+    assert r.llen(b"arena") == 0 and r.llen(b"arena.scrimmage") == 0
     assert open_scrimmage(svc.store, sid) == "playing"  # (what the worker does with it)
     sent.step()
     ids = sorted(m.id for m in svc.store.matches(f"scrimmage-{sid}"))
     assert len(ids) == 2
-    assert [t for t in tasks(b"arena\x06\x169") if t[0] == "arena.play_match"] == \
-        [("arena.play_match", [i]) for i in ids]
+    assert tasks(b"arena.scrimmage") == [("arena.play_match", [i]) for i in ids]
     assert r.llen(b"arena") == 0
     sent.step()  # sent once: nothing more until their lease would have run out
-    assert r.llen(b"arena\x06\x169") == 3 and r.llen(b"arena\x06\x163") == 1
+    assert r.llen(b"arena.scrimmage") == 2 and r.llen(b"arena.intake") == 2
     # the scrimmage's season is no one else's to see
     assert svc.client.get(f"/api/seasons/scrimmage-{sid}").status_code == 404
     assert svc.client.get(f"/api/seasons/scrimmage-{sid}",

@@ -119,7 +119,7 @@ def test_author_uploads_plays_and_scrimmages(tmp_path):
     archive = _alice_archive(tmp_path)
 
     flush_redis()
-    worker = Worker(db, tmp_path / "w.log", concurrency=1)
+    worker = Worker(db, tmp_path / "w.log", concurrency=1, intake=1)
     dispatcher = None
     try:
         worker.wait_ready()

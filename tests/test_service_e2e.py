@@ -109,7 +109,8 @@ def test_a_participant_submits_and_follows_their_bot_from_another_network(tmp_pa
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             for i in range(2):
                 (tmp_path / f"w{i}").mkdir()
-                workers.append(Worker(db, tmp_path / f"w{i}.log", cwd=tmp_path / f"w{i}"))
+                workers.append(Worker(db, tmp_path / f"w{i}.log", cwd=tmp_path / f"w{i}",
+                                      intake=1))
             for w in workers:
                 w.wait_ready()
 

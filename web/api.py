@@ -17,6 +17,8 @@ from scheduler.reports import (bot_versions, sealed_reason, season_rows, season_
 from scheduler.store import STATUSES
 
 MAX_LIMIT = 500
+#: a ladder's pace is its matches played over the last hour (seconds)
+HOUR_S = 3600.0
 #: bytes of a faulting bot's log shown with its faults
 LOG_TAIL = 4000
 
@@ -29,6 +31,7 @@ class SeasonRow(BaseModel):
     format: str | None
     duplicate: bool | None
     bots: list[str]
+    retired: int = 0
     matches: int
     pending: int
     running: int
@@ -53,6 +56,8 @@ class Progress(BaseModel):
     rate_per_min: float | None
     eta_s: float | None
     at: float
+    ladder: bool = False
+    per_hour: float | None = None
 
 
 class MatchRow(BaseModel):
@@ -168,10 +173,20 @@ def standings(request: Request, name: str) -> dict:
 
 
 def progress(store, name: str) -> dict:
-    """Counts by status, the rate of the last results and the time left at that rate."""
-    season_or_404(store, name)
+    """Counts by status, the rate of the last results and the time left at that rate. A
+    ladder never ends: its matches played an hour (over the last hour, or since it opened)
+    instead, and no time left."""
+    row = season_or_404(store, name)
     c = store.counts(name)
     now = time.time()
+    ladder = row.config.get("format") == "ladder"
+    status = season_status(c, store.cancelled(name), ladder)
+    if ladder:
+        window = min(HOUR_S, now - row.created_at)
+        recent = store.result_pace(name, since=now - window).recent
+        return {"season": name, "ladder": True, "total": sum(c.values()), **c,
+                "status": status, "rate_per_min": None, "eta_s": None, "at": now,
+                "per_hour": round(recent / window * HOUR_S, 1) if window > 0 else None}
     pace = store.result_pace(name, since=now - 120)
     rate = None
     if pace.recent >= 2 and now > pace.recent_first:
@@ -180,17 +195,21 @@ def progress(store, name: str) -> dict:
         rate = (pace.count - 1) / (pace.last - pace.first) * 60
     left = c["pending"] + c["running"]
     eta = left / rate * 60 if rate and left else (0.0 if not left else None)
-    return {"season": name, "total": sum(c.values()), **c,
-            "status": season_status(c, store.cancelled(name)),
+    return {"season": name, "ladder": False, "total": sum(c.values()), **c, "status": status,
             "rate_per_min": round(rate, 2) if rate else None,
             "eta_s": round(eta, 1) if eta is not None else None, "at": now}
 
 
+#: a match line's numbers from its result
+RESULT_FIELDS = ("net", "score", "faults", "forfeit_team", "duration_s")
+
+
 def _match_row(r) -> dict:
-    """A match's line (a ``MatchResultRow``), its result's numbers once it has one."""
+    """A match's line (a ``MatchResultRow``), its result's numbers once it has one (None
+    before: a pending or running match)."""
     out = {"id": r.id, "season": r.season, "ordinal": r.ordinal, "pairing": r.pairing,
            "mirror": bool(r.mirror), "seats": list(r.seats), "status": r.status,
-           "attempts": r.attempts,
+           "attempts": r.attempts, **dict.fromkeys(RESULT_FIELDS),
            "error": r.error.splitlines()[0][:300] if r.error else None}
     if r.played:
         s = r.summary
@@ -251,8 +270,7 @@ def match_detail(store, match_id: str, *, hidden_seasons=(), log_seats=None) -> 
     row = _match_row(r)
     sealed = store.sealed_by(match_id) if r.played else []
     if sealed:
-        for k in ("net", "score", "faults", "forfeit_team", "duration_s"):
-            row[k] = None
+        row.update(dict.fromkeys(RESULT_FIELDS))
         return {"match": row, "sealed": True, "sealed_reason": sealed_reason(sealed),
                 "sealed_by": sealed}
     out = {"match": row, "sealed": False,
@@ -332,7 +350,8 @@ def api_standings(request: Request, name: str) -> dict[str, Any]:
 
 @router.get("/seasons/{name}/progress", response_model=Progress, responses=NOT_FOUND)
 def api_progress(request: Request, name: str):
-    """Done, running, pending, failed; the rate of the last results and the time left."""
+    """Done, running, pending, failed; the rate of the last results and the time left (a
+    ladder's: its matches played an hour, no time left)."""
     visible_season(request, name)
     return progress(request.app.state.store, name)
 

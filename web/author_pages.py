@@ -1,30 +1,67 @@
 """The authors' pages: log in with a token (a session cookie: HttpOnly, SameSite=Strict, Secure
-behind TLS), their versions and build logs, an upload form, their matches' seat logs, and
-scrimmages; every form carries the session's CSRF token. ``web.service`` holds the rules."""
+behind TLS), their versions with their results and build logs, an upload form, their matches'
+seat logs and records, and scrimmages; every form carries the session's CSRF token.
+``web.service`` holds the rules, ``web.results`` what an author sees of their results."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Request
-from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
+from urllib.parse import urlencode
 
-from web import scrimmages, service
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+
+from scheduler.registry.archives import size_text
+from web import results, scrimmages, service
 from web.service import SESSION_COOKIE, SESSION_S, Refused, Viewer, page_viewer
 
 router = APIRouter(include_in_schema=False)
+#: the newest matches of each version in each season shown on /me (its page shows more)
+ON_ME = 5
+
+
+class LoginFirst(Refused):
+    """A page asked for without a session: 303 to ``/login``, which comes back to it."""
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(303, "log in first (/login) with the token the organiser gave you")
+        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        self.location = "/login?" + urlencode({"next": local_path(here)})
+
+    def headers(self) -> dict[str, str]:
+        return {"Location": self.location}
+
+
+def local_path(path: object) -> str:
+    """``path`` when it is a path of this site (``/me/bots/x/1``), else ``/me``: where a
+    login goes next, never to another site (``//host``, ``/\\host``, ``https://``)."""
+    if not isinstance(path, str) or not path.startswith("/") or len(path) > 500 or \
+            path.startswith("//") or "\\" in path or any(c < " " or c == "\x7f" for c in path):
+        return "/me"
+    return path
 
 
 def _author(request: Request) -> Viewer:
+    """The session's author, for a form's write (401 without one)."""
     who = page_viewer(request)
     if who is None:
         raise Refused(401, "log in first (/login) with the token the organiser gave you")
     return who
 
 
-def _render(request: Request, name: str, code: int = 200, **context) -> HTMLResponse:
+def _reader(request: Request) -> Viewer:
+    """The session's author, for a page (without one: to /login, and back after)."""
+    who = page_viewer(request)
+    if who is None:
+        raise LoginFirst(request)
+    return who
+
+
+def _render(request: Request, name: str, code: int = 200, headers=None,
+            **context) -> HTMLResponse:
     from web.pages import when
     return request.app.state.templates.TemplateResponse(
-        request, name, {"viewer": page_viewer(request), "when": when, **context},
-        status_code=code)
+        request, name, {"viewer": page_viewer(request), "when": when, "size": size_text,
+                        **context}, status_code=code, headers=headers)
 
 
 async def _form(request: Request, limit: int) -> dict:
@@ -43,8 +80,8 @@ def _address(request: Request) -> str:
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_page(request: Request):
-    return _render(request, "login.html")
+def login_page(request: Request, next: str = Query("/me", max_length=500)):
+    return _render(request, "login.html", next=local_path(next))
 
 
 @router.post("/login")
@@ -55,7 +92,7 @@ async def login(request: Request):
     if not isinstance(token, str) or not token.strip():
         raise Refused(400, "token: expected the token the organiser gave you")
     cookie, _ = service.login(store, config, token, _address(request))
-    out = RedirectResponse("/me", status_code=303)
+    out = RedirectResponse(local_path(form.get("next", "/me")), status_code=303)
     out.set_cookie(SESSION_COOKIE, cookie, max_age=int(SESSION_S), httponly=True,
                    samesite="strict", secure=config.secure_cookies, path="/")
     return out
@@ -75,7 +112,13 @@ async def logout(request: Request):
 
 @router.get("/me", response_class=HTMLResponse)
 def me(request: Request):
-    who = _author(request)
+    return _me_page(request, _reader(request))
+
+
+def _me_page(request: Request, who: Viewer, code: int = 200, headers=None,
+             **context) -> HTMLResponse:
+    """``/me``; with a form's refusal (``upload_error``, ``scrimmage_error`` and the fields
+    ``form`` kept) and its status."""
     store = request.app.state.store
     mine = service.my_versions(store, who)
     ready_mine = [v for v in mine if v["state"] == "ready" and not v["withdrawn"]
@@ -85,9 +128,16 @@ def me(request: Request):
     opponents = [f"{r.name}@{r.version}" for r in rows
                  if (st := states.get(r.id)) is None
                  or (st["state"] == "ready" and st["withdrawn_at"] is None)]
-    return _render(request, "me.html", versions=mine, ready=ready_mine, opponents=opponents,
-                   scrims=scrimmages.listing(store, who),
-                   limits=request.app.state.service.limits)
+    played = [(v, results.version_results(request, who, v["name"], v["version"], limit=ON_ME))
+              for v in mine if v["seasons"]]
+    ladders = {f"{v['name']}@{v['version']}": results.ladder_statuses(
+        store, f"{v['name']}@{v['version']}") for v in ready_mine}
+    return _render(request, "me.html", code, headers, versions=mine, ready=ready_mine,
+                   ladders=ladders,
+                   played=[(v, r) for v, r in played if r["seasons"]],
+                   opponents=opponents, scrims=scrimmages.listing(store, who),
+                   limits=request.app.state.service.limits,
+                   **{"form": {}, "upload_error": None, "scrimmage_error": None, **context})
 
 
 @router.post("/me/upload")
@@ -97,31 +147,51 @@ async def upload(request: Request):
     form = await _form(request, config.limits.archive_bytes + (64 << 10))
     service.check_csrf(who, form.get("csrf"))
     data = form.get("archive")
-    if not isinstance(data, bytes):
-        raise Refused(400, "archive: expected a file (.tar, .tar.gz or .zip)")
-    v = service.take_upload(request.app.state.store, config, who, data,
-                            address=_address(request))
+    try:
+        if not isinstance(data, bytes):
+            raise Refused(400, "archive: expected a file (.tar, .tar.gz or .zip)")
+        v = service.take_upload(request.app.state.store, config, who, data,
+                                address=_address(request))
+    except Refused as e:  # shown on /me, above its form
+        return _me_page(request, who, e.status, e.headers(), upload_error=e.detail)
     return RedirectResponse(f"/me/bots/{v['name']}/{v['version']}", status_code=303)
 
 
 @router.get("/me/bots/{name}/{version}", response_class=HTMLResponse)
 def version_page(request: Request, name: str = Path(max_length=64),
-                 version: str = Path(max_length=64)):
-    from web.api import match_list
-    who = _author(request)
+                 version: str = Path(max_length=64),
+                 season: str | None = Query(None, max_length=200),
+                 offset: int = Query(0, ge=0, le=10**9)):
+    """A version: its state (followed by ``static/version.js`` while it is on its way), its
+    results in each season, its build log."""
+    who = _reader(request)
     store = request.app.state.store
     v = service.version_view(store, who, name, version)
-    played = match_list(store, version=f"{name}@{version}", limit=100) if v["seasons"] else \
-        {"matches": [], "total": 0}
-    return _render(request, "version.html", v=v, played=played,
-                   log=service.build_log(store, who, name, version))
+    got = results.version_results(request, who, name, version, season=season, offset=offset)
+    return _render(request, "version.html", v=v, res=got, waiting=service.ahead_text(
+        v["ahead"]), log=service.build_log(store, who, name, version))
+
+
+@router.get("/me/bots/{name}/{version}/state")
+def version_state(request: Request, name: str = Path(max_length=64),
+                  version: str = Path(max_length=64)):
+    """A version's state as JSON, for its page to follow."""
+    v = service.version_view(request.app.state.store, _author(request), name, version)
+    return JSONResponse({"state": v["state"], "withdrawn": v["withdrawn"],
+                         "waiting": service.ahead_text(v["ahead"])})
+
+
+@router.get("/me/matches/{match_id}/record")
+def match_record(request: Request, match_id: str = Path(max_length=120)):
+    """The record of a match one of the author's versions played, to save."""
+    return results.download(request.app.state.store, _reader(request), match_id)
 
 
 @router.get("/me/matches/{match_id}/logs/{seat}", response_class=PlainTextResponse)
 def seat_log(request: Request, match_id: str = Path(max_length=120),
              seat: int = Path(ge=0, le=3)):
     """A seat's log as plain text (never rendered as markup)."""
-    who = _author(request)
+    who = _reader(request)
     return PlainTextResponse(service.seat_log(request.app.state.store, who, match_id, seat))
 
 
@@ -131,18 +201,22 @@ async def scrimmage_ask(request: Request):
     config = request.app.state.service
     form = await _form(request, config.limits.body_bytes)
     service.check_csrf(who, form.get("csrf"))
-    pairs = form.get("pairs", "")
-    if not isinstance(pairs, str) or not pairs.isdigit() or len(pairs) > 3:
-        raise Refused(400, "pairs: expected a whole number")
-    got = scrimmages.request(request.app.state.store, config, who, str(form.get("bot", "")),
-                             str(form.get("opponent", "")), int(pairs),
-                             address=_address(request))
+    kept = {k: str(form.get(k, ""))[:200] for k in ("bot", "opponent", "pairs")}
+    try:
+        pairs = kept["pairs"]
+        if not pairs.isdigit() or len(pairs) > 3:
+            raise Refused(400, "pairs: expected a whole number")
+        got = scrimmages.request(request.app.state.store, config, who, kept["bot"],
+                                 kept["opponent"], int(pairs), address=_address(request))
+    except Refused as e:  # shown on /me, above its form, the fields as they were
+        return _me_page(request, who, e.status, e.headers(), scrimmage_error=e.detail,
+                        form=kept)
     return RedirectResponse(f"/me/scrimmages/{got['id']}", status_code=303)
 
 
 @router.get("/me/scrimmages/{sid}", response_class=HTMLResponse)
 def scrimmage_page(request: Request, sid: int = Path(ge=1, le=2**31)):
-    who = _author(request)
+    who = _reader(request)
     return _render(request, "scrimmage.html",
                    s=scrimmages.view(request.app.state.store, who, sid))
 

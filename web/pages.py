@@ -55,10 +55,7 @@ def season(request: Request, name: str):
     ladder = plot = None
     if request.app.state.store.season(name).config.get("format") == "ladder":
         ladder = api.ladder(request, name)
-        order = [v["bot"] for v in ladder["versions"]]
-        plot = history_plot([{"units": h["units"], "ratings": {n: h["ratings"].get(n, 0.0)
-                                                               for n in order}}
-                             for h in ladder["history"]], order)
+        plot = history_plot(ladder["history"], [v["bot"] for v in ladder["versions"]])
     return _render(request, "season.html", st=st, prog=prog, bars=bars, names=names,
                    zero=round(-lo / span * 100, 2), heat=heat, three_deck=three_deck,
                    json=json, ladder=ladder, when=when,
@@ -87,10 +84,15 @@ PLOT_W, PLOT_H, PAD = 640, 240, 40
 
 def history_plot(history: list[dict], names: list[str]) -> dict | None:
     """The ratings over the season as SVG polylines (one a bot, in the standings' order) with
-    their axes: x the rated units counted, y the rating. None with fewer than two points."""
+    their axes: x the rated units counted, y the rating. A bot's line starts at its first
+    rating (a ladder's version at its first pair: absent from the points before); a bot with
+    none has no line. None with fewer than two points."""
     if len(history) < 2:
         return None
-    values = [h["ratings"][n] for h in history for n in names] + [0.0]
+    series = {n: [(h["units"], h["ratings"][n]) for h in history if n in h["ratings"]]
+              for n in names}
+    series = {n: points for n, points in series.items() if points}
+    values = [r for points in series.values() for _, r in points] + [0.0]
     low, high = min(values), max(values)
     span = (high - low) or 1.0
     last = history[-1]["units"]
@@ -102,8 +104,8 @@ def history_plot(history: list[dict], names: list[str]) -> dict | None:
         return round(PLOT_H - PAD - (PLOT_H - 2 * PAD) * (rating - low) / span, 1)
 
     lines = [{"name": n, "colour": PALETTE[i % len(PALETTE)],
-              "points": " ".join(f"{x(h['units'])},{y(h['ratings'][n])}" for h in history),
-              "last": history[-1]["ratings"][n]} for i, n in enumerate(names)]
+              "points": " ".join(f"{x(units)},{y(r)}" for units, r in points),
+              "last": points[-1][1]} for i, (n, points) in enumerate(series.items())]
     return {"width": PLOT_W, "height": PLOT_H, "pad": PAD, "lines": lines, "zero": y(0.0),
             "low": round(low), "high": round(high), "units": last, "y_low": y(low),
             "y_high": y(high), "x_end": x(last)}

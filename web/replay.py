@@ -3,8 +3,9 @@ them.
 
 The full view is every game's events; "as seat N" is ``MatchFile.events(N)``, the events the
 referee showed that seat, so a seat's steps never hold a card it was not shown. Each step keeps
-its events and the table after it: the hands known in that view, the trick on the table, the
-kitty, the declarations, the trump, the dealer, the levels and the points taken.
+its events and the table after it: the hands known in that view (sorted as a player holds
+them: once the engine has fixed the trump, trumps first in its order), the trick on the table,
+the kitty, the declarations, the trump, the dealer, the levels and the points taken.
 
 The JSON: ``{"match_id", "variant", "seats": [4 names], "view": "full" | "seat N",
 "seat": null | N, "steps": [step]}``, a step being ``{"index", "kind": "deal" | "dealing" |
@@ -32,6 +33,8 @@ from referee.rules.events import (Buried, BuriedPublic, CardDealt, CardsPassed,
                                   KittyTaken, KittyTakenPublic, MatchPoints, Passed, Played,
                                   PreKittyAction, RedealDemanded, Redealt, ThrowFailed, TrickWon,
                                   TrumpSet)
+from referee.rules.record import replayed
+from referee.rules.trump import TRUMP, TrumpContext
 from scheduler.reports import sealed_reason
 
 router = APIRouter()
@@ -39,11 +42,34 @@ router = APIRouter()
 _DISPLAY_SUITS = (0, 1, 3, 2)  # spades, hearts, clubs, diamonds: colours alternate
 
 
-def _sort_key(card: int) -> tuple[int, int]:
+def _sort_key(card: int, order: TrumpContext | None) -> tuple[int, int, int]:
+    """Where a card sits in a hand as a player holds it. Once the trump is fixed (``order``,
+    the engine's trump context): the trumps first, strongest first in the engine's order
+    (jokers, level cards, the trump suit), then each side suit, high to low. Before: jokers,
+    then each suit, high to low."""
     c = Card(card)
+    place = -1 if c.suit is None else _DISPLAY_SUITS.index(c.suit)
+    if order is not None and order.cls[card] == TRUMP:
+        return (0, -order.pos[card], place)
     if c.suit is None:
-        return (0, -card)
-    return (1 + _DISPLAY_SUITS.index(c.suit), -c.rank)
+        return (0, -card, place)
+    return (1 + place, -c.rank, 0)
+
+
+def trump_orders(match: MatchFile) -> list[TrumpContext | None]:
+    """The engine's trump context after each event of ``match`` (in ``match.events()``'s
+    order), its games' actions applied again: None while the trump is not fixed, and from an
+    action the engine refuses on (a record that does not verify)."""
+    out: list[TrumpContext | None] = []
+    for game in match.games:
+        got: list[TrumpContext | None] = []
+        try:
+            for state, events in replayed(game):
+                got += [state.ctx] * len(events)
+        except ValueError:
+            pass
+        out += (got + [None] * len(game.events))[:len(game.events)]
+    return out
 
 
 def _texts(cards) -> list[str]:
@@ -68,6 +94,7 @@ class _Table:
 
     def __init__(self) -> None:
         self.game = 0
+        self.order: TrumpContext | None = None  # the engine's trump context, once fixed
         self.new_deal(None)
 
     def new_deal(self, started: DealStarted | None) -> None:
@@ -146,8 +173,8 @@ class _Table:
         return {
             "game": self.game, "deal": self.deal, "dealer": self.dealer, "levels": self.levels,
             "trump": self.trump,
-            "hands": [None if h is None else _texts(sorted(h, key=_sort_key))
-                      for h in self.hands],
+            "hands": [None if h is None else _texts(sorted(
+                h, key=lambda card: _sort_key(card, self.order))) for h in self.hands],
             "trick": {"number": self.trick_no, "plays": [dict(p) for p in self.trick],
                       "winner": self.trick_winner, "points": self.trick_points},
             "points": list(self.points),
@@ -232,15 +259,18 @@ def _title(kind: str, events: list[Event], table: _Table) -> str:
             f"{r['attacker_total']} points; levels {r['levels'][0]} / {r['levels'][1]}")
 
 
-def build_steps(events: list[Event]) -> list[dict[str, Any]]:
+def build_steps(events: list[Event], orders: list[TrumpContext | None] | None = None
+                ) -> list[dict[str, Any]]:
     """The viewer's steps over ``events`` (one view's, in order): the deal's start, dealing
     (cut by each declaration), each declaration, the kitty, each trick, the deal's result;
     each with its events (as the record writes them, without ``visible_to``) and the table
-    after them."""
+    after them. ``orders``: the engine's trump context after each event (``trump_orders``),
+    by which the hands are sorted; without it, by suit."""
     table = _Table()
     steps: list[dict[str, Any]] = []
     current: list[Event] = []
     group = None
+    orders = orders or [None] * len(events)
 
     def close() -> None:
         nonlocal current
@@ -250,7 +280,7 @@ def build_steps(events: list[Event]) -> list[dict[str, Any]]:
                           "events": [e.to_dict() for e in current], "state": table.state()})
         current = []
 
-    for e in events:
+    for e, order in zip(events, orders):
         t = type(e)
         kind = _GROUP.get(t, "other")
         starts = (kind != group or t is DealStarted or (t is Declared and kind == group)
@@ -259,6 +289,7 @@ def build_steps(events: list[Event]) -> list[dict[str, Any]]:
             close()
             group = kind
         table.apply(e)
+        table.order = order
         current.append(e)
         if t is TrickWon:
             close()
@@ -296,10 +327,11 @@ def _seat(seat: str | None) -> int | None:
 
 def replay_of(match: MatchFile, seat: int | None) -> dict[str, Any]:
     """The replay JSON of ``match`` in the full view (``seat`` None) or as ``seat`` saw it."""
-    events = match.events(seat)
+    shown = [(e, order) for e, order in zip(match.events(), trump_orders(match))
+             if seat is None or e.visible(seat)]
     return {"match_id": match.match_id, "variant": match.variant, "seats": list(match.seats),
             "view": "full" if seat is None else f"seat {seat}", "seat": seat,
-            "steps": build_steps(events)}
+            "steps": build_steps([e for e, _ in shown], [order for _, order in shown])}
 
 
 _ERRORS = {400: {"description": "a bad seat (not 0-3)"},

@@ -6,17 +6,28 @@ shown to the requester and to the opponent's author, and counts for no standings
 from __future__ import annotations
 
 from scheduler.registry.archives import RegistryError
+from web.results import match_lines
 from web.service import Refused, ServiceConfig, Viewer
 
 
-def _ready(store, ref: str, what: str):
+def _version(store, ref: str, what: str, *, playable: bool = False):
     from scheduler.registry.submissions import resolve
     if not isinstance(ref, str) or not 3 <= len(ref) <= 200 or ref.count("@") != 1:
         raise Refused(400, f"{what}: expected name@version")
     try:
-        return resolve(store, ref, playable=True)
+        return resolve(store, ref, playable=playable)
     except RegistryError as e:
         raise Refused(400, f"{what}: {e}") from None
+
+
+def _opponent(store, ref: str):
+    """The opponent, a ready version; refused in the same words whatever it is not (missing,
+    queued, refused, withdrawn), so that no author learns another's state or reason here."""
+    try:
+        return _version(store, ref, "opponent", playable=True)
+    except Refused:
+        raise Refused(400, f"opponent: {ref!r} is not a ready version (name@version of a "
+                      "version that passed its check)") from None
 
 
 def request(store, config: ServiceConfig, viewer: Viewer, bot: str, opponent: str, pairs: int,
@@ -25,11 +36,12 @@ def request(store, config: ServiceConfig, viewer: Viewer, bot: str, opponent: st
     if not isinstance(pairs, int) or isinstance(pairs, bool) or \
             not 1 <= pairs <= lim.scrimmage_pairs:
         raise Refused(400, f"pairs: expected an integer from 1 to {lim.scrimmage_pairs}")
-    mine = _ready(store, bot, "bot")
+    mine = _version(store, bot, "bot")
     if mine.author != viewer.name and not viewer.organiser:
         raise Refused(403, f"bot: {mine.ref} is not yours; a scrimmage is asked for by the "
                       "author of its first bot")
-    theirs = _ready(store, opponent, "opponent")
+    mine = _version(store, bot, "bot", playable=True)  # (its state and reason: the author's)
+    theirs = _opponent(store, opponent)
     if theirs.ref == mine.ref:
         raise Refused(400, "opponent: a version against itself tells nothing")
     if store.scrimmages_in_flight(viewer.name) >= lim.scrimmages_in_flight:
@@ -55,12 +67,14 @@ def _visible(store, viewer: Viewer, sid: int) -> dict:
 
 def view(store, viewer: Viewer, sid: int) -> dict:
     """A scrimmage: its state, its matches' counts and, from its scored pairs, the requester's
-    bot's points (win 1, draw 0.5 a pair) and mean paired difference per deal."""
+    bot's points (win 1, draw 0.5 a pair) and mean paired difference per deal; each match, in
+    play order, with the requester's bot's result (``web.results.match_line``)."""
     s = _visible(store, viewer, sid)
     out = {k: s[k] for k in ("id", "author", "bot", "opponent", "opponent_author", "pairs",
                              "variant", "state", "reason", "created_at", "updated_at",
                              "season")}
-    out.update(matches={}, pairs_scored=0, points=None, mean_diff=None, match_ids=[])
+    out.update(matches={}, pairs_scored=0, points=None, mean_diff=None, match_ids=[],
+               results=[])
     if s["season"]:
         out["matches"] = store.counts(s["season"])
         scored = store.pair_scores(s["season"])
@@ -69,7 +83,9 @@ def view(store, viewer: Viewer, sid: int) -> dict:
             diffs = [p.diff_a if p.bot_a == s["bot"] else -p.diff_a for p in scored]
             out.update(pairs_scored=len(scored), points=sum(points),
                        mean_diff=round(sum(diffs) / len(diffs), 4))
-        out["match_ids"] = [m.id for m in store.matches(s["season"])]
+        rows = store.matches(s["season"])
+        out["match_ids"] = [m.id for m in rows]
+        out["results"] = match_lines(store, rows, {s["bot"]})
     return out
 
 

@@ -3,9 +3,10 @@ authors' pages (``web.author_pages``): who is asking (a token in the ``Authoriza
 or a dashboard session), what they may see, the limits, and the writes.
 
 An author owns the bot names they first submitted; they see their versions' states, build
-logs, archives and the seat logs of their versions' matches, and the scrimmages they asked for
-or were asked to play in. Nobody sees another author's. The organiser (role "organiser") sees
-and does everything. Everyone sees public standings and replays, and no scrimmage season.
+logs, archives and results (``web.results``), the records and seat logs of their versions'
+matches, and the scrimmages they asked for or were asked to play in. Nobody sees another
+author's. The organiser (role "organiser") sees and does everything. Everyone sees public
+standings and replays, and no scrimmage season.
 Every write and every refusal of a limit goes into the audit log.
 """
 
@@ -18,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler.registry.archives import RegistryError
+from scheduler.registry.archives import RegistryError, size_text
 from scheduler.registry.owners import check_author, check_version, token_author
 
 SESSION_COOKIE = "arena_session"
@@ -173,12 +174,13 @@ async def read_body(request, limit: int) -> bytes:
     """The request body, refused (413) past ``limit`` bytes without reading on."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise Refused(413, f"the body is {declared} bytes; the limit is {limit}")
+        raise Refused(413, f"the body is {size_text(int(declared))}; the limit is "
+                      f"{size_text(limit)}")
     got = bytearray()
     async for chunk in request.stream():
         got += chunk
         if len(got) > limit:
-            raise Refused(413, f"the body is over the limit of {limit} bytes")
+            raise Refused(413, f"the body is over the limit of {size_text(limit)}")
     return bytes(got)
 
 
@@ -198,7 +200,8 @@ def take_upload(store, config: ServiceConfig, viewer: Viewer, data: bytes, *,
     from scheduler.registry.submissions import submit
     lim = config.limits
     if len(data) > lim.archive_bytes:
-        raise Refused(413, f"the archive is {len(data)} bytes; the limit is {lim.archive_bytes}")
+        raise Refused(413, f"the archive is {size_text(len(data))}; the limit is "
+                      f"{size_text(lim.archive_bytes)}")
     if not data:
         raise Refused(400, "the body is empty: send the archive (.tar, .tar.gz or .zip)")
     now = time.time()
@@ -224,7 +227,7 @@ def take_upload(store, config: ServiceConfig, viewer: Viewer, data: bytes, *,
             raise Refused(400, str(e).replace(str(path), label).replace(tmp, "")) from None
     store.audit("submit", actor=viewer.name, subject=v.ref,
                 detail=("already stored" if v.already else f"{v.content_hash[:12]}, "
-                        f"{v.files} files, {v.size} bytes"), address=address)
+                        f"{v.files} files, {size_text(v.size)}"), address=address)
     return version_view(store, viewer, v.name, v.version)
 
 
@@ -261,7 +264,27 @@ def version_view(store, viewer: Viewer, name: str, version: str) -> dict:
             "updated_at": st["updated_at"] if st else row.submitted_at,
             "withdrawn": bool(st and st["withdrawn_at"]),
             "has_build_log": bool(st and st["build_log"]),
-            "seasons": store.pinning_seasons(row.content_hash)}
+            "seasons": store.pinning_seasons(row.content_hash),
+            "ahead": _ahead(store, row.id) if st and st["state"] == "queued" else None}
+
+
+def _ahead(store, version_id: int) -> dict[str, int]:
+    from scheduler.dispatch import RESEND_S, ahead_in_intake
+    from scheduler.intake import STALE_CLAIM_S
+    return ahead_in_intake(store.intake_queue(RESEND_S, STALE_CLAIM_S), version_id)
+
+
+def ahead_text(ahead: dict[str, int] | None) -> str:
+    """What a queued version waits behind, in words ("2 versions ahead of it, 1 being
+    built"); "" when it is not queued."""
+    if ahead is None:
+        return ""
+    n = sum(ahead.values())
+    if not n:
+        return "next for a worker"
+    doing = [f"{ahead[k]} being {what}" for k, what in (("building", "built"),
+                                                        ("checking", "checked")) if ahead[k]]
+    return ", ".join([f"{n} version{'s' if n != 1 else ''} ahead of it", *doing])
 
 
 def my_versions(store, viewer: Viewer) -> list[dict]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Header, Path, Request
+from fastapi import APIRouter, Body, Header, Path, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
-from web import scrimmages, service
+from web import results, scrimmages, service
 from web.service import Refused, Viewer
 
 router = APIRouter(prefix="/api/v1", tags=["service"])
@@ -39,6 +39,73 @@ class VersionView(BaseModel):
     withdrawn: bool
     has_build_log: bool
     seasons: list[str]
+    ahead: dict[str, int] | None = Field(None, description="while queued: the versions "
+                                         "submitted before it not yet ready or refused, by "
+                                         "state (queued, building, checking)")
+
+
+class MatchLine(BaseModel):
+    """A match as the author of one of its bots reads it; its team's result once it is played
+    and its record no longer sealed."""
+    id: str
+    season: str
+    status: str
+    finished_at: float | None
+    seats: list[str]
+    team: int
+    opponents: list[str]
+    sealed: bool
+    score: float | None = Field(description="1 a win, 0.5 a draw, 0 a loss")
+    outcome: str | None = Field(description="win, draw or loss")
+    net: int | None = Field(description="its team's net level gain")
+    points: int | None = Field(description="points its team took attacking")
+    forfeit: bool | None
+    match_url: str
+    replay_url: str | None
+    record_url: str | None
+
+
+class MatchLines(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    counts: dict[str, int]
+    rows: list[MatchLine]
+
+
+class SeasonResult(BaseModel):
+    season: str
+    format: str | None
+    variant: str | None
+    bots: list[str] = Field(description="the names the version plays under there")
+    rank: int | None = Field(description="among the season's bots; null before it played")
+    of: int
+    rating: float | None = Field(description="a ladder's openskill mu, else Bradley-Terry")
+    low: float | None
+    high: float | None
+    mu: float | None
+    sigma: float | None
+    pairs: int
+    wins: float
+    draws: float
+    losses: float
+    points: float = Field(description="matches won, and half the drawn")
+    net_levels: int
+    retired: bool
+    matches: MatchLines
+
+
+class LadderPlace(BaseModel):
+    season: str
+    status: str = Field(description="playing, in placement, waiting to join, or why a ready "
+                        "version is not playing (retired by a newer version of its bot, over "
+                        "its author's cap)")
+
+
+class VersionResults(BaseModel):
+    version: str
+    seasons: list[SeasonResult]
+    ladders: list[LadderPlace] = []
 
 
 class ScrimmageAsk(BaseModel):
@@ -65,6 +132,7 @@ class ScrimmageView(BaseModel):
     points: float | None
     mean_diff: float | None
     match_ids: list[str]
+    results: list[MatchLine] = []
 
 
 class Registration(BaseModel):
@@ -131,6 +199,20 @@ def version(request: Request, name: str = Path(pattern=NAME),
     return service.version_view(_store(request), author(request, authorization), name, version)
 
 
+@router.get("/bots/{name}/{version}/results", response_model=VersionResults,
+            responses=REFUSALS)
+def version_results(request: Request, name: str = Path(pattern=NAME),
+                    version: str = Path(pattern=VERSION),
+                    season: str | None = Query(None, max_length=200),
+                    limit: int = Query(results.PAGE, ge=1, le=results.MAX_PAGE),
+                    offset: int = Query(0, ge=0, le=10**9),
+                    authorization: str | None = Header(None)):
+    """Your version's rating, rank and pairs in each season it plays in, and its matches
+    there, newest first (``limit`` of them from ``offset``; ``season``: that season only)."""
+    return results.version_results(request, author(request, authorization), name, version,
+                                   season=season, limit=limit, offset=offset)
+
+
 @router.get("/bots/{name}/{version}/build-log", response_class=PlainTextResponse,
             responses=REFUSALS)
 def version_build_log(request: Request, name: str = Path(pattern=NAME),
@@ -158,6 +240,16 @@ def match_seat_log(request: Request, match_id: str = Path(max_length=120),
     """The log a seat's bot wrote in a match: its author's only."""
     return PlainTextResponse(service.seat_log(_store(request), author(request, authorization),
                                               match_id, seat))
+
+
+@router.get("/matches/{match_id}/record", responses={**REFUSALS, 200: {
+    "description": "the match's record (what `arena replay FILE` reads)",
+    "content": {"application/json": {"schema": {"type": "object"}}}}})
+def match_record(request: Request, match_id: str = Path(max_length=120),
+                 authorization: str | None = Header(None)):
+    """The record of a match your version played, once it may be served (a duplicate pair's
+    first record stays sealed until its mirror is played); the other seats' logs left out."""
+    return results.download(_store(request), author(request, authorization), match_id)
 
 
 @router.post("/scrimmages", status_code=202, response_model=ScrimmageView, responses=REFUSALS)

@@ -9,11 +9,12 @@ reading and writing files is the caller's business.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from .actions import Action, parse_action
 from .cards import RANK_TEXT
 from .engine import apply, new_game
+from .events import Event
 from .families import family_of
 from .options import RuleSet
 from .state import State
@@ -193,15 +194,23 @@ def result_of(state: State) -> dict[str, Any]:
     return out
 
 
-def replay(record: MatchRecord):
-    """Apply every action of ``record``; returns (final state, list of event dicts)."""
+def replayed(record: MatchRecord) -> Iterator[tuple[State, tuple[Event, ...]]]:
+    """Apply ``record``'s actions in turn: (the state after each, its events); an action the
+    engine refuses raises ``ValueError`` naming it."""
     state = record.new_state()
-    events: list[dict] = []
     for i, (seat, text) in enumerate(record.actions):
         try:
             state, ev = apply(state, parse_action(text), seat)
         except ValueError as e:
             raise ValueError(f"action {i} ({seat}: {text[:60]}): {e}") from None
+        yield state, ev
+
+
+def replay(record: MatchRecord):
+    """Apply every action of ``record``; returns (final state, list of event dicts)."""
+    state = record.new_state()
+    events: list[dict] = []
+    for state, ev in replayed(record):
         events.extend(e.to_dict() | {"visible_to": _visibility(e)} for e in ev)
     return state, events
 

@@ -64,8 +64,18 @@ def is_archive(path: Path) -> bool:
 
 
 def over_limit(label: Path, rel: str, size: int, limit: int) -> RegistryError:
-    return RegistryError(f"{label}: {rel}: the archive grows past {size} bytes, over the limit "
-                         f"of {limit} bytes (ARENA_BOT_SIZE_LIMIT)")
+    return RegistryError(f"{label}: {rel}: the archive grows past {size_text(size)}, over the "
+                         f"limit of {size_text(limit)} (ARENA_BOT_SIZE_LIMIT)")
+
+
+def size_text(n: int) -> str:
+    """A size as people read it, in bytes, KiB, MiB or GiB (``8 MiB``, ``1.5 KiB``, ``812 B``):
+    every size the pages and the command line show."""
+    units = ("B", "KiB", "MiB", "GiB")
+    step = 0
+    while abs(n) >= 1024 and step < len(units) - 1:
+        n, step = n / 1024, step + 1
+    return f"{n} B" if step == 0 else f"{n:.1f}".rstrip("0").rstrip(".") + f" {units[step]}"
 
 
 def quote(text: object, limit: int = 200) -> str:

@@ -54,7 +54,11 @@ class Ladder:
     starve_after: int = 0            # 0: four times the number of active entrants
     entrants: dict[str, Entrant] = field(default_factory=dict)
     pairs_played: int = 0            # pairs scheduled
+    pairs_rated: int = 0             # pairs rated
+    rated_at_entry: int = 0          # pairs rated when the last version entered
     busy: set[frozenset[str]] = field(default_factory=set)  # pairings scheduled, not rated
+    #: each pairing's scores, (a, b) in name order: a's count, sum and sum of squares
+    head_to_head: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from openskill.models import PlackettLuce
@@ -64,6 +68,7 @@ class Ladder:
         r = self.model.rating()
         e = Entrant(name, r.mu if mu is None else mu, r.sigma if sigma is None else sigma)
         self.entrants[name] = e
+        self.rated_at_entry = self.pairs_rated
         return e
 
     def retire(self, name: str) -> None:
@@ -131,10 +136,70 @@ class Ladder:
             e.pairs += 1
             e.in_flight = max(0, e.in_flight - 1)
         self.busy.discard(frozenset((a, b)))
+        self.pairs_rated += 1
+        first, score = (a, score_a) if a < b else (b, 1 - score_a)
+        tally = self.head_to_head.setdefault((first, b if first == a else a), [0, 0.0, 0.0])
+        tally[0] += 1
+        tally[1] += score
+        tally[2] += score * score
+
+    def record(self, a: str, b: str) -> tuple[int, float, float]:
+        """a's pairs against b: how many, its mean score and their standard deviation."""
+        n, total, squares = self.head_to_head.get((min(a, b), max(a, b)), (0, 0.0, 0.0))
+        if not n:
+            return 0, 0.5, 0.0
+        mean = total / n if a < b else 1 - total / n
+        return n, mean, math.sqrt(max(0.0, squares / n - (total / n) ** 2))
 
     def ranking(self) -> list[str]:
         """The active entrants, best first, by their conservative rating."""
         return [e.name for e in sorted(self.active(), key=lambda e: (-e.conservative, e.name))]
+
+
+@dataclass(frozen=True)
+class Rest:
+    """When a ladder rests (plays ``pairs_per_hour`` pairs an hour instead of filling its
+    queue): every active version is placed, and every neighbouring pair of the ranking is
+    settled by its own pairs against each other (the matchmaking plays neighbours most):
+    ordered, at least ``least_pairs`` pairs and the upper one's mean score against the lower
+    above 1/2 with confidence ``confidence`` at that look (a z-test, the scores' deviation
+    taken as its largest, 1/2; 0.995 a look keeps the chance of calling two equal versions
+    ordered, over the up to ``tie_pairs`` looks, near 3%: measured on 1,000 simulated runs,
+    where 0.95 a look gave 38%), or tied as far as the ladder can tell: ``tie_pairs`` pairs
+    played without that. The ratings' own sigmas are not the judge: openskill is
+    overconfident about close versions (two equal bots look ordered at 95% after some twenty
+    pairs). The matchmaking does not aim at unsettled neighbours (it may play one close
+    pairing over and over), so the ladder also rests once ``tie_pairs`` pairs per
+    neighbouring pair were rated since the last version entered: what it would spend to call
+    them tied. A version that joins is placed, which wakes the ladder."""
+    confidence: float = 0.995
+    pairs_per_hour: int = 6
+    tie_pairs: int = 100
+    least_pairs: int = 8
+
+    def settled(self, ladder: Ladder) -> bool:
+        ranked = [ladder.entrants[n] for n in ladder.ranking()]
+        if len(ranked) < 2 or any(e.pairs < ladder.placement_pairs for e in ranked):
+            return False
+        if ladder.pairs_rated - ladder.rated_at_entry >= self.tie_pairs * (len(ranked) - 1):
+            return True
+        return all(self.pair_settled(ladder, a.name, b.name)
+                   for a, b in zip(ranked, ranked[1:]))
+
+    def pair_settled(self, ladder: Ladder, upper: str, lower: str) -> bool:
+        n, mean, sd = ladder.record(upper, lower)
+        if n >= self.tie_pairs:
+            return True
+        if n < self.least_pairs:
+            return False
+        z = (mean - 0.5) / (0.5 / math.sqrt(n))  # 1/2: the largest deviation of a score
+        return 0.5 * (1 + math.erf(z / math.sqrt(2))) >= self.confidence
+
+    def due(self, last_added: float | None, now: float) -> bool:
+        """Whether a resting ladder adds a pair now (``last_added``: when it last did)."""
+        if self.pairs_per_hour <= 0:
+            return False
+        return last_added is None or now - last_added >= 3600 / self.pairs_per_hour
 
 
 # -- simulation ----------------------------------------------------------------------------

@@ -20,8 +20,26 @@ from scheduler.store.schema import (STATUSES, attempts, matches, results, season
 
 
 def _seats_like(bot: str):
-    """The matches in which a bot of that name sat."""
-    return matches.c.seats_json.like(f'%{json.dumps(bot)}%')
+    """The matches in which a bot of that name sat (its name's ``%`` and ``_`` taken as they
+    are, not as wildcards)."""
+    return matches.c.seats_json.contains(json.dumps(bot), autoescape=True)
+
+
+def _sealing(row: MatchRow, unfinished) -> list[dict]:
+    """Of ``unfinished`` (the other matches of ``row``'s season not done nor cancelled), those
+    on any of its cards (its mirror, the mirror first), as ``Pages.sealed_by`` says them."""
+    mine = row.deal_seeds
+    out = [{"id": o.id, "status": o.status, "mirror": o.cluster == row.cluster}
+           for o in unfinished if o.id != row.id and (o.cluster == row.cluster
+                                                     or mine & o.deal_seeds)]
+    return sorted(out, key=lambda o: not o["mirror"])
+
+
+def _unfinished(c, season: str) -> list[MatchRow]:
+    return [MatchRow(**o) for o in c.execute(
+        select(matches).where(matches.c.season == season,
+                              matches.c.status.notin_(("done", "cancelled")))
+        .order_by(matches.c.ordinal)).mappings()]
 
 
 def _standings_select():
@@ -95,15 +113,42 @@ class Pages:
             if row is None:
                 return []
             row = MatchRow(**row)
-            others = [MatchRow(**o) for o in c.execute(
-                select(matches).where(matches.c.season == row.season,
-                                      matches.c.id != match_id,
-                                      matches.c.status.notin_(("done", "cancelled")))
-                .order_by(matches.c.ordinal)).mappings()]
-        mine = row.deal_seeds
-        out = [{"id": o.id, "status": o.status, "mirror": o.cluster == row.cluster}
-               for o in others if o.cluster == row.cluster or mine & o.deal_seeds]
-        return sorted(out, key=lambda o: not o["mirror"])
+            return _sealing(row, _unfinished(c, row.season))
+
+    def sealed_among(self, rows) -> set[str]:
+        """The ids of ``rows`` (match rows, of any seasons) whose records are sealed
+        (``sealed_by``): one read of each season's unfinished matches."""
+        by_season: dict[str, list] = {}
+        for r in rows:
+            by_season.setdefault(r.season, []).append(r)
+        out = set()
+        with self.engine.connect() as c:
+            for season, mine in by_season.items():
+                unfinished = _unfinished(c, season)
+                out.update(r.id for r in mine if _sealing(r, unfinished))
+        return out
+
+    def seated_page(self, season: str, bots, *, limit: int = 20, offset: int = 0) -> MatchPage:
+        """A page of the season's matches in which one of ``bots`` sat that have a result,
+        the newest result first; ``total``: how many have one."""
+        where = and_(matches.c.season == season, or_(false(), *map(_seats_like, bots)))
+        with self.engine.connect() as c:
+            total = c.execute(select(func.count()).select_from(
+                matches.join(results, results.c.match_id == matches.c.id)).where(where)
+            ).scalar_one()
+            page = (with_results(played_only=True).where(where)
+                    .order_by(results.c.written_at.desc(), matches.c.ordinal.desc())
+                    .limit(limit).offset(offset))
+            rows = tuple(MatchResultRow(**r) for r in c.execute(page).mappings())
+        return MatchPage(total, rows)
+
+    def seated_counts(self, season: str, bots) -> dict[str, int]:
+        """The season's matches in which one of ``bots`` sat, by status."""
+        with self.engine.connect() as c:
+            got = c.execute(select(matches.c.status, func.count()).where(
+                matches.c.season == season, or_(false(), *map(_seats_like, bots)))
+                .group_by(matches.c.status)).all()
+        return {**dict.fromkeys(STATUSES, 0), **dict(got)}
 
     def attempt_log(self, season: str, match_id: str | None = None) -> list[AttemptRow]:
         """Every attempt at the season's matches (or one match's), in the order made."""

@@ -182,19 +182,19 @@ class LeaseQueue:
                     freed += 1
         return freed
 
-    def due(self, season: str, requeue_after_s: float, limit: int | None = None, *,
+    def due(self, season: str, resend_after_s: float, limit: int | None = None, *,
             lost_after_s: float | None = None) -> list[str]:
-        """Matches to (re-)enqueue: pending and not enqueued within ``requeue_after_s``, or
+        """Matches to (re-)send: pending and not enqueued within ``resend_after_s``, or
         running with an expired lease and not enqueued within ``lost_after_s`` (default
-        ``requeue_after_s``). Marks them enqueued now."""
+        ``resend_after_s``). Marks them enqueued now."""
         now = time.time()
-        lost_after_s = requeue_after_s if lost_after_s is None else lost_after_s
+        lost_after_s = resend_after_s if lost_after_s is None else lost_after_s
         with self.engine.begin() as c:
             q = (select(matches.c.id)
                  .where(matches.c.season == season,
                         ((matches.c.status == "pending")
                          & (matches.c.enqueued_at.is_(None)
-                            | (matches.c.enqueued_at < now - requeue_after_s)))
+                            | (matches.c.enqueued_at < now - resend_after_s)))
                         | ((matches.c.status == "running") & (matches.c.lease_until < now)
                            & (matches.c.enqueued_at < now - lost_after_s)))
                  .order_by(matches.c.ordinal))
@@ -211,9 +211,9 @@ class LeaseQueue:
             with self.engine.begin() as c:
                 c.execute(update(matches).where(matches.c.id.in_(ids)).values(enqueued_at=None))
 
-    def queued(self, season: str, requeue_after_s: float) -> int:
-        """Pending matches enqueued within ``requeue_after_s`` (believed to be in the queue)."""
-        since = time.time() - requeue_after_s
+    def queued(self, season: str, resend_after_s: float) -> int:
+        """Pending matches enqueued within ``resend_after_s`` (believed to be in the queue)."""
+        since = time.time() - resend_after_s
         with self.engine.connect() as c:
             return c.execute(select(func.count()).select_from(matches)
                              .where(matches.c.season == season, matches.c.status == "pending",

@@ -124,12 +124,15 @@ class Results:
             c.execute(pair_scores.insert().values(**out))
         return out
 
-    def pair_scores(self, season: str) -> list[PairScoreRow]:
-        """The season's scored duplicate pairs, by cluster."""
+    def pair_scores(self, season: str, *, since: float | None = None) -> list[PairScoreRow]:
+        """The season's scored duplicate pairs, by cluster (``since``: only those written
+        then or later)."""
+        q = select(pair_scores).where(pair_scores.c.season == season)
+        if since is not None:
+            q = q.where(pair_scores.c.written_at >= since)
         with self.engine.connect() as c:
             return [PairScoreRow(**r) for r in c.execute(
-                select(pair_scores).where(pair_scores.c.season == season)
-                .order_by(pair_scores.c.cluster)).mappings()]
+                q.order_by(pair_scores.c.cluster)).mappings()]
 
     def record(self, match_id: str) -> dict | None:
         """The match's record (``MatchFile.to_dict()``), None before it is written."""

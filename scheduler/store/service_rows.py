@@ -126,20 +126,28 @@ class ServiceRows:
         with self.engine.begin() as c:
             return bool(c.execute(q.values(**values)).rowcount)
 
-    def versions_to_send(self, resend_after_s: float, stale_after_s: float) -> list[int]:
-        """Queued versions never sent to the workers, or sent ``resend_after_s`` ago and
-        still queued (the message was lost with the broker); and those whose builder fell
-        silent ``stale_after_s`` ago (its worker died)."""
+    def intake_queue(self, resend_after_s: float, stale_after_s: float) -> list[dict]:
+        """The versions on their way to ready, oldest first, for ``dispatch.intake_order``:
+        ``version_id``, ``author``, ``state`` and ``sent`` (sent within ``resend_after_s``;
+        a message older than that was lost with the broker). A version whose builder fell
+        silent ``stale_after_s`` ago (its worker died) is queued and unsent again."""
         now = time.time()
         with self.engine.connect() as c:
-            return list(c.execute(select(version_states.c.version_id).where(
+            rows = c.execute(select(
+                version_states.c.version_id, bot_versions.c.author, version_states.c.state,
+                version_states.c.sent_at, version_states.c.updated_at).select_from(
+                version_states.join(bot_versions,
+                                    bot_versions.c.id == version_states.c.version_id)).where(
                 version_states.c.withdrawn_at.is_(None),
-                or_((version_states.c.state == "queued")
-                    & or_(version_states.c.sent_at.is_(None),
-                          version_states.c.sent_at < now - resend_after_s),
-                    version_states.c.state.in_(("building", "checking"))
-                    & (version_states.c.updated_at < now - stale_after_s)))
-                .order_by(version_states.c.version_id)).scalars())
+                version_states.c.state.in_(IN_FLIGHT)).order_by(
+                version_states.c.version_id)).all()
+        out = []
+        for vid, author, state, sent_at, updated_at in rows:
+            if state != "queued" and updated_at < now - stale_after_s:
+                state, sent_at = "queued", None
+            out.append({"version_id": vid, "author": author, "state": state,
+                        "sent": sent_at is not None and sent_at >= now - resend_after_s})
+        return out
 
     def mark_version_sent(self, version_id: int) -> None:
         with self.engine.begin() as c:

@@ -1,0 +1,217 @@
+"""The one way work is sent: lanes, senders, and the rule that sends a season's due matches.
+
+Every kind of work goes to a lane of its own (a Celery queue), and a worker's slots are shared
+between lanes so that no kind can starve another (docs/leagues.md, "Fair shares"):
+
+- ``SEASONS``, ``LADDERS`` and ``SCRIMMAGES``: matches. A worker's ``--concurrency`` slots take
+  from the three in turn: the broker's consumer rotates between queues that hold work, so a
+  ladder that keeps its queue full leaves a slot to each season and scrimmage waiting after at
+  most one match, and a lane with nothing waiting lends every slot to the others.
+- ``INTAKE``: builds and checks of uploaded versions, and the opening of scrimmages (which
+  builds what they play). A worker runs it on a lane of its own (``arena worker --intake N``,
+  one by default), never on a match slot: a build that runs to its time limit delays no match,
+  and a ladder holds back no build. Within the lane, authors take turns (``intake_order``).
+
+A ``Sender`` puts one task on a lane: ``BrokerSender`` through the broker, to the workers;
+``LocalSender`` into process pools of this machine (``arena serve`` with no broker).
+``send_due`` is the one dispatch rule of matches, for seasons, ladders and scrimmages alike:
+at most ``window`` queued or playing; a pending match is sent again only when its message
+is believed lost (sent ``resend_after_s`` ago and not started), a running one once its lease
+ran out (its worker died).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Iterable, Protocol
+
+#: a pending match sent this long ago and not started is sent again (its message was lost);
+#: longer than a message waits behind others in a fair lane
+RESEND_S = 600.0
+
+
+class Lane(enum.Enum):
+    """Where a kind of work waits for a worker (its Celery queue)."""
+    SEASONS = "arena"
+    """Matches of seasons (the queue's name is the one workers always read)."""
+    LADDERS = "arena.ladder"
+    """Matches of ladders."""
+    SCRIMMAGES = "arena.scrimmage"
+    """Matches of scrimmages."""
+    INTAKE = "arena.intake"
+    """Builds and checks of uploaded versions, and scrimmages' openings."""
+
+    @property
+    def queue(self) -> str:
+        return self.value
+
+
+#: the lanes a worker's match slots take from, in turn
+MATCH_LANES = (Lane.SEASONS, Lane.LADDERS, Lane.SCRIMMAGES)
+
+
+class Task(enum.Enum):
+    """What a worker does with one id."""
+    PLAY_MATCH = "arena.play_match"
+    """Play and store one match."""
+    CHECK_VERSION = "arena.check_version"
+    """Build and smoke-check one uploaded version."""
+    OPEN_SCRIMMAGE = "arena.open_scrimmage"
+    """Open a scrimmage's season (builds what it plays)."""
+
+
+class Sender(Protocol):
+    """Puts one task on a lane; False (with ``error`` said) when it could not."""
+    error: str | None
+
+    def send(self, task: Task, arg, lane: Lane) -> bool: ...
+
+    def intake_slots(self) -> int:
+        """The intake lane's slots it knows of (the builds worth sending at once)."""
+
+
+#: how a worker's intake lane is named (``arena worker``: its Celery node NAME-intake@HOST)
+INTAKE_NODE = "-intake@"
+
+
+class BrokerSender:
+    """Tasks through the broker to the workers (``arena worker``)."""
+
+    def __init__(self, broker: str) -> None:
+        from scheduler.celery_app import make_app
+        self.broker, self.app, self.error = broker, make_app(broker), None
+        self._slots: tuple[float, int] = (0.0, 0)
+
+    def intake_slots(self) -> int:
+        """The intake slots of the live workers, from their heartbeats (looked up at most
+        every ten seconds); 0 when none is heard of."""
+        import time
+        at, n = self._slots
+        if time.monotonic() - at > 10:
+            from scheduler.workers import list_workers
+            try:
+                n = sum(w["concurrency"] for w in list_workers(self.broker)
+                        if INTAKE_NODE in w["node"] and w["alive"] and w["state"] == "running")
+            except Exception:  # the broker is down: the send says so
+                n = 0
+            self._slots = (time.monotonic(), n)
+        return n
+
+    def send(self, task: Task, arg, lane: Lane) -> bool:
+        from kombu.exceptions import OperationalError
+        try:
+            self.app.send_task(task.value, args=[arg], queue=lane.queue, retry=False)
+        except OperationalError as e:  # the broker is down or restarting: sent again later
+            self.error = f"broker unreachable ({e})"
+            return False
+        self.error = None
+        return True
+
+
+class LocalSender:
+    """Tasks into process pools of this machine, one pool per kind of slot: ``match_slots``
+    processes for the match lanes (taken in the order sent, each lane bounded by its
+    ``window``) and ``intake_slots`` for the intake; each task is ``run(store_url, task name,
+    id, lease_s)`` in a pool process (``scheduler.intake.run_here``: what a worker would do).
+    A task already waiting or running here is not sent twice. ``close`` ends the pools."""
+
+    def __init__(self, store_url: str, run, *, match_slots: int = 1, intake_slots: int = 1,
+                 lease_s: float = 120.0, out=sys.stderr) -> None:
+        import multiprocessing
+        ctx = multiprocessing.get_context("spawn")
+        self.store_url, self.run, self.lease_s, self.out = store_url, run, lease_s, out
+        self.error = None
+        self.pools = {"match": ProcessPoolExecutor(max_workers=match_slots, mp_context=ctx),
+                      "intake": ProcessPoolExecutor(max_workers=intake_slots, mp_context=ctx)}
+        self._intake_slots = intake_slots
+        self._in_play: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def send(self, task: Task, arg, lane: Lane) -> bool:
+        key = (task.value, str(arg))
+        with self._lock:
+            if key in self._in_play:
+                return True
+            self._in_play.add(key)
+        pool = self.pools["intake" if lane is Lane.INTAKE else "match"]
+        future = pool.submit(self.run, self.store_url, task.value, arg, self.lease_s)
+        future.add_done_callback(lambda f: self._done(key, f))
+        return True
+
+    def _done(self, key: tuple[str, str], future: Future) -> None:
+        with self._lock:
+            self._in_play.discard(key)
+        if not future.cancelled() and future.exception() is not None:
+            print(f"arena: {key[0]} {key[1]} failed here: {future.exception()!r}; it is "
+                  "sent again later", file=self.out, flush=True)
+
+    def intake_slots(self) -> int:
+        return self._intake_slots
+
+    def busy(self) -> int:
+        with self._lock:
+            return len(self._in_play)
+
+    def close(self, wait: bool = True) -> None:
+        for pool in self.pools.values():
+            pool.shutdown(wait=wait, cancel_futures=True)
+
+
+def send_due(store, season: str, sender: Sender, lane: Lane, *, window: int,
+             lease_s: float, resend_after_s: float = RESEND_S) -> int | None:
+    """Send ``season``'s due matches on ``lane``, keeping at most ``window`` queued or
+    playing: pending ones never sent (or sent ``resend_after_s`` ago and still not started:
+    the message was lost), and running ones whose lease ran out (their worker died). Returns
+    how many were sent, None when the sender failed (the rest are sent on a later call)."""
+    c = store.counts(season)
+    room = max(0, window - c["running"] - store.queued(season, resend_after_s))
+    due = store.due(season, resend_after_s, limit=room, lost_after_s=lease_s)
+    for i, match_id in enumerate(due):
+        if not sender.send(Task.PLAY_MATCH, match_id, lane):
+            store.unmark(due[i:])
+            return None
+    return len(due)
+
+
+def intake_order(queue: Iterable[dict], window: int) -> list[int]:
+    """Which queued versions to send to the intake lane now, authors taking turns: at most
+    ``window`` versions sent and not finished (``sent``: sent and still queued, or being built
+    or checked) at once; among those waiting, the author with the fewest in the lane goes
+    first (then the oldest upload), so one author's slow builds hold back another's by at most
+    one build. ``queue``: rows with ``version_id``, ``author``, ``state``, ``sent`` (bool),
+    oldest first."""
+    rows = list(queue)
+    in_lane: dict[str | None, int] = {}
+    for r in rows:
+        if r["state"] != "queued" or r["sent"]:
+            in_lane[r["author"]] = in_lane.get(r["author"], 0) + 1
+    room = window - sum(in_lane.values())
+    waiting = [r for r in rows if r["state"] == "queued" and not r["sent"]]
+    chosen: list[int] = []
+    while room > 0 and waiting:
+        pick = min(waiting, key=lambda r: (in_lane.get(r["author"], 0), r["version_id"]))
+        waiting.remove(pick)
+        chosen.append(pick["version_id"])
+        in_lane[pick["author"]] = in_lane.get(pick["author"], 0) + 1
+        room -= 1
+    return chosen
+
+
+def ahead_in_intake(queue: Iterable[dict], version_id: int) -> dict[str, int]:
+    """What queued version ``version_id`` waits behind at the intake, by state: those being
+    built or checked, and the queued ones that go first (sent already, or before it in the
+    authors' turns of ``intake_order``)."""
+    rows = list(queue)
+    ahead = {"queued": 0, "building": 0, "checking": 0}
+    for r in rows:
+        if r["state"] in ("building", "checking"):
+            ahead[r["state"]] += 1
+        elif r["sent"] and r["version_id"] != version_id:
+            ahead["queued"] += 1
+    order = intake_order(rows, len(rows) + sum(ahead.values()))
+    if version_id in order:
+        ahead["queued"] += order.index(version_id)
+    return ahead
