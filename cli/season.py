@@ -231,16 +231,12 @@ def start_lane(cmd: list[str], env: dict) -> None:
     """Start ``cmd`` (the intake lane's Celery worker) as a child that gets SIGTERM when this
     process ends: this process becomes the match lanes' worker by exec, and its end (a warm
     shutdown, a kill) ends the intake lane too."""
-    import signal
+    import functools
     import subprocess
-    parent = os.getpid()
 
-    def die_with_parent() -> None:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:  # it ended before the line above
-            os._exit(0)
-    subprocess.Popen(cmd, env=env, preexec_fn=die_with_parent, close_fds=True)
+    from scheduler.dispatch import die_with_parent
+    subprocess.Popen(cmd, env=env, preexec_fn=functools.partial(die_with_parent, os.getpid()),
+                     close_fds=True)
 
 
 def cmd_sweep(args) -> int:

@@ -67,7 +67,7 @@ def cmd_serve(args) -> int:
     finally:
         dispatcher.stop()
         if local is not None:
-            local.close(wait=False)
+            local.close()
     return 0
 
 

@@ -111,6 +111,17 @@ class BrokerSender:
         return True
 
 
+def die_with_parent(parent: int) -> None:
+    """In a child process: SIGTERM when its parent ends (Linux's PR_SET_PDEATHSIG), however
+    it ends, a kill included; at once if it already has."""
+    import ctypes
+    import os
+    import signal
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(0)
+
+
 class LocalSender:
     """Tasks into process pools of this machine, one pool per kind of slot: ``match_slots``
     processes for the match lanes (taken in the order sent, each lane bounded by its
@@ -124,8 +135,11 @@ class LocalSender:
         ctx = multiprocessing.get_context("spawn")
         self.store_url, self.run, self.lease_s, self.out = store_url, run, lease_s, out
         self.error = None
-        self.pools = {"match": ProcessPoolExecutor(max_workers=match_slots, mp_context=ctx),
-                      "intake": ProcessPoolExecutor(max_workers=intake_slots, mp_context=ctx)}
+        import os
+        ends_with_us = {"mp_context": ctx, "initializer": die_with_parent,
+                        "initargs": (os.getpid(),)}  # however this process ends
+        self.pools = {"match": ProcessPoolExecutor(max_workers=match_slots, **ends_with_us),
+                      "intake": ProcessPoolExecutor(max_workers=intake_slots, **ends_with_us)}
         self._intake_slots = intake_slots
         self._in_play: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
@@ -155,9 +169,16 @@ class LocalSender:
         with self._lock:
             return len(self._in_play)
 
-    def close(self, wait: bool = True) -> None:
+    def close(self) -> None:
+        """End the pools and their processes now: a match in play here is played again once
+        its lease runs out, a version being built is sent again (as a killed worker's)."""
         for pool in self.pools.values():
-            pool.shutdown(wait=wait, cancel_futures=True)
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for p in processes:
+                p.terminate()
+            for p in processes:
+                p.join(10)
 
 
 def send_due(store, season: str, sender: Sender, lane: Lane, *, window: int,

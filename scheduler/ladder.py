@@ -144,7 +144,8 @@ class LadderRun:
         if not self.season.open_entry:
             return []
         from scheduler.pinning import pin_joining
-        want = playable_versions(self.store, self.active_versions, self.bots_per_author)
+        r = roster(self.store, self.active_versions, self.bots_per_author)
+        want = list(r.playing)
         have = {e["bot"]: e for e in self.store.ladder_entries(self.season.name)}
         new = [ref for ref in want if ref not in have]
         for bot, e in have.items():
@@ -152,9 +153,13 @@ class LadderRun:
                     bot not in {b.name for b in self.season.bots if b.ref is None}:
                 self.store.retire_from_ladder(self.season.name, bot)
                 self.model.retire(bot)
-                print(f"ladder {self.season.name}: {bot} retired (a newer version of its bot "
-                      "plays, its author's cap of bots is reached, or it was withdrawn)",
+                print(f"ladder {self.season.name}: {bot} {r.why_out.get(bot, 'withdrawn')}",
                       file=self.out, flush=True)
+            elif e["retired_at"] is not None and bot in want and bot in self.model.entrants:
+                self.store.rejoin_ladder(self.season.name, bot)  # its newer one withdrawn
+                self.model.entrants[bot].active = True
+                print(f"ladder {self.season.name}: {bot} plays again", file=self.out,
+                      flush=True)
         if not new:
             return []
         joining = pin_joining(self.store, new, f"ladder {self.season.name}")

@@ -157,3 +157,32 @@ def test_what_a_queued_version_waits_behind_follows_the_turns():
     # a version already sent to the broker goes before every unsent one
     queue[2] = _row(3, "bob", sent=True)
     assert ahead_in_intake(queue, 4) == {"queued": 1, "building": 1, "checking": 0}
+
+
+def test_a_retired_version_plays_again_when_its_newer_one_is_withdrawn(tmp_path):
+    from scheduler.ladder import LadderRun
+    from scheduler.league import open_season
+    from scheduler.registry.submissions import submit
+    from scheduler.season import load_season
+    from scheduler.store import open_store
+    store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
+    submit(store, _version(tmp_path, "house"))
+    submit(store, _version(tmp_path, "v", "1.0.0"))
+    path = tmp_path / "again.toml"
+    path.write_text('name = "again"\nformat = "ladder"\nvariant = "two-deck-fry"\n'
+                    'bots = "every ready version"\n')
+    season = load_season(path)
+    open_season(season, store, workdir=tmp_path / "w", check=False)
+    runner = LadderRun(store, season, seed=1)
+
+    def playing() -> set[str]:
+        return {e["bot"] for e in store.ladder_entries("again") if e["retired_at"] is None}
+    runner.admit()
+    assert playing() == {"house@1.0.0", "v@1.0.0"}
+    newer = submit(store, _version(tmp_path, "v", "1.0.1"))
+    runner.admit()
+    assert playing() == {"house@1.0.0", "v@1.0.1"}
+    store.withdraw_version(store.bot_version("v", "1.0.1").id, "withdrawn by the organiser")
+    runner.admit()
+    assert playing() == {"house@1.0.0", "v@1.0.0"}, newer
+    assert runner.model.entrants["v@1.0.0"].active

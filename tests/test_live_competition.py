@@ -251,5 +251,39 @@ def test_serve_with_no_broker_builds_and_checks_on_its_own(tmp_path):
                            "--wait", timeout=120)
         assert got.returncode == 0, got.stdout + got.stderr + c.logs["serve"].read_text()
         assert "ready" in got.stdout + got.stderr
+        # told to stop (SIGTERM to it alone, as a service manager does), it leaves nothing
+        serve = c.procs[0]
+        pool = _descendants(serve.pid)
+        assert pool, "the service built with no process of its own"
+        serve.terminate()
+        assert serve.wait(30) is not None
+        wait_for(lambda: not [p for p in pool if _alive(p)], 30,
+                 "the service's pool processes to end with it")
     finally:
         c.stop()
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

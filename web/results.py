@@ -76,10 +76,11 @@ def _rank(store, season: str, config: dict, bots: list[str], standings: dict) ->
         from scheduler.ladder import ladder_table
         table = ladder_table(store, season)
         at = next((i for i, v in enumerate(table) if v["bot"] in bots), None)
-        out["of"] = len(table)
+        out["of"] = sum(v["retired_at"] is None for v in table)  # the versions in it now
         if at is not None:
             v = table[at]
-            out.update(rank=at + 1 if v["pairs"] else None, rating=v["mu"], mu=v["mu"],
+            ranked = v["pairs"] and v["retired_at"] is None  # (retired ones: after all)
+            out.update(rank=at + 1 if ranked else None, rating=v["mu"], mu=v["mu"],
                        sigma=v["sigma"], low=v["low"], high=v["high"], pairs=v["pairs"],
                        retired=v["retired_at"] is not None)
     elif line is not None and line["matches"]:

@@ -41,6 +41,13 @@ class LadderRows:
                 ladder_entries.c.season == season, ladder_entries.c.bot == bot,
                 ladder_entries.c.retired_at.is_(None)).values(retired_at=time.time()))
 
+    def rejoin_ladder(self, season: str, bot: str) -> None:
+        """A retired entry plays again (its older version is the one to play once more)."""
+        with self.engine.begin() as c:
+            c.execute(update(ladder_entries).where(
+                ladder_entries.c.season == season, ladder_entries.c.bot == bot)
+                .values(retired_at=None))
+
     def ladder_entries(self, season: str) -> list[dict]:
         with self.engine.connect() as c:
             return [dict(r) for r in c.execute(select(ladder_entries).where(
