@@ -526,3 +526,28 @@ def test_in_a_browser_alice_follows_her_results_and_replays_a_record(league, ser
         finally:
             browser.close()
     assert errors == []
+
+
+def test_a_faulting_bots_log_tail_is_its_authors_alone(league):
+    """A fault's ``log_tail`` (the end of the bot's own output) reaches the bot's author and
+    the organiser, never another author nor an anonymous visitor, as its seat log does."""
+    from scheduler.store import compress
+    store = league.store
+    match_id = next(m for m in league.bob_only if store.match(m).season == "rr")
+    seat = list(store.match(match_id).seats).index("bob-bot")
+    marker = f"bob-tail-{secrets.token_hex(6)}"
+    record = dict(store.record(match_id), faults=[
+        {"seat": seat, "kind": "timeout", "reason": "no answer", "strikes": 1,
+         "log_tail": f"Traceback ...\n{marker}\n"}])
+    with store.engine.begin() as c:
+        c.exec_driver_sql("UPDATE records SET data = ? WHERE match_id = ?",
+                          (compress(record), match_id))
+    for who in (None, "alice"):
+        for path in (f"/api/matches/{match_id}", f"/matches/{match_id}"):
+            got = league.client(who).get(path)
+            assert got.status_code == 200, (who, path, got.status_code)
+            assert marker not in got.text, (who, path)
+    assert league.client("alice").get(f"/api/matches/{match_id}").json()["faults"][0][
+        "kind"] == "timeout"  # the fault itself stays public
+    for who in ("bob", "org"):
+        assert marker in league.client(who).get(f"/api/matches/{match_id}").text, who

@@ -283,7 +283,9 @@ def match_detail(store, match_id: str, *, hidden_seasons=(), log_seats=None) -> 
     if record:
         from referee.match.matchfile import MatchFile
         match = MatchFile.from_dict(record, match_id)  # one that does not read back: an error
-        out["faults"] = [f.to_dict() for f in match.faults]
+        out["faults"] = [f.to_dict() if log_seats is None or f.seat in log_seats
+                         else {**f.to_dict(), "log_tail": None}  # a bot's output: its author's
+                         for f in match.faults]
         logs = record.get("bot_logs") or {}
         out["logs"] = {str(s): logs[str(s)][-LOG_TAIL:]
                        for s in sorted({f.seat for f in match.faults}) if logs.get(str(s))
