@@ -551,3 +551,19 @@ def test_a_faulting_bots_log_tail_is_its_authors_alone(league):
         "kind"] == "timeout"  # the fault itself stays public
     for who in ("bob", "org"):
         assert marker in league.client(who).get(f"/api/matches/{match_id}").text, who
+
+
+def test_a_sealed_match_shows_no_result_in_the_lists(league):
+    """While a pair's mirror is unplayed, the match list gives its first match's status and
+    nothing of its result (net, score, faults, forfeit, duration), to anyone."""
+    for who in (None, "bob", "org"):
+        page = league.client(who).get("/api/matches?season=ld&limit=200").json()
+        row = next(m for m in page["matches"] if m["id"] == league.sealed)
+        assert row["sealed"] and row["status"] == "done", row
+        assert all(row[k] is None for k in ("net", "score", "faults", "forfeit_team",
+                                            "duration_s")), row
+        html = league.client(who).get("/matches?season=ld").text
+        assert "sealed until its mirror is played" in html
+    played = [m for m in league.client().get("/api/matches?season=rr&limit=200").json()[
+        "matches"]]
+    assert played and all(m["net"] is not None and not m["sealed"] for m in played)

@@ -75,6 +75,7 @@ class MatchRow(BaseModel):
     forfeit_team: int | None = None
     duration_s: float | None = None
     error: str | None = None
+    sealed: bool = False
 
 
 class MatchPage(BaseModel):
@@ -204,14 +205,15 @@ def progress(store, name: str) -> dict:
 RESULT_FIELDS = ("net", "score", "faults", "forfeit_team", "duration_s")
 
 
-def _match_row(r) -> dict:
+def _match_row(r, sealed: bool = False) -> dict:
     """A match's line (a ``MatchResultRow``), its result's numbers once it has one (None
-    before: a pending or running match)."""
+    before: a pending or running match; None while ``sealed``: its result tells of cards
+    not yet played by its mirror)."""
     out = {"id": r.id, "season": r.season, "ordinal": r.ordinal, "pairing": r.pairing,
            "mirror": bool(r.mirror), "seats": list(r.seats), "status": r.status,
            "attempts": r.attempts, **dict.fromkeys(RESULT_FIELDS),
-           "error": r.error.splitlines()[0][:300] if r.error else None}
-    if r.played:
+           "error": r.error.splitlines()[0][:300] if r.error else None, "sealed": sealed}
+    if r.played and not sealed:
         s = r.summary
         out.update(net=list(s.net), score=list(s.score), faults=s.faults,
                    forfeit_team=s.forfeit_team, duration_s=r.duration_s)
@@ -246,8 +248,9 @@ def match_list(store, *, season: str | None = None, bot: str | None = None,
         record_has=None if fault_kind is None else (
             lambda match_id: _has_fault_kind(store, match_id, fault_kind)),
         limit=limit, offset=offset, hidden=hidden_seasons)
+    sealed = store.sealed_among([r for r in page.rows if r.played])
     return {"total": page.total, "limit": limit, "offset": offset,
-            "matches": [_match_row(r) for r in page.rows]}
+            "matches": [_match_row(r, r.id in sealed) for r in page.rows]}
 
 
 def _timings(record: dict) -> list[dict]:
