@@ -567,3 +567,21 @@ def test_a_sealed_match_shows_no_result_in_the_lists(league):
     played = [m for m in league.client().get("/api/matches?season=rr&limit=200").json()[
         "matches"]]
     assert played and all(m["net"] is not None and not m["sealed"] for m in played)
+
+
+def test_no_other_site_can_log_a_visitor_in(league):
+    """Login CSRF: a form posted from another site (its Origin, or else its Referer) is
+    refused and sets no session; the service's own form, and a client naming no origin, log
+    in."""
+    token = league.tokens["bob"]
+    for header in ({"Origin": "https://evil.example"}, {"Referer": "https://evil.example/x"},
+                   {"Origin": "null"}):
+        got = TestClient(league.app).post("/login", data={"token": token}, headers=header,
+                                          follow_redirects=False)
+        assert got.status_code == 403, (header, got.status_code)
+        assert "session" not in got.headers.get("set-cookie", "").lower(), header
+    for header in ({"Origin": "http://testserver"}, {"Referer": "http://testserver/login"},
+                   {}):
+        got = TestClient(league.app).post("/login", data={"token": token}, headers=header,
+                                          follow_redirects=False)
+        assert got.status_code == 303 and got.headers.get("set-cookie"), header

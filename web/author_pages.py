@@ -84,9 +84,23 @@ def login_page(request: Request, next: str = Query("/me", max_length=500)):
     return _render(request, "login.html", next=local_path(next))
 
 
+def _same_origin(request: Request) -> None:
+    """Login CSRF: a browser's form post from another site names that site in ``Origin`` (or
+    at least ``Referer``): refused, so that no page elsewhere can log a visitor in as someone
+    else. A post naming no origin at all is no browser's cross-site form."""
+    from urllib.parse import urlsplit
+    said = request.headers.get("origin") or request.headers.get("referer")
+    if not said:
+        return
+    host = urlsplit("//" + request.headers.get("host", "")).hostname or ""
+    if said == "null" or (urlsplit(said).hostname or "") != host:  # (a proxy may drop the port)
+        raise Refused(403, "login: a form from another site (its Origin is not this service)")
+
+
 @router.post("/login")
 async def login(request: Request):
     store, config = request.app.state.store, request.app.state.service
+    _same_origin(request)
     form = await _form(request, config.limits.body_bytes)
     token = form.get("token")
     if not isinstance(token, str) or not token.strip():
