@@ -60,20 +60,15 @@ def roster(store, active_versions: int, bots_per_author: int = 0) -> Roster:
     for author, bots in per_author.items():
         bots.sort(key=lambda b: b[0], reverse=True)
         cap = len(bots) if author is None or bots_per_author == 0 else bots_per_author
-        for _, key, newest in bots[:cap]:
+        for _, _, newest in bots[:cap]:
             playing += [f"{r.name}@{r.version}" for r in newest]
-        for _, key, newest in bots[cap:]:
+        for _, _, newest in bots[cap:]:
             for r in newest:
                 why[f"{r.name}@{r.version}"] = (
                     f"out: {author} has {len(bots)} bots ready and the ladder takes "
                     f"{bots_per_author} of each author (bots_per_author), the most recently "
                     "updated first")
     return Roster(tuple(playing), why)
-
-
-def playable_versions(store, active_versions: int, bots_per_author: int = 0) -> list[str]:
-    """The refs that play in an open ladder (``roster``)."""
-    return list(roster(store, active_versions, bots_per_author).playing)
 
 
 #: a resting ladder looks for new versions and results this often (seconds)
@@ -314,17 +309,27 @@ def ladder_history(store, season: str) -> list[dict]:
     return out
 
 
-def ladder_status(store, season: str, ref: str) -> str | None:
-    """Where version ``ref`` stands in open ladder ``season``, for its author: playing, in
-    placement (k of N pairs), waiting to join, or why it is out (``roster``); None when it
-    is not ready or the ladder takes no versions as they come."""
-    row = store.season(season)
-    cfg = (row.config or {}).get("ladder") if row else None
-    if not cfg or not cfg.get("open_entry") or store.cancelled(season):
-        return None
-    cfg = {**LADDER_DEFAULTS, **cfg}
-    r = roster(store, cfg["active_versions"], cfg["bots_per_author"])
-    entry = next((e for e in ladder_table(store, season) if e["bot"] == ref), None)
+def ladder_places(store, refs) -> dict[str, list[dict]]:
+    """Where each version of ``refs`` stands in every open ladder, for its author: playing,
+    in placement (k of N pairs), waiting to join, or why it is out (``roster``); a ladder
+    that does not name it is left out. One roster and one table a ladder."""
+    out: dict[str, list[dict]] = {ref: [] for ref in refs}
+    for season in store.season_names():
+        row = store.season(season)
+        cfg = (row.config or {}).get("ladder") if row else None
+        if not cfg or not cfg.get("open_entry") or store.cancelled(season):
+            continue
+        cfg = {**LADDER_DEFAULTS, **cfg}
+        r = roster(store, cfg["active_versions"], cfg["bots_per_author"])
+        table = {e["bot"]: e for e in ladder_table(store, season)}
+        for ref in out:
+            status = _place(ref, cfg, r, table.get(ref))
+            if status is not None:
+                out[ref].append({"season": season, "status": status})
+    return out
+
+
+def _place(ref: str, cfg: dict, r: Roster, entry: dict | None) -> str | None:
     if entry is not None and entry["retired_at"] is None:
         if entry["pairs"] < cfg["placement_pairs"]:
             return f"placement: {entry['pairs']} of {cfg['placement_pairs']} pairs played"

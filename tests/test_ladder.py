@@ -166,7 +166,7 @@ def _pages_while_it_runs(db: str, store) -> None:
 def test_each_authors_newest_ready_versions_play_and_older_ones_retire(tmp_path):
     """``active_versions``: an author's newest ready versions enter; a newer one retires the
     oldest (its entry and history kept); queued, refused and withdrawn versions never enter."""
-    from scheduler.ladder import playable_versions
+    from scheduler.ladder import roster
     from scheduler.registry.owners import add_author
     store = open_store(f"sqlite:///{tmp_path / 'l.db'}")
     for who in ("alice", "bob"):
@@ -174,7 +174,7 @@ def test_each_authors_newest_ready_versions_play_and_older_ones_retire(tmp_path)
     submit(store, _version(tmp_path, "house"))                      # the organiser's
     submit(store, _version(tmp_path, "alice-bot"), author="alice", state="ready")
     b1 = submit(store, _version(tmp_path / "b", "bob-bot"), author="bob", state="queued")
-    assert sorted(playable_versions(store, 1)) == ["alice-bot@1.0.0", "house@1.0.0"]
+    assert sorted(roster(store, 1).playing) == ["alice-bot@1.0.0", "house@1.0.0"]
     season = load_season(_ladder_file(tmp_path, "ladder-r"))
     open_season(season, store, workdir=tmp_path / "w")
     runner = LadderRun(store, season, seed=1)

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 
+from scheduler.ladder import ladder_places
 from scheduler.registry.archives import size_text
 from web import results, scrimmages, service
 from web.service import SESSION_COOKIE, SESSION_S, Refused, Viewer, page_viewer
@@ -144,8 +145,7 @@ def _me_page(request: Request, who: Viewer, code: int = 200, headers=None,
                  or (st["state"] == "ready" and st["withdrawn_at"] is None)]
     played = [(v, results.version_results(request, who, v["name"], v["version"], limit=ON_ME))
               for v in mine if v["seasons"]]
-    ladders = {f"{v['name']}@{v['version']}": results.ladder_statuses(
-        store, f"{v['name']}@{v['version']}") for v in ready_mine}
+    ladders = ladder_places(store, [f"{v['name']}@{v['version']}" for v in ready_mine])
     return _render(request, "me.html", code, headers, versions=mine, ready=ready_mine,
                    ladders=ladders,
                    played=[(v, r) for v, r in played if r["seasons"]],

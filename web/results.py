@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from fastapi.responses import Response
 
+from scheduler.ladder import ladder_places
 from scheduler.reports import bot_versions, sealed_reason
 from scheduler.stats.scores import TALLY_COLUMNS, match_tally
 from web.service import Refused, Viewer, own_seats, owned
@@ -115,19 +116,7 @@ def version_results(request, viewer: Viewer, name: str, version: str, *,
                                 "counts": store.seated_counts(s, bots),
                                 "rows": match_lines(store, page.rows, set(bots))}})
     return {"version": f"{name}@{version}", "seasons": out,
-            "ladders": ladder_statuses(store, f"{name}@{version}")}
-
-
-def ladder_statuses(store, ref: str) -> list[dict]:
-    """The version's place in each open ladder (``scheduler.ladder.ladder_status``): playing,
-    in placement, or why a ready version is not playing."""
-    from scheduler.ladder import ladder_status
-    out = []
-    for s in store.season_names():
-        status = ladder_status(store, s, ref)
-        if status is not None:
-            out.append({"season": s, "status": status})
-    return out
+            "ladders": ladder_places(store, [f"{name}@{version}"])[f"{name}@{version}"]}
 
 
 def record_file_name(match_id: str) -> str:
