@@ -214,7 +214,8 @@ def test_unpacking_counts_the_limit_as_it_goes(tmp_path):
                                                                  bytes(4 << 20))])
     with pytest.raises(RegistryError, match="big.tgz: zeros: the archive grows past"):
         archives.unpack_archive(big, tmp_path / "out", limit=256 * 1024)
-    assert (tmp_path / "out" / "zeros").stat().st_size <= 256 * 1024
+    zeros = tmp_path / "out" / "zeros"  # (a tar's stream is surveyed first: none written)
+    assert not zeros.exists() or zeros.stat().st_size <= 256 * 1024
     many = _tar_with(tmp_path / "many.tgz", [(_member(f"f{i}"), b"") for i in range(600)])
     with pytest.raises(RegistryError, match="many.tgz: f"):  # entries count too
         archives.unpack_archive(many, tmp_path / "out2", limit=256 * 1024)

@@ -25,8 +25,11 @@ command line or a list of them, run in order in a copy of the folder before the 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import shlex
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +42,27 @@ TIME_LIMIT_MAX = 60
 """The longest per-turn time limit (seconds) a Botzone bot's manifest may ask for."""
 MEMORY_LIMIT_MAX = 4096
 """The largest memory limit (MiB) a Botzone bot's manifest may ask for."""
+MANIFEST_SIZE_LIMIT = 64 << 10
+"""The largest manifest file, in bytes: refused from its size, before it is parsed."""
+MANIFEST_NESTING = 4
+"""The deepest a manifest may nest arrays and tables under its top level (``build =
+[["make"]]`` is 2): its brackets and braces are counted before it is parsed (a parser recurses
+once per level), and what it read is measured (dotted keys and table headers nest too). A line
+may hold at most ``4 * MANIFEST_NESTING`` dots outside strings and comments (a dotted key
+costs a parser the square of its parts)."""
+TEXT_LIMIT = 1024
+"""The longest ``name``, ``version``, folder of ``pythonpath`` and ``data``, in characters."""
+ARGUMENT_LIMIT = 32 << 10
+"""The longest argument of ``command`` or of a ``build`` step, in characters (a ``sh -c``
+script is one argument; the whole manifest is at most ``MANIFEST_SIZE_LIMIT`` bytes)."""
+DESCRIPTION_LIMIT = 2000
+"""The longest ``description`` (a paragraph), in characters."""
+ARGUMENTS_LIMIT = 64
+"""The most arguments of one command line (``command``, each step of ``build``)."""
+BUILD_STEPS_LIMIT = 16
+"""The most steps of ``build``."""
+PYTHONPATH_LIMIT = 16
+"""The most folders of ``pythonpath``."""
 
 
 class ManifestError(ValueError):
@@ -119,19 +143,100 @@ def changed_files(before: dict[str, str], now: dict[str, str], most: int = 8) ->
     return ", ".join(changes[:most]) + more
 
 
+def shown(value: object, limit: int = 200) -> str:
+    """A value for a message: its repr, cut at ``limit`` characters with its length."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+_SCAN = re.compile("|".join((
+    r'"{3}(?:[^\\]|\\[\s\S])*?"{3,5}',  # a multi-line basic string
+    r"'{3}[\s\S]*?'{3,5}",  # a multi-line literal string
+    r'"(?:[^"\\\n]|\\.)*"',  # a basic string
+    r"'[^'\n]*'",  # a literal string
+    r"#[^\n]*",  # a comment
+    r"[\[\]{}.\n]")))
+"""What of a TOML text tells its nesting: strings and comments (passed over whole), brackets,
+braces, dots and line ends."""
+
+
+def _nesting(text: str, most: int) -> str | None:
+    """What of ``text`` nests past ``most`` before it is parsed, at which line, with the
+    limit: arrays or tables deeper than ``most``, or a line of more than ``4 * most`` dots
+    (dotted keys, which cost a parser the square of their parts), outside strings and
+    comments; None: within bounds."""
+    depth = dots = 0
+    for m in _SCAN.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > most:
+                return (f"arrays or tables nested more than {most} deep at line "
+                        f"{text.count(chr(10), 0, m.start()) + 1}; the limit is {most}")
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        elif c == ".":
+            dots += 1
+            if dots > 4 * most:
+                return (f"more than {4 * most} dots (a dotted key's) at line "
+                        f"{text.count(chr(10), 0, m.start()) + 1}; the limit is {4 * most}")
+        elif c == "\n":
+            dots = 0
+    return None
+
+
+def _deepest(data: dict) -> int:
+    """How deep ``data``'s arrays and tables nest under its top-level table (no recursion)."""
+    deepest, pending = 0, [(v, 1) for v in data.values()]
+    while pending:
+        value, depth = pending.pop()
+        items = value.values() if isinstance(value, dict) else \
+            value if isinstance(value, list) else None
+        if items is not None:
+            deepest = max(deepest, depth)
+            pending.extend((v, depth + 1) for v in items)
+    return deepest
+
+
 def read_toml(path: Path, what: str, fields: set[str], required: tuple[str, ...],
-              error: type[ValueError]) -> dict:
+              error: type[ValueError], *, size_limit: int | None = None,
+              nesting: int | None = None) -> dict:
     """A TOML file's top-level table, with only known fields and every required one; ``error``
-    names the file and the field otherwise."""
+    names the file and the field otherwise, and the limit for a file of more than
+    ``size_limit`` bytes (refused before it is parsed) or nesting deeper than ``nesting``
+    (``MANIFEST_NESTING``)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as f:
+            raw = f.read() if size_limit is None else f.read(size_limit + 1)
+            size = max(len(raw), os.fstat(f.fileno()).st_size)
     except FileNotFoundError:
         raise error(f"{path}: no such {what} file") from None
+    except OSError as e:
+        raise error(f"{path}: the {what} file cannot be read ({e.strerror})") from None
+    if size_limit is not None and len(raw) > size_limit:
+        raise error(f"{path}: the {what} file is {size} bytes; the limit is {size_limit} "
+                    "bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not UTF-8 (byte {e.start})") from None
+    where = _nesting(text, nesting) if nesting is not None else None
+    if where is not None:
+        raise error(f"{path}: {where}")
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise error(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise error(f"{path}: arrays or tables nested too deep to read") from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        raise error(f"{path}: not valid TOML: an integer too long to read") from None
+    deepest = _deepest(data) if nesting is not None else 0
+    if nesting is not None and deepest > nesting:
+        raise error(f"{path}: arrays or tables nested {deepest} deep; the limit is {nesting}")
     unknown = set(data) - fields
     if unknown:
-        raise error(f"{path}: field {sorted(unknown)[0]!r}: unknown; expected one of "
+        raise error(f"{path}: field {shown(sorted(unknown)[0])}: unknown; expected one of "
                     f"{', '.join(sorted(fields))}")
     for f in required:
         if f not in data:
@@ -139,25 +244,51 @@ def read_toml(path: Path, what: str, fields: set[str], required: tuple[str, ...]
     return data
 
 
-def load_manifest(path: str | Path) -> Manifest:
-    """Read and check a manifest; errors name the file, the field and what was expected."""
+def read_manifest(path: str | Path) -> tuple[Path, dict]:
+    """A manifest file (``path``, or ``bot.toml`` in the folder ``path``) and its fields as
+    written: at most ``MANIFEST_SIZE_LIMIT`` bytes, nesting at most ``MANIFEST_NESTING`` deep,
+    only known fields and every required one (``ManifestError`` otherwise)."""
     path = Path(path)
     if path.is_dir():
         path = path / "bot.toml"
-    data = read_toml(path, "manifest", _FIELDS, ("name", "version", "command"), ManifestError)
+    return path, read_toml(path, "manifest", _FIELDS, ("name", "version", "command"),
+                           ManifestError, size_limit=MANIFEST_SIZE_LIMIT,
+                           nesting=MANIFEST_NESTING)
+
+
+def oversized(where: object, size: int) -> str:
+    """The refusal of a manifest file of ``size`` bytes, over ``MANIFEST_SIZE_LIMIT``."""
+    return (f"{where}: the manifest file is {size} bytes; the limit is {MANIFEST_SIZE_LIMIT} "
+            f"bytes (its description at most {DESCRIPTION_LIMIT} characters)")
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    """Read and check a manifest; errors name the file, the field and what was expected."""
+    return manifest_of(*read_manifest(path))
+
+
+def manifest_of(path: Path, data: dict) -> Manifest:
+    """The manifest at ``path`` whose fields (``read_manifest``) are ``data``, checked: every
+    field of its type and within its bounds; errors name the file, the field and what was
+    expected, or the limit."""
     if not isinstance(data["name"], str) or not data["name"].strip():
         raise ManifestError(f"{path}: field 'name': expected a non-empty string")
+    _within(path, "'name'", data["name"])
     if not isinstance(data["version"], str):
         raise ManifestError(f"{path}: field 'version': expected a string such as \"1.0.0\"")
-    command = data["command"]
-    if isinstance(command, str):
-        command = shlex.split(command)
-    if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
+    _within(path, "'version'", data["version"])
+    description = data.get("description")
+    if description is not None and not isinstance(description, str):
+        raise ManifestError(f"{path}: field 'description': expected a string (a paragraph)")
+    if description is not None:
+        _within(path, "'description'", description, DESCRIPTION_LIMIT)
+    command = command_line(data["command"], f"{path}: field 'command'")
+    if command is None:
         raise ManifestError(f"{path}: field 'command': expected a list of strings, e.g. "
                             "[\"python3\", \"bot.py\"]")
     protocol = data.get("protocol", "grpc")
     if protocol not in PROTOCOLS:
-        raise ManifestError(f"{path}: field 'protocol' = {protocol!r}: expected one of "
+        raise ManifestError(f"{path}: field 'protocol' = {shown(protocol)}: expected one of "
                             f"{', '.join(PROTOCOLS)}")
     folder = path.parent.resolve()
     return Manifest(data["name"], data["version"], tuple(command), protocol, folder,
@@ -167,6 +298,43 @@ def load_manifest(path: str | Path) -> Manifest:
                     memory_limit=_memory_limit(path, protocol, data.get("memory_limit")),
                     data=_data_folder(path, protocol, folder, data.get("data")),
                     runtime=_runtime(path, data.get("runtime")))
+
+
+def _within(where: object, field: str, text: str, limit: int = TEXT_LIMIT) -> None:
+    """``text`` (the manifest's ``field``) at most ``limit`` characters."""
+    if len(text) > limit:
+        raise ManifestError(f"{where}: field {field} is {len(text)} characters; the limit is "
+                            f"{limit}")
+
+
+def command_line(value, where: str) -> list[str] | None:
+    """A command line as a manifest writes it: a list of strings, or one string split like a
+    shell would; at most ``ARGUMENTS_LIMIT`` arguments of at most ``ARGUMENT_LIMIT`` characters
+    each (``ManifestError`` naming ``where``, the field, past them). None: neither form."""
+    if isinstance(value, str):  # (at most MANIFEST_SIZE_LIMIT bytes, as the file is)
+        try:
+            value = shlex.split(value)
+        except ValueError as e:  # an unclosed quote, a trailing escape
+            raise ManifestError(f"{where} = {shown(value)}: cannot be split into arguments "
+                                f"({e})") from None
+    if not (isinstance(value, list) and value and all(isinstance(a, str) for a in value)):
+        return None
+    if len(value) > ARGUMENTS_LIMIT:
+        raise ManifestError(f"{where}: {len(value)} arguments; the limit is {ARGUMENTS_LIMIT}")
+    for i, arg in enumerate(value):
+        if len(arg) > ARGUMENT_LIMIT:
+            raise ManifestError(f"{where}[{i}] is {len(arg)} characters; the limit is "
+                                f"{ARGUMENT_LIMIT}")
+    return value
+
+
+def _folder_text(path: Path, field: str, value: str) -> None:
+    """A folder as the manifest's ``field`` names it: within ``TEXT_LIMIT``, no control
+    character (a NUL is no path)."""
+    _within(path, field, value)
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        raise ManifestError(f"{path}: field {field} = {shown(value)}: a folder with a control "
+                            "character")
 
 
 def _botzone_only(path: Path, protocol: str, name: str) -> None:
@@ -183,9 +351,9 @@ def _time_limit(path: Path, protocol: str, value) -> float | None:
     if not (isinstance(value, (int, float)) and not isinstance(value, bool)
             and 0 < value <= TIME_LIMIT_MAX):
         raise ManifestError(
-            f"{path}: field 'time_limit' = {value!r}: expected Botzone's time limit per turn in "
-            f"seconds, a number above 0 and at most {TIME_LIMIT_MAX} (such as 1 for a compiled "
-            "bot, 6 for a Python one)")
+            f"{path}: field 'time_limit' = {shown(value)}: expected Botzone's time limit per "
+            f"turn in seconds, a number above 0 and at most {TIME_LIMIT_MAX} (such as 1 for a "
+            "compiled bot, 6 for a Python one)")
     return float(value)
 
 
@@ -197,8 +365,8 @@ def _memory_limit(path: Path, protocol: str, value) -> int | None:
     if not (isinstance(value, int) and not isinstance(value, bool)
             and 16 <= value <= MEMORY_LIMIT_MAX):
         raise ManifestError(
-            f"{path}: field 'memory_limit' = {value!r}: expected Botzone's memory limit in MiB, "
-            f"a whole number from 16 to {MEMORY_LIMIT_MAX} (Botzone's usual one is 256)")
+            f"{path}: field 'memory_limit' = {shown(value)}: expected Botzone's memory limit in "
+            f"MiB, a whole number from 16 to {MEMORY_LIMIT_MAX} (Botzone's usual one is 256)")
     return value
 
 
@@ -207,12 +375,15 @@ def _data_folder(path: Path, protocol: str, folder: Path, value) -> str | None:
     if value is None:
         return None
     _botzone_only(path, protocol, "data")
+    if isinstance(value, str):
+        _folder_text(path, "'data'", value)
     where = (folder / value).resolve() if isinstance(value, str) and value else None
     if where is None or not (where == folder or folder in where.parents):
-        raise ManifestError(f"{path}: field 'data' = {value!r}: expected a folder inside the "
-                            "bot's own, relative to the manifest's, such as \"data\"")
-    if not where.is_dir():
-        raise ManifestError(f"{path}: field 'data' = {value!r}: no such folder ({where})")
+        raise ManifestError(f"{path}: field 'data' = {shown(value)}: expected a folder inside "
+                            "the bot's own, relative to the manifest's, such as \"data\"")
+    if not os.path.isdir(where):  # (False for a name too long too)
+        raise ManifestError(f"{path}: field 'data' = {shown(value)}: no such folder in the "
+                            "bot's")
     return value
 
 
@@ -221,7 +392,7 @@ def _runtime(path: Path, value) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or value not in RUNTIMES:
-        raise ManifestError(f"{path}: field 'runtime' = {value!r}: expected one of "
+        raise ManifestError(f"{path}: field 'runtime' = {shown(value)}: expected one of "
                             f"{', '.join(RUNTIMES)} (docs/languages.md), or no field: the "
                             "arena infers it from the command's program")
     return value
@@ -239,27 +410,40 @@ def build_steps(value, where: str) -> tuple[tuple[str, ...], ...]:
         value = [value]
     if not isinstance(value, list):
         raise ManifestError(f"{where}: field 'build': {expected}")
+    if len(value) > BUILD_STEPS_LIMIT:
+        raise ManifestError(f"{where}: field 'build': {len(value)} steps; the limit is "
+                            f"{BUILD_STEPS_LIMIT}")
     steps = []
     for i, step in enumerate(value):
-        if isinstance(step, str):
-            step = shlex.split(step)
-        if not (isinstance(step, list) and step and all(isinstance(a, str) for a in step)
-                and step[0]):
-            raise ManifestError(f"{where}: field 'build'[{i}] = {step!r}: {expected}")
-        steps.append(tuple(step))
+        line = command_line(step, f"{where}: field 'build'[{i}]")
+        if line is None or not line[0]:
+            raise ManifestError(f"{where}: field 'build'[{i}] = {shown(step)}: {expected}")
+        steps.append(tuple(line))
     return tuple(steps)
 
 
-def _pythonpath(path: Path, folder: Path, entries) -> tuple[Path, ...]:
+def pythonpath_entries(path: Path, entries) -> list[str]:
+    """A manifest's ``pythonpath`` as written: a list of at most ``PYTHONPATH_LIMIT`` folders,
+    each a string within ``TEXT_LIMIT`` and without control characters."""
     if not (isinstance(entries, list) and all(isinstance(e, str) and e for e in entries)):
         raise ManifestError(f"{path}: field 'pythonpath': expected a list of folders relative "
                             "to the manifest's, e.g. [\"..\"]")
+    if len(entries) > PYTHONPATH_LIMIT:
+        raise ManifestError(f"{path}: field 'pythonpath': {len(entries)} folders; the limit "
+                            f"is {PYTHONPATH_LIMIT}")
+    for i, entry in enumerate(entries):
+        _folder_text(path, f"'pythonpath'[{i}]", entry)
+    return entries
+
+
+def _pythonpath(path: Path, folder: Path, entries) -> tuple[Path, ...]:
+    entries = pythonpath_entries(path, entries)
     out = []
     for i, entry in enumerate(entries):
         where = (folder / entry).resolve()
-        if not where.is_dir():
-            raise ManifestError(f"{path}: field 'pythonpath'[{i}] = {entry!r}: no such folder "
-                                f"({where})")
+        if not os.path.isdir(where):  # (False for a name too long too)
+            raise ManifestError(f"{path}: field 'pythonpath'[{i}] = {shown(entry)}: no such "
+                                f"folder ({where})")
         out.append(where)
     return tuple(out)
 

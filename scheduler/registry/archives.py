@@ -8,6 +8,7 @@ import hashlib
 import io
 import os
 import re
+import shutil
 import stat
 import tarfile
 import tempfile
@@ -90,6 +91,13 @@ def quote(text: object, limit: int = 200) -> str:
 # -- unpacking ----------------------------------------------------------------------------
 HEADER_LIMIT = 4096
 """The largest GNU long name or long link, or pax header, of an archive member, in bytes."""
+ENTRY_LIMIT = 20_000
+"""The most entries (files, folders and links, skipped ones too) an archive may hold: counted
+as they are read, the archive is refused at the first one past it."""
+DEPTH_LIMIT = 32
+"""The most folders a path in an archive may go through (``a/b/c.py``: 2)."""
+PATH_LIMIT = 1024
+"""The longest path in an archive, in characters."""
 _ODD = frozenset({"Cc", "Cf", "Zl", "Zp"})  # controls, format (zero-width, bidi), separators
 
 
@@ -174,19 +182,44 @@ def _decompressed(f):
 
 class Unpacker:
     """Writes archive members under ``dest``, refusing what could leave it and counting every
-    member (512 bytes and its size, the skipped ones too) against ``limit``; ``members`` notes
-    each one written (what the cache verifies against)."""
+    member (512 bytes and its size, the skipped ones too) against ``limit``, and against
+    ``entries`` (``ENTRY_LIMIT``); a path goes through at most ``depth`` folders
+    (``DEPTH_LIMIT``) and has at most ``length`` characters (``PATH_LIMIT``). ``members``
+    notes each one written (what the cache verifies against). Each folder a path goes
+    through is checked and made once (``made``): unpacking costs as much as the entries."""
 
-    def __init__(self, dest: Path, limit: int, label: Path) -> None:
+    def __init__(self, dest: Path, limit: int, label: Path, *, entries: int = ENTRY_LIMIT,
+                 depth: int = DEPTH_LIMIT, length: int = PATH_LIMIT) -> None:
         self.dest, self.limit, self.label = dest, limit, label
+        self.entries, self.depth, self.length = entries, depth, length
         self.total = 0
+        self.count = 0  # entries read
         self.current = ""  # the last member read, for messages
         self.members: dict[str, dict] = {}
+        self.made: set[str] = set()  # folders under dest made (or found) and not links
         dest.mkdir(parents=True, exist_ok=True)
         self.real_dest = os.path.realpath(dest)
 
     def over(self, size: int) -> RegistryError:
         return over_limit(self.label, self.current or "(its start)", size, self.limit)
+
+    def counted(self, name: str) -> None:
+        """One more entry read: refused past ``entries``."""
+        self.count += 1
+        if self.count > self.entries:
+            raise RegistryError(f"{self.label}: {cut(name)}: more than {self.entries} entries "
+                                f"in the archive; the limit is {self.entries} (leave out what "
+                                "a build makes)")
+
+    def bounded(self, rel: str) -> None:
+        """A path at most ``depth`` folders deep and ``length`` characters long."""
+        folders = rel.count("/")
+        if folders > self.depth:
+            raise RegistryError(f"{self.label}: {cut(rel)}: a path {folders} folders deep; the "
+                                f"limit is {self.depth}")
+        if len(rel) > self.length:
+            raise RegistryError(f"{self.label}: {cut(rel)}: a path of {len(rel)} characters; "
+                                f"the limit is {self.length}")
 
     def skip(self, name: str, size: int) -> None:
         """A member left out (an excluded folder's): counted all the same, before tarfile
@@ -195,30 +228,45 @@ class Unpacker:
         if self.total > self.limit:
             raise over_limit(self.label, cut(name), self.total, self.limit)
 
-    def _place(self, rel: str) -> Path:
+    def _place(self, rel: str) -> tuple[Path, bool]:
+        """Where ``rel`` goes, its folders made, and whether a folder is there already (a
+        file or a link there is removed). Each folder is checked (not a link) and made once,
+        the first time a path goes through it (``made``)."""
         self.total += 512
         if self.total > self.limit:
             raise over_limit(self.label, cut(rel), self.total, self.limit)
-        where = self.dest
-        for part in rel.split("/")[:-1]:
-            where = where / part
+        missing, folder = [], rel.rpartition("/")[0]
+        while folder and folder not in self.made:
+            missing.append(folder)
+            folder = folder.rpartition("/")[0]
+        for folder in reversed(missing):
+            where = self.dest / folder
             if where.is_symlink():
                 raise RegistryError(f"{self.label}: {cut(rel)}: a path through a symlink")
             where.mkdir(exist_ok=True)
+            self.made.add(folder)
         path = self.dest / rel
-        if path.is_symlink() or (path.exists() and not path.is_dir()):
-            path.unlink()
-        return path
+        if rel in self.made:
+            return path, True
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return path, False
+        if stat.S_ISDIR(st.st_mode):
+            return path, True
+        path.unlink()
+        return path, False
 
     def folder(self, rel: str) -> None:
-        path = self._place(rel)
-        if not path.is_dir():
+        path, is_dir = self._place(rel)
+        if not is_dir:
             path.mkdir()
+        self.made.add(rel)
         self.members[rel] = {"type": "dir"}
 
     def file(self, rel: str, src: io.BufferedIOBase, executable: bool) -> None:
-        path = self._place(rel)
-        if path.is_dir():
+        path, is_dir = self._place(rel)
+        if is_dir:
             raise RegistryError(f"{self.label}: {cut(rel)}: both a folder and a file in the "
                                 "archive")
         h, size = hashlib.sha256(), 0
@@ -250,8 +298,8 @@ class Unpacker:
         if not self._inside(rel, target):
             raise RegistryError(f"{self.label}: {cut(rel)}: a symlink pointing outside the "
                                 f"archive's folder (-> {cut(target)})")
-        path = self._place(rel)
-        if path.is_dir():
+        path, is_dir = self._place(rel)
+        if is_dir:
             raise RegistryError(f"{self.label}: {cut(rel)}: both a folder and a link in the "
                                 "archive")
         os.symlink(target, path)
@@ -265,14 +313,28 @@ class Unpacker:
                 raise RegistryError(f"{self.label}: {cut(rel)}: a symlink pointing outside "
                                     f"the archive's folder (-> {cut(m['target'])})")
 
+    def survey(self, tar: tarfile.TarFile) -> None:
+        """Every member's header read, nothing written: the entries counted and each path
+        checked (``bounded``), so an archive past a bound is refused before a file is made."""
+        while (m := tar.next()) is not None:
+            tar.members.clear()
+            self.counted(m.name)
+            rel = _safe_rel(m.name, self.label)
+            self.current = cut(m.name)
+            if rel is not None and not set(rel.split("/")) & EXCLUDED:
+                self.bounded(rel)
+        self.count, self.current = 0, ""
+
     def tar(self, tar: tarfile.TarFile) -> None:
         while (m := tar.next()) is not None:
             tar.members.clear()  # read as a stream: nothing kept per member
+            self.counted(m.name)
             rel = _safe_rel(m.name, self.label)
             self.current = cut(m.name)
             if rel is None or set(rel.split("/")) & EXCLUDED:
                 self.skip(m.name, m.size if m.isreg() else 0)
                 continue
+            self.bounded(rel)
             if m.isdir():
                 self.folder(rel)
             elif m.isreg() and not m.issparse():
@@ -287,12 +349,22 @@ class Unpacker:
         self.links_stay_inside()
 
     def zip(self, zf: zipfile.ZipFile) -> None:
-        for info in zf.infolist():
+        infos = zf.infolist()  # the zip's directory, read whole: checked before writing
+        if len(infos) > self.entries:
+            raise RegistryError(f"{self.label}: {len(infos)} entries in the archive; the limit "
+                                f"is {self.entries} (leave out what a build makes)")
+        for info in infos:
+            rel = _safe_rel(info.filename, self.label)
+            if rel is not None and not set(rel.split("/")) & EXCLUDED:
+                self.bounded(rel)
+        for info in infos:
+            self.counted(info.filename)
             rel = _safe_rel(info.filename, self.label)
             self.current = cut(info.filename)
             if rel is None or set(rel.split("/")) & EXCLUDED:
                 self.skip(info.filename, info.file_size)
                 continue
+            self.bounded(rel)
             mode = info.external_attr >> 16
             kind = stat.S_IFMT(mode)
             if info.is_dir() or kind == stat.S_IFDIR:
@@ -311,28 +383,34 @@ class Unpacker:
         self.links_stay_inside()
 
 
-def unpack_archive(archive: Path, dest: Path, limit: int | None = None) -> Path:
+def unpack_archive(archive: Path, dest: Path, limit: int | None = None, *,
+                   entries: int = ENTRY_LIMIT, depth: int = DEPTH_LIMIT,
+                   length: int = PATH_LIMIT) -> Path:
     """Unpack a .tar, .tar.gz, .tgz or .zip into ``dest`` safely: no absolute paths, no
     ``..``, no names with control, invisible or bidi characters, no links leaving it (by
     their text and by the real path they resolve to), no hard links or special files, and at
     most ``limit`` bytes: every member counts, skipped ones too, and a tar is read as one
     stream through a reader that returns at most ``limit`` decompressed bytes, its long-name
-    and pax headers at most ``HEADER_LIMIT`` each. Returns the bot's folder: ``dest``, or the
-    archive's one top-level folder when the manifest is in it."""
+    and pax headers at most ``HEADER_LIMIT`` each. At most ``entries`` members (refused at
+    the first past it), each path at most ``depth`` folders deep and ``length``
+    characters long: a tar's headers are all read first (``Unpacker.survey``), so one past
+    these bounds is refused before anything is written. Returns the bot's folder: ``dest``,
+    or the archive's one top-level folder when the manifest is in it."""
     archive, dest = Path(archive), Path(dest)
     limit = size_limit() if limit is None else limit
     if not is_archive(archive):
         raise RegistryError(f"{archive}: not an archive ({', '.join(ARCHIVE_SUFFIXES)})")
-    u = Unpacker(dest, limit, archive)
+    u = Unpacker(dest, limit, archive, entries=entries, depth=depth, length=length)
     try:
         if archive.name.lower().endswith(".zip"):
             with zipfile.ZipFile(archive) as zf:
                 u.zip(zf)
-        else:
-            with open(archive, "rb") as f, _decompressed(f) as raw, \
-                    tarfile.open(fileobj=_Capped(raw, limit, u.over), mode="r|",
-                                 tarinfo=_BoundedTarInfo) as tar:
-                u.tar(tar)
+        else:  # read twice as a stream: surveyed, then unpacked
+            for read in (u.survey, u.tar):
+                with open(archive, "rb") as f, _decompressed(f) as raw, \
+                        tarfile.open(fileobj=_Capped(raw, limit, u.over), mode="r|",
+                                     tarinfo=_BoundedTarInfo) as tar:
+                    read(tar)
     except _LongHeader as e:
         where = f"after {u.current}" if u.current else "at its start"
         raise RegistryError(f"{archive}: {where}: {e}; names are at most {HEADER_LIMIT} "
@@ -363,8 +441,68 @@ def opened(source: Path, limit: int | None = None) -> Iterator[Path]:
     if not (source.is_file() and is_archive(source)):
         raise RegistryError(f"{source}: not a folder or an archive "
                             f"({', '.join(ARCHIVE_SUFFIXES)})")
-    with tempfile.TemporaryDirectory(prefix="arena-submit-") as tmp:
-        yield unpack_archive(source, Path(tmp) / "src", limit)
+    with scratch("arena-submit-") as tmp:
+        yield unpack_archive(source, tmp / "src", limit)
+
+
+@contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A temporary folder, removed afterwards with all under it however deep
+    (``remove_tree``), whatever happened in it."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield tmp
+    finally:
+        try:
+            remove_tree(tmp)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the folder ``path`` and everything under it, never following a link, one
+    folder at a time with one descriptor open: no recursion (``shutil.rmtree`` up to Python
+    3.12, and so ``tempfile.TemporaryDirectory``, recurses once per folder level and fails
+    past Python's recursion limit) and no path longer than a name."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return
+    above: list[tuple[str, list[str]]] = []  # per level: the folder's name, its parent's rest
+    try:
+        rest = _clear(fd)
+        while True:
+            if rest:
+                name = rest.pop()
+                inner = os.open(name, flags, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+                above.append((name, rest))
+                rest = _clear(fd)
+            elif above:
+                name, rest = above.pop()
+                parent = os.open("..", flags, dir_fd=fd)
+                os.close(fd)
+                fd = parent
+                os.rmdir(name, dir_fd=fd)
+            else:
+                break
+    finally:
+        os.close(fd)
+    os.rmdir(path)
+
+
+def _clear(fd: int) -> list[str]:
+    """Unlink every entry of the open folder ``fd`` but its folders; their names."""
+    folders = []
+    with os.scandir(fd) as entries:
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                folders.append(e.name)
+            else:
+                os.unlink(e.name, dir_fd=fd)
+    return folders
 
 
 def stored_archive(store, content_hash: str) -> bytes:

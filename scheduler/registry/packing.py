@@ -8,12 +8,12 @@ import io
 import os
 import stat
 import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler.registry.archives import (ARCHIVE_SUFFIXES, EXCLUDED, RegistryError, is_archive,
-                                         over_limit, sha256, size_limit, unpack_archive)
+                                         over_limit, scratch, sha256, size_limit,
+                                         unpack_archive)
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ def pack(folder: Path, limit: int | None = None) -> Packed:
     ``limit`` bytes (default ``size_limit()``)."""
     src = Path(folder)
     if src.is_file() and is_archive(src):
-        with tempfile.TemporaryDirectory(prefix="arena-pack-") as tmp:
-            return pack_folder(unpack_archive(src, Path(tmp) / "src", limit), limit, src)
+        with scratch("arena-pack-") as tmp:
+            return pack_folder(unpack_archive(src, tmp / "src", limit), limit, src)
     if not src.is_dir():
         raise RegistryError(f"{src}: not a folder or an archive ({', '.join(ARCHIVE_SUFFIXES)})")
     return pack_folder(src, limit, src)

@@ -8,17 +8,18 @@ import dataclasses
 import io
 import json
 import os
+import posixpath
 import stat
 import tarfile
 import time
-import tomllib
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.seats.manifest import Manifest, ManifestError, load_manifest
+from referee.seats.manifest import (MANIFEST_SIZE_LIMIT, Manifest, ManifestError, manifest_of,
+                                    oversized, pythonpath_entries, read_manifest)
 
-from scheduler.registry.archives import RegistryError, opened, stored_archive
+from scheduler.registry.archives import RegistryError, opened, quote, stored_archive
 from scheduler.registry.owners import (check_author, check_name, check_token, check_version,
                                        owner_label, resembled)
 from scheduler.registry.packing import pack_folder
@@ -71,25 +72,36 @@ class BotVersion(BotVersionRow):
                         where / "bot.toml", paths, **extra)
 
 
-def _portable_pythonpath(manifest: Manifest, where: object) -> list[str]:
-    """The manifest's ``pythonpath`` as any machine can place it: ``@bot/...`` (inside the
-    bot's folder), ``@sdk`` (the Python SDK) or ``@arena`` (the arena's folder, for the rules
-    engine); anything else is refused, as the sandbox would refuse it."""
+def _portable_pythonpath(path: Path, entries, folder: Path, source: Path) -> list[str]:
+    """A manifest's ``pythonpath`` (``entries``, as written in ``path``) as any machine can
+    place it, checked in the bot's own folder alone: ``@bot/...`` for a folder inside it. An
+    entry that leaves the folder is refused alike whatever it names on this machine (there or
+    not), and the refusal quotes only what the manifest wrote; a bot folder submitted from
+    this machine (not an archive) may also name the Python SDK (``@sdk``) or the arena's
+    folder (``@arena``, for the rules engine) where they are here."""
     from referee.seats.launch import ARENA_ROOT, SDK
-    folder = manifest.folder.resolve()
+    entries = pythonpath_entries(path, entries)  # a list of bounded strings (ManifestError)
+    inside = folder.resolve()
     out = []
-    for i, p in enumerate(manifest.pythonpath):
-        p = p.resolve()
-        if p == folder or folder in p.parents:
-            out.append("/".join(("@bot", *p.relative_to(folder).parts)))
-        elif p == SDK:
-            out.append("@sdk")
-        elif p == ARENA_ROOT:
-            out.append("@arena")
-        else:
-            raise RegistryError(f"{where}: field 'pythonpath'[{i}] = {str(p)!r}: outside the "
-                                "bot's folder; a bot version may name only its own folders, "
-                                f"the Python SDK ({SDK}) and the arena's folder ({ARENA_ROOT})")
+    for i, entry in enumerate(entries):
+        rel = posixpath.normpath(entry)
+        if not (posixpath.isabs(rel) or rel == ".." or rel.startswith("../")):
+            p = (inside / rel).resolve()
+            if p == inside or inside in p.parents:  # (not through a link out of it)
+                if not os.path.isdir(p):  # (False for a name too long too)
+                    raise RegistryError(f"{source}: bot.toml: field 'pythonpath'[{i}] = "
+                                        f"{quote(entry)}: no such folder in the bot")
+                out.append("/".join(("@bot", *p.relative_to(inside).parts)))
+                continue
+        elif folder == source:  # a folder of this machine: the SDK where it is here
+            here = (inside / entry).resolve()
+            if here in (SDK, ARENA_ROOT):
+                out.append("@sdk" if here == SDK else "@arena")
+                continue
+        raise RegistryError(f"{source}: bot.toml: field 'pythonpath'[{i}] = {quote(entry)}: "
+                            "outside the bot's folder; a bot version's pythonpath names only "
+                            "folders inside its own (a Python bot has the Python SDK and the "
+                            "rules engine without naming them)")
     return out
 
 
@@ -143,14 +155,18 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise RegistryError(f"{source}: bot.toml: not a plain file (a link or a folder); the "
                             "manifest is read only from a file of the bot's own folder")
+    if st is not None and st.st_size > MANIFEST_SIZE_LIMIT:  # before anything more is read
+        raise RegistryError(oversized(f"{source}: bot.toml", st.st_size))
     packed = pack_folder(folder, limit, source)  # every link checked before reading more
     try:
-        manifest = load_manifest(folder)
-        fields = tomllib.loads(manifest.path.read_text(encoding="utf-8"))
-    except (ManifestError, UnicodeDecodeError) as e:
-        msg = str(e) if isinstance(e, ManifestError) else f"{folder}/bot.toml: not UTF-8"
+        path, fields = read_manifest(folder)
+        pythonpath = _portable_pythonpath(path, fields.get("pythonpath", []), folder, source)
+        manifest = manifest_of(path, fields)
+    except ManifestError as e:
+        msg = str(e)
         if folder != source:
-            msg = f"{source}: " + msg.replace(f"{folder.resolve()}{os.sep}", "")
+            msg = f"{source}: " + msg.replace(f"{folder.resolve()}{os.sep}", "") \
+                .replace(f"{folder}{os.sep}", "")
         raise RegistryError(msg) from None
     owners = store.bot_names()
     fields.update(name=check_name(name or manifest.name, source, owners),
@@ -158,8 +174,8 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
                   command=list(manifest.command), protocol=manifest.protocol)
     if getattr(manifest, "build", ()):
         fields["build"] = [list(step) for step in manifest.build]  # its normal form
-    if manifest.pythonpath:
-        fields["pythonpath"] = _portable_pythonpath(manifest, source)
+    if pythonpath:
+        fields["pythonpath"] = pythonpath
     language = _language(list(manifest.command), folder)
     row = {"name": fields["name"], "version": fields["version"],
            "content_hash": packed.content_hash, "author": author,
