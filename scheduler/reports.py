@@ -3,7 +3,8 @@ state, its standings, a sealed record's reason, the bot versions a season pinned
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -73,16 +74,19 @@ def bot_versions(store, season: str) -> dict[str, dict]:
 
 
 def season_standings(season: Mapping, match_rows: Iterable[Mapping], *, samples: int = 1000,
-                     seed: int = 0) -> Standings:
+                     seed: int = 0, sealed: Collection[str] = ()) -> Standings:
     """The standings (``scheduler.stats.standings.compute``) of a stored season from its
     match rows (``Store.standings_rows`` or ``Store.matches``, or mappings of their columns):
     a played match is counted by its result's tally columns, or from its summary when it has
-    none (a result written before them)."""
+    none (a result written before them). A match whose id is in ``sealed`` (``Store.
+    sealed_in``: its result tells of cards other matches have still to play) is counted as
+    not yet played: the standings are then those of before it was."""
     from scheduler.stats.standings import compute
     from scheduler.store.rows import SeasonRow, StandingsRow
     row = SeasonRow.of(season)
     variant = row.config["variant"]
-    rows = [r.tallied(variant) if r.played else r for r in map(StandingsRow.of, match_rows)]
+    rows = [dataclasses.replace(r, played=False) if r.id in sealed else
+            r.tallied(variant) if r.played else r for r in map(StandingsRow.of, match_rows)]
     config = row.config
     if config.get("format") == "ladder":  # its bots joined as it ran: those that played
         names = dict.fromkeys(config["bots"])

@@ -25,11 +25,12 @@ SUMMARY = {"deals": [], "net": [1, -1], "score": [1.0, 0.0]}
 
 
 def _plan(i: int, a: str, b: str) -> dict:
-    """A ladder match of ``a`` and ``b`` (team 0: ``a``), as the ladder adds them."""
+    """A ladder match of ``a`` and ``b`` (team 0: ``a``), as the ladder adds them; on cards
+    of its own (its seed), so that no unplayed match here keeps a played one sealed."""
     return {"id": f"{LADDER}-{i:05d}", "ordinal": i, "pairing": f"{a}|{b}",
             "cluster": f"{a}|{b}#{i // 2}", "mirror": bool(i % 2),
             "seats_json": json.dumps([a, b, a, b]),
-            "spec_json": json.dumps({"variant": "two-deck-fry"})}
+            "spec_json": json.dumps({"variant": "two-deck-fry", "seed": f"{LADDER}-{i}"})}
 
 
 @pytest.fixture

@@ -160,17 +160,32 @@ def visible_rows(request: Request) -> list[dict]:
 
 
 def standings(request: Request, name: str) -> dict:
-    """The season's standings exactly as ``arena standings NAME --json`` prints them; kept
-    until a match of the season changes status."""
+    """The season's standings as ``arena standings NAME --json`` prints them, less its sealed
+    matches (``Store.sealed_in``): each is counted as not yet played, and, while there are
+    some, ``matches_sealed`` says only how many; kept until a match of the season changes
+    status."""
+    return _standings_entry(request, name)[1]
+
+
+def sealed_in(request: Request, name: str) -> dict[str, tuple[str, ...]]:
+    """The season's sealed matches the served standings leave out (``standings``), by id:
+    their seats."""
+    return _standings_entry(request, name)[2]
+
+
+def _standings_entry(request: Request, name: str) -> tuple:
     store = request.app.state.store
     visible_season(request, name)
     row = season_or_404(store, name)
     key = (name, tuple(sorted(store.counts(name).items())), store.result_count(name))
     cache = request.app.state.standings_cache
     if cache.get(name, (None,))[0] != key:
-        st = season_standings(row, store.standings_rows(name), samples=1000)
-        cache[name] = (key, {**st.to_dict(), "versions": bot_versions(store, name)})
-    return cache[name][1]
+        rows = store.standings_rows(name)
+        sealed = store.sealed_in(name)  # (after the rows: a match played between is in it)
+        st = season_standings(row, rows, samples=1000, sealed=sealed)
+        counted = st.to_dict() | ({"matches_sealed": len(sealed)} if sealed else {})
+        cache[name] = (key, {**counted, "versions": bot_versions(store, name)}, sealed)
+    return cache[name]
 
 
 def progress(store, name: str) -> dict:
@@ -240,14 +255,15 @@ def match_list(store, *, season: str | None = None, bot: str | None = None,
                offset: int = 0, hidden_seasons=()) -> dict:
     """A page of matches, newest season first, in play order, filtered. ``fault``: only the
     matches with bot faults (or a forfeit); ``False``: only those without; ``fault_kind``:
-    only those whose record has a fault of that kind; ``version``: only those a bot pinned
-    to that ``name@version`` played."""
+    only those whose record has a fault of that kind (a sealed match passes none of these:
+    its faults are its result's); ``version``: only those a bot pinned to that
+    ``name@version`` played."""
     page = store.match_page(
         season=season, status=status, bot=bot,
         seated=_seated(store, version, season) if version else None, fault=fault,
         record_has=None if fault_kind is None else (
             lambda match_id: _has_fault_kind(store, match_id, fault_kind)),
-        limit=limit, offset=offset, hidden=hidden_seasons)
+        limit=limit, offset=offset, hidden=hidden_seasons, sealed_out=True)
     sealed = store.sealed_among([r for r in page.rows if r.played])
     return {"total": page.total, "limit": limit, "offset": offset,
             "matches": [_match_row(r, r.id in sealed) for r in page.rows]}
@@ -379,7 +395,9 @@ def ladder(request: Request, name: str) -> dict[str, Any]:
             "history": ladder_history(store, name)}
 
 
-VERSION = r"^[^@\s]+@[^@\s]+$"
+#: a registry version as ``name@version`` (``scheduler.registry.owners``' rules), in ASCII
+#: classes only: the schema's and the server's regex engines read ``\s`` differently
+VERSION = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}@[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$"
 FAULT_KIND = r"^[a-z_]{1,32}$"
 
 

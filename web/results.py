@@ -94,8 +94,10 @@ def version_results(request, viewer: Viewer, name: str, version: str, *,
                     season: str | None = None, limit: int = PAGE, offset: int = 0) -> dict:
     """The results of the viewer's ``name@version`` in each season that pinned it (its
     scrimmages apart), or in ``season`` only; the seasons' standings are the app's
-    (``web.api.standings``, kept between requests)."""
-    from web.api import standings
+    (``web.api.standings``, kept between requests), which count no sealed match: nor do its
+    rank, rating and tallies here, and ``matches.sealed`` says how many of its played matches
+    wait so."""
+    from web.api import sealed_in, standings
     store = request.app.state.store
     row = owned(store, viewer, name, version)
     scrimmages = store.scrimmage_seasons()
@@ -108,12 +110,13 @@ def version_results(request, viewer: Viewer, name: str, version: str, *,
     for s in seasons:
         config = store.season(s).config
         bots = [b for b, v in bot_versions(store, s).items() if v["hash"] == row.content_hash]
+        rank = _rank(store, s, config, bots, standings(request, s))
+        waiting = sum(1 for seats in sealed_in(request, s).values() if set(seats) & set(bots))
         page = store.seated_page(s, bots, limit=limit, offset=offset)
         out.append({"season": s, "format": config.get("format"),
-                    "variant": config.get("variant"), "bots": bots,
-                    **_rank(store, s, config, bots, standings(request, s)),
+                    "variant": config.get("variant"), "bots": bots, **rank,
                     "matches": {"total": page.total, "limit": limit, "offset": offset,
-                                "counts": store.seated_counts(s, bots),
+                                "counts": store.seated_counts(s, bots), "sealed": waiting,
                                 "rows": match_lines(store, page.rows, set(bots))}})
     return {"version": f"{name}@{version}", "seasons": out,
             "ladders": ladder_places(store, [f"{name}@{version}"])[f"{name}@{version}"]}

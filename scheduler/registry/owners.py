@@ -76,17 +76,26 @@ def _prototypes() -> dict[str, str]:
     return out
 
 
+def _skeleton(text: str) -> str:
+    """Unicode TR39's skeleton of ``text``: NFD, each character by its prototype, NFD."""
+    protos = _prototypes()
+    return unicodedata.normalize(
+        "NFD", "".join(protos.get(c, c) for c in unicodedata.normalize("NFD", text)))
+
+
 @functools.lru_cache(maxsize=4096)
 def skeletons(name: str) -> frozenset[str]:
-    """The forms ``name`` is compared by: its visible text (``_visible``), NFKC, case-folded,
-    then its confusable skeleton (Unicode TR39: NFD, each character by its prototype, NFD),
-    case-folded again (so that ``0`` and ``O``, ``1``, ``I`` and ``l`` are one)."""
-    protos = _prototypes()
+    """The forms ``name`` is compared by: of its visible text (``_visible``) in NFKC, the
+    confusable skeleton (``_skeleton``) of the text as written and of the text case-folded,
+    each case-folded and taken to its skeleton again. The skeleton comes before the case
+    folding, so that a capital ``I`` is read as the ``l`` it looks like (``moIly`` is
+    ``molly``), not as the ``i`` it folds to; the folded text's keeps ``MOLLY`` and ``molly``
+    one. ``0`` and ``O`` are one, and so are ``1``, ``I`` and ``l``."""
     out = set()
     for form in _visible(name):
-        text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", form).casefold())
-        text = unicodedata.normalize("NFD", "".join(protos.get(c, c) for c in text))
-        out.add(text.casefold())
+        text = unicodedata.normalize("NFKC", form)
+        for shown in (text, text.casefold()):
+            out.add(_skeleton(_skeleton(shown).casefold()))
     return frozenset(out)
 
 
@@ -144,10 +153,17 @@ def _new_token() -> tuple[str, str]:
 def add_author(store, name: str, *, role: str = "author", status: str = "active") -> str:
     """A new author and their token (shown once; only its sha256 is stored). ``role``
     "organiser": sees and does everything the service offers; ``status`` "pending": a
-    self-registered author the organiser has not approved yet."""
+    self-registered author the organiser has not approved yet. A name that resembles an
+    existing author's (``skeletons``: ``Alice`` or ``aIice`` beside ``alice``) is refused,
+    naming that author to the organiser; a self-registered one is not told whose (it may be
+    an author the public does not know)."""
     check_author(name, "author")
     if role not in ROLES:
         raise RegistryError(f"author {name!r}: role {role!r}: expected one of {ROLES}")
+    like = resembled(name, [a["name"] for a in store.authors_list()])
+    if like is not None:
+        whose = "an existing author's name" if status == "pending" else f"the author {like!r}"
+        raise RegistryError(f"author {name!r} resembles {whose}: choose another name")
     token, digest = _new_token()
     if not store.add_author(name, digest, role=role, status=status):
         raise RegistryError(f"author {name!r} exists already")

@@ -35,6 +35,30 @@ def _sealing(row: MatchRow, unfinished) -> list[dict]:
     return sorted(out, key=lambda o: not o["mirror"])
 
 
+class _Seals:
+    """A season's unfinished matches (``_unfinished``) by duplicate cluster and by the seeds of
+    their cards: whether a match's record is sealed (``_sealing`` finds any) in a look-up a
+    card, not a pass over them all."""
+
+    def __init__(self, unfinished: list[MatchRow]) -> None:
+        self.by_cluster: dict[str, set[str]] = {}
+        self.by_seed: dict[str, set[str]] = {}
+        for o in unfinished:
+            self.by_cluster.setdefault(o.cluster, set()).add(o.id)
+            for seed in o.deal_seeds:
+                self.by_seed.setdefault(seed, set()).add(o.id)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_cluster)
+
+    def seal(self, row) -> bool:
+        """Whether another of the unfinished matches is ``row``'s mirror or deals its cards."""
+        def other(ids) -> bool:
+            return bool(ids) and (len(ids) > 1 or row.id not in ids)
+        return other(self.by_cluster.get(row.cluster)) or any(
+            other(self.by_seed.get(seed)) for seed in row.deal_seeds)
+
+
 def _unfinished(c, season: str) -> list[MatchRow]:
     return [MatchRow(**o) for o in c.execute(
         select(matches).where(matches.c.season == season,
@@ -124,9 +148,25 @@ class Pages:
         out = set()
         with self.engine.connect() as c:
             for season, mine in by_season.items():
-                unfinished = _unfinished(c, season)
-                out.update(r.id for r in mine if _sealing(r, unfinished))
+                seals = _Seals(_unfinished(c, season))
+                if seals:
+                    out.update(r.id for r in mine if seals.seal(r))
         return out
+
+    def sealed_in(self, season: str) -> dict[str, tuple[str, ...]]:
+        """The season's played matches (those with a result) whose records are sealed
+        (``sealed_by``), by id: the bots in their seats. What the served standings leave out
+        until the matches on their cards are over; one read of the season's unfinished
+        matches and, only when there are some, one of its played ones."""
+        with self.engine.connect() as c:
+            seals = _Seals(_unfinished(c, season))
+            if not seals:
+                return {}
+            played = c.execute(select(matches).select_from(
+                matches.join(results, results.c.match_id == matches.c.id))
+                .where(matches.c.season == season)).mappings()
+            rows = [MatchRow(**r) for r in played]
+        return {r.id: r.seats for r in rows if seals.seal(r)}
 
     def seated_page(self, season: str, bots, *, limit: int = 20, offset: int = 0) -> MatchPage:
         """A page of the season's matches in which one of ``bots`` sat that have a result,
@@ -173,13 +213,16 @@ class Pages:
     def match_page(self, *, season: str | None = None, status: str | None = None,
                    bot: str | None = None, seated: list[tuple[str, str]] | None = None,
                    fault: bool | None = None, record_has: Callable[[str], bool] | None = None,
-                   limit: int = 50, offset: int = 0, hidden=()) -> MatchPage:
+                   limit: int = 50, offset: int = 0, hidden=(),
+                   sealed_out: bool = False) -> MatchPage:
         """A page of matches, by season then in play order, filtered: ``bot``, a bot of that
         name sat in it; ``seated`` ([(season, bot)]), it is a match of such a season where
         such a bot sat (none when the list is empty); ``fault``, only the matches with bot
         faults (or a forfeit), ``False`` only those without; ``record_has``, only matches with
         bot faults for which ``record_has(match_id)`` is true (it reads their records);
-        ``hidden``: seasons left out (scrimmages, to those not in them)."""
+        ``hidden``: seasons left out (scrimmages, to those not in them); ``sealed_out``: a
+        played match whose record is sealed (``sealed_by``) passes neither fault filter, as
+        its faults are its result's (it is listed without them)."""
         cond = []
         if hidden:
             cond.append(matches.c.season.notin_(tuple(hidden)))
@@ -200,7 +243,7 @@ class Pages:
                                   ).scalar_one()
                 page = with_results().where(where).order_by(*order).limit(limit).offset(offset)
             else:  # the ids that pass, then the rows of the page asked for
-                ids = _fault_filtered(c, where, order, fault, record_has)
+                ids = _fault_filtered(c, where, order, fault, record_has, sealed_out)
                 total = len(ids)
                 page = with_results().where(matches.c.id.in_(ids[offset:offset + limit])
                                             ).order_by(*order)
@@ -209,10 +252,13 @@ class Pages:
 
 
 def _fault_filtered(c, where, order, fault: bool | None,
-                    record_has: Callable[[str], bool] | None) -> list[str]:
+                    record_has: Callable[[str], bool] | None,
+                    sealed_out: bool = False) -> list[str]:
     """The ids, in order, of the matches ``where`` selects that pass the fault filters, told by
     their results' ``faults`` and ``forfeit_team`` columns (by the summary for a result
-    written before them); ``record_has`` is asked of those with faults only."""
+    written before them); ``record_has`` is asked of those with faults only. ``sealed_out``:
+    a played match whose record is sealed passes none (one read of the unfinished matches of
+    each season met)."""
     told = results.c.faults.isnot(None)
     old = and_(results.c.faults.is_(None), results.c.summary_json.isnot(None))
     flagged = or_(results.c.faults > 0, results.c.forfeit_team.isnot(None))
@@ -221,15 +267,24 @@ def _fault_filtered(c, where, order, fault: bool | None,
         maybe.append(or_(flagged, old))
     elif fault is False:
         maybe.append(or_(results.c.match_id.is_(None), and_(told, ~flagged), old))
-    q = (select(matches.c.id, results.c.faults, results.c.forfeit_team,
-                case((old, results.c.summary_json), else_=None).label("summary_json"))
+    fault_columns = (matches.c.id, results.c.faults, results.c.forfeit_team,
+                     case((old, results.c.summary_json), else_=None).label("summary_json"))
+    q = (select(*fault_columns, results.c.match_id.isnot(None).label("played"),
+                *(matches.c if sealed_out else ()))
          .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
          .where(where, *maybe).order_by(*order))
+    seals: dict[str, _Seals] = {}
     out = []
     for r in c.execute(q).all():
-        faults, forfeit = FaultRow(*r).bot_faults
+        faults, forfeit = FaultRow(*r[:len(fault_columns)]).bot_faults
         if fault is not None and bool(faults or forfeit is not None) != fault:
             continue
+        if sealed_out and r.played:
+            row = MatchRow(**dict(zip(matches.c.keys(), r[len(fault_columns) + 1:])))
+            if row.season not in seals:
+                seals[row.season] = _Seals(_unfinished(c, row.season))
+            if seals[row.season] and seals[row.season].seal(row):
+                continue
         if record_has is not None and not (faults and record_has(r.id)):
             continue
         out.append(r.id)
