@@ -10,7 +10,8 @@ between lanes so that no kind can starve another (docs/leagues.md, "Fair shares"
 - ``INTAKE``: builds and checks of uploaded versions, and the opening of scrimmages (which
   builds what they play). A worker runs it on a lane of its own (``arena worker --intake N``,
   one by default), never on a match slot: a build that runs to its time limit delays no match,
-  and a ladder holds back no build. Within the lane, authors take turns (``intake_order``).
+  and a ladder holds back no build. Within the lane, authors take turns (``intake_order``),
+  and one author's versions hold at most a share of its slots (``author_share``).
 
 A ``Sender`` puts one task on a lane: ``BrokerSender`` through the broker, to the workers;
 ``LocalSender`` into process pools of this machine (``arena serve`` with no broker).
@@ -23,6 +24,7 @@ ran out (its worker died).
 from __future__ import annotations
 
 import enum
+import os
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -197,14 +199,34 @@ def send_due(store, season: str, sender: Sender, lane: Lane, *, window: int,
     return len(due)
 
 
-def intake_order(queue: Iterable[dict], window: int) -> list[int]:
+#: the most versions of one author in the intake lane at once (``author_share``)
+PER_AUTHOR_ENV = "ARENA_INTAKE_PER_AUTHOR"
+
+
+def author_share(window: int) -> int:
+    """How many versions of one author may be in the intake lane at once, of ``window``:
+    ``ARENA_INTAKE_PER_AUTHOR`` if set, else half the window rounded up (one of one or two
+    slots), so that another author's upload finds a slot free."""
+    text = os.environ.get(PER_AUTHOR_ENV, "").strip()
+    if not text:
+        return max(1, -(-window // 2))
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{PER_AUTHOR_ENV}={text!r}: expected a whole number of versions, "
+                         "1 or more")
+    return int(text)
+
+
+def intake_order(queue: Iterable[dict], window: int,
+                 per_author: int | None = None) -> list[int]:
     """Which queued versions to send to the intake lane now, authors taking turns: at most
     ``window`` versions sent and not finished (``sent``: sent and still queued, or being built
-    or checked) at once; among those waiting, the author with the fewest in the lane goes
-    first (then the oldest upload), so one author's slow builds hold back another's by at most
-    one build. ``queue``: rows with ``version_id``, ``author``, ``state``, ``sent`` (bool),
-    oldest first."""
+    or checked) at once, and at most ``per_author`` (None: ``author_share(window)``) of one
+    author; among those waiting, the author with the fewest in the lane goes first (then the
+    oldest upload), so one author's slow builds hold back another's by at most one build and,
+    of two slots or more, leave one free for another author. ``queue``: rows with
+    ``version_id``, ``author``, ``state``, ``sent`` (bool), oldest first."""
     rows = list(queue)
+    share = author_share(window) if per_author is None else per_author
     in_lane: dict[str | None, int] = {}
     for r in rows:
         if r["state"] != "queued" or r["sent"]:
@@ -212,7 +234,10 @@ def intake_order(queue: Iterable[dict], window: int) -> list[int]:
     room = window - sum(in_lane.values())
     waiting = [r for r in rows if r["state"] == "queued" and not r["sent"]]
     chosen: list[int] = []
-    while room > 0 and waiting:
+    while room > 0:
+        waiting = [r for r in waiting if in_lane.get(r["author"], 0) < share]
+        if not waiting:
+            break
         pick = min(waiting, key=lambda r: (in_lane.get(r["author"], 0), r["version_id"]))
         waiting.remove(pick)
         chosen.append(pick["version_id"])
@@ -232,7 +257,8 @@ def ahead_in_intake(queue: Iterable[dict], version_id: int) -> dict[str, int]:
             ahead[r["state"]] += 1
         elif r["sent"] and r["version_id"] != version_id:
             ahead["queued"] += 1
-    order = intake_order(rows, len(rows) + sum(ahead.values()))
+    every = len(rows) + sum(ahead.values())
+    order = intake_order(rows, every, per_author=every)  # (the turns; the share only delays)
     if version_id in order:
         ahead["queued"] += order.index(version_id)
     return ahead

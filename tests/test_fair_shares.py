@@ -29,8 +29,9 @@ def test_intake_authors_take_turns_within_the_window():
     # the window counts what is sent and not finished, building or in the broker
     assert intake_order([_row(1, "bob", sent=True), _row(2, "carol", "checking"),
                          _row(3, "alice")], 2) == []
-    # an idle share is lent: with no one else waiting, bob's versions fill the window
-    assert intake_order([_row(1, "bob"), _row(2, "bob"), _row(3, "bob")], 2) == [1, 2]
+    # one author holds at most half the window, rounded up: the rest waits for other authors
+    assert intake_order([_row(1, "bob"), _row(2, "bob"), _row(3, "bob")], 2) == [1]
+    assert intake_order([_row(1, "bob"), _row(2, "bob"), _row(3, "bob")], 4) == [1, 2]
 
 
 def test_a_ladder_rests_once_its_ranking_is_settled_and_wakes_for_a_newcomer():

@@ -14,6 +14,11 @@ made read-only (and, for a root launcher, given back to root). A build that fail
 with ``BuildFailed``, naming the bot, the step, why, the line of its log that names the cause
 (``error: ...``) and the end of its log from a whole line; its folder is removed and its whole
 log kept beside it (``failed_log_path``).
+
+A sandboxed build's disk is bounded (``ARENA_BUILD_DISK_MB``, default ``BUILD_DISK_MB``): its
+folder is a tmpfs of that size (``BuildDisk``), so the kernel refuses its writes past the limit,
+whatever number of files it spreads them over; a build that fills it is refused ("wrote more
+than 512 MiB (its disk limit)"), and only a built folder within the limit is copied to disk.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 import dataclasses
@@ -37,14 +44,21 @@ from referee.seats.launch import (ARENA_ROOT, LOG_LIMIT, LOG_TAIL, PROTO_DIR_ENV
                                   reap_uid, sdk_folders)
 from referee.seats.manifest import Manifest
 from referee.seats.runtimes import resolve, step_runtimes
-from referee.seats.sandbox import (PATH, SandboxPolicy, SeatCgroup, claim_uid, require_sandbox,
-                                   sandbox_command, seccomp_fd)
+from referee.seats.sandbox import (MB, PATH, SandboxPolicy, SandboxUnavailable, SeatCgroup,
+                                   claim_uid, require_sandbox, sandbox_command, seccomp_fd)
 
 BUILD_TIMEOUT_S = 600.0
 """Seconds of wall-clock time a whole build may take (``ARENA_BUILD_TIMEOUT_S`` sets it)."""
 TIMEOUT_ENV = "ARENA_BUILD_TIMEOUT_S"
 BUILD_LOG = ".arena-build.log"
 """The build log's name in the built folder."""
+BUILD_DISK_MB = 512
+"""MiB a sandboxed build's folder may hold, its sources included (``ARENA_BUILD_DISK_MB``
+sets it): room for a Rust target folder or ``node_modules``."""
+DISK_ENV = "ARENA_BUILD_DISK_MB"
+BLOCK = 4096
+"""What each entry of a built folder counts at least (a folder, a link, a file rounded up):
+the disk a file system spends on it."""
 BUILD_POLICY = SandboxPolicy(cpu_seconds=1200, memory_mb=4096, processes=512, open_files=1024,
                              file_size_mb=1024, tmpfs_mb=1024)
 """A build's sandbox limits: room for a compiler or a package manager and ``make -j``."""
@@ -101,12 +115,14 @@ class BuildFailed(ValueError):
 
 @dataclass(frozen=True)
 class BuildResult:
-    """A finished build: the built folder, its log and the seconds it took."""
+    """A finished build: the built folder, its log, the seconds it took and the bytes its
+    folder holds (``tree_bytes``)."""
 
     folder: Path
     log: str
     seconds: float
     sandboxed: bool
+    bytes: int = 0
 
 
 def build_timeout() -> float:
@@ -123,6 +139,16 @@ def build_timeout() -> float:
     return value
 
 
+def build_disk_mb() -> int:
+    """The build disk limit in MiB: ``ARENA_BUILD_DISK_MB`` if set, else ``BUILD_DISK_MB``."""
+    text = os.environ.get(DISK_ENV, "").strip()
+    if not text:
+        return BUILD_DISK_MB
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{DISK_ENV}={text!r}: expected a whole number of MiB, 1 or more")
+    return int(text)
+
+
 def build_policy(value: Any) -> SandboxPolicy | None:
     """A build's sandbox setting: None (``BUILD_POLICY``), "none" (unsandboxed), a policy or a
     dict of limits."""
@@ -136,43 +162,71 @@ def build_policy(value: Any) -> SandboxPolicy | None:
 
 
 def build_bot(manifest: Manifest, source: Path, into: Path, *, timeout_s: float | None = None,
-              policy: Any = None) -> BuildResult:
+              policy: Any = None, disk_mb: int | None = None) -> BuildResult:
     """Build ``manifest``'s bot: copy ``source`` to ``into`` (which must not exist, or be
     empty), run the manifest's build steps there (sandboxed under ``policy``, see
     ``build_policy``; "none": plain processes), within ``timeout_s`` seconds in all (None:
-    ``build_timeout()``), and make ``into`` read-only. Raises ``BuildFailed`` (``into``
-    removed) when a step exits non-zero, runs past the limit or cannot start;
-    ``SandboxUnavailable`` when bwrap cannot run here (no fault of the bot's)."""
+    ``build_timeout()``), and make ``into`` read-only. A sandboxed build runs in a folder of
+    ``disk_mb`` MiB (None: ``build_disk_mb()``; ``BuildDisk``) copied to ``into`` once it
+    passed; an unsandboxed one in ``into`` itself, unbounded. Raises ``BuildFailed`` (``into``
+    removed) when a step exits non-zero, runs past the limit, fills its disk or cannot start;
+    ``SandboxUnavailable`` when bwrap (or the build's disk) cannot be made here (no fault of
+    the bot's)."""
     sandbox = build_policy(policy)
     timeout = build_timeout() if timeout_s is None else float(timeout_s)
+    limit = (build_disk_mb() if disk_mb is None else int(disk_mb)) * MB
     if sandbox is not None:
         require_sandbox()
     source, into = Path(source).resolve(), Path(into).absolute()
     if into.exists() and (not into.is_dir() or any(into.iterdir())):
         raise ValueError(f"{manifest.label}: cannot build into {into}: not an empty folder")
-    into.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, into, symlinks=True, dirs_exist_ok=True)
+    into.mkdir(parents=True, exist_ok=True)
     into = into.resolve()
-    uid = None
+    uid = disk = None
     log = _Log(LOG_LIMIT)
     start = time.monotonic()
     deadline = start + timeout
     try:
+        if sandbox is not None:
+            disk = BuildDisk(into, limit)
+        files = into if disk is None else disk.view  # where this process reaches the folder
+        try:
+            shutil.copytree(source, files, symlinks=True, dirs_exist_ok=True)
+        except (OSError, shutil.Error):
+            if disk is None or not disk.full():
+                raise
+            raise BuildFailed(manifest.label, manifest.build[0], f"cannot begin: its own files "
+                              f"come to more than {limit // MB} MiB (its disk limit)",
+                              "") from None
         uid = claim_uid() if sandbox is not None else None
-        _own(into, None if uid is None else uid.uid, writable=True)
-        for step in manifest.build:
+        _own(files, None if uid is None else uid.uid, writable=True)
+        for i, step in enumerate(manifest.build):
             log.add(f"$ {shlex.join(step)}\n".encode())
-            reason = _run_step(manifest, step, into, sandbox, uid, deadline, timeout, log)
+            reason = _run_step(manifest, step, into, sandbox, uid, deadline, timeout, log, disk)
+            if reason is None and disk is not None and i == len(manifest.build) - 1:
+                _own(files, None, writable=True)  # (a build may have closed its own files)
+                size = tree_bytes(files)
+                if size > limit:  # as copied: a sparse file, a hard link, each in full
+                    log.add(f"\n[arena: the build's files come to {size / MB:.0f} MiB, more "
+                            f"than its disk limit]\n".encode())
+                    reason = (f"wrote more than {limit // MB} MiB (its disk limit): its files "
+                              f"come to {size / MB:.0f} MiB")
             if reason is not None:
                 text = log.text()
                 raise BuildFailed(manifest.label, step, reason, text,
                                   _keep_failed_log(into, text))
+        if disk is not None:
+            _copy_tree(files, into)
     except BaseException:
+        if disk is not None:
+            disk.close()
         if uid is not None:
             reap_uid(uid.uid)
             uid.release()
         discard(into)
         raise
+    if disk is not None:
+        disk.close()
     if uid is not None:
         reap_uid(uid.uid)
         uid.release()
@@ -185,10 +239,150 @@ def build_bot(manifest: Manifest, source: Path, into: Path, *, timeout_s: float 
         (into / BUILD_LOG).write_text(text, encoding="utf-8")
         os.chmod(into / BUILD_LOG, 0o444)
         os.chmod(into, 0o555)
+        size = tree_bytes(into)
     except BaseException:
         discard(into)
         raise
-    return BuildResult(into, text, seconds, sandbox is not None)
+    return BuildResult(into, text, seconds, sandbox is not None, size)
+
+
+_DISK_HELPER = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+NEWNS, NEWUSER, NOSUID, NODEV, REC, PRIVATE = 0x20000, 0x10000000, 2, 4, 16384, 1 << 18
+folder, size, inodes = sys.argv[1].encode(), sys.argv[2], sys.argv[3]
+def fail(what):
+    print("error", what + ":", os.strerror(ctypes.get_errno()), flush=True)
+    sys.exit(1)
+uid, gid, mode = os.geteuid(), os.getegid(), "mount"
+if uid != 0 or libc.unshare(NEWNS) != 0:
+    if libc.unshare(NEWNS | NEWUSER) != 0:
+        fail("unshare")
+    mode = "user"
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        try:
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        except OSError as e:
+            print("error", name + ":", e.strerror, flush=True)
+            sys.exit(1)
+if libc.mount(None, b"/", None, REC | PRIVATE, None) != 0:
+    fail("private mounts")
+if libc.mount(b"arena-build", folder, b"tmpfs", NOSUID | NODEV,
+              f"size={size},nr_inodes={inodes},mode=0755".encode()) != 0:
+    fail("tmpfs")
+print("ready", mode, flush=True)
+while os.read(0, 4096):
+    pass
+"""
+"""The helper of ``BuildDisk``: a mount namespace of its own (and a user namespace mapping only
+the launcher's uid, for a launcher that is not root) with a tmpfs over the build's folder,
+held until its standard input ends."""
+
+
+class BuildDisk:
+    """A build's folder bounded to ``limit`` bytes: a tmpfs of that size (and of ``limit /
+    BLOCK`` entries) mounted over ``folder`` in a mount namespace of its own, which a helper
+    process holds. The build's steps enter that namespace (``enter()``, then bwrap binds the
+    folder as usual) and the kernel refuses their writes past the limit; this process reaches
+    the files at ``view`` (through the helper's ``/proc/PID/root``), while ``folder`` itself,
+    seen from here, is the folder on disk the built files are copied to. The tmpfs goes with
+    the helper: at ``close()``, or when this process dies (the helper's standard input ends).
+    Its pages are memory, counted in the build's cgroup where the launcher is root."""
+
+    def __init__(self, folder: Path, limit: int) -> None:
+        self.folder, self.limit = Path(folder), int(limit)
+        if shutil.which("nsenter") is None:
+            raise SandboxUnavailable("a build's disk cannot be bounded here: nsenter is not "
+                                     "installed (Debian: apt-get install util-linux)")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _DISK_HELPER, str(self.folder), str(self.limit),
+             str(max(64, self.limit // BLOCK))],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        said = b""
+        ends = time.monotonic() + 30
+        while b"\n" not in said and time.monotonic() < ends:
+            if select.select([self.proc.stdout], [], [], max(0.0, ends - time.monotonic()))[0]:
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk:
+                    break
+                said += chunk
+        words = said.decode(errors="replace").split()
+        if words[:1] != ["ready"]:
+            self.close()
+            raise SandboxUnavailable("a build's disk cannot be bounded here (a tmpfs in a "
+                                     "mount namespace of its own): "
+                                     f"{' '.join(words[1:]) or 'its helper did not answer'}")
+        self.user = words[1:2] == ["user"]
+        self.view = Path(f"/proc/{self.proc.pid}/root") / self.folder.relative_to("/")
+
+    def enter(self) -> list[str]:
+        """The command prefix that runs a step in the build's mount namespace."""
+        return ["nsenter", f"--target={self.proc.pid}",
+                *(["--user", "--preserve-credentials"] if self.user else []), "--mount", "--"]
+
+    def full(self) -> bool:
+        """Whether the build filled its disk (no block or no entry left)."""
+        try:
+            st = os.statvfs(self.view)
+        except OSError:
+            return False
+        return st.f_bfree == 0 or st.f_ffree == 0
+
+    def close(self) -> None:
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def tree_bytes(folder: Path) -> int:
+    """The disk ``folder`` takes, counted as the built folder is copied: each entry at least
+    ``BLOCK`` bytes, each file its size rounded up to a block (a sparse file at its full size, a
+    hard link as a file of its own); links are not followed."""
+    def unreadable(e: OSError) -> None:
+        raise e
+    total = 0
+    for root, dirs, files in os.walk(folder, onerror=unreadable):
+        for name in [None, *dirs, *files]:
+            st = os.lstat(root if name is None else os.path.join(root, name))
+            if stat.S_ISREG(st.st_mode):
+                total += max(BLOCK, -(-st.st_size // BLOCK) * BLOCK)
+            else:
+                total += BLOCK
+    return total
+
+
+def _copy_tree(view: Path, into: Path) -> None:
+    """Copy the built folder from the build's disk (``view``) to ``into`` on disk: folders,
+    regular files (modes and times kept) and links (never followed); a pipe or a socket the
+    build left is not copied. Nothing of the build runs any more, so nothing changes under it."""
+    def unreadable(e: OSError) -> None:
+        raise e
+    for root, dirs, files in os.walk(view, onerror=unreadable):
+        here = into / Path(root).relative_to(view)
+        for name in dirs + files:
+            src, dst = os.path.join(root, name), here / name
+            st = os.lstat(src)
+            if stat.S_ISDIR(st.st_mode):
+                dst.mkdir(mode=0o755)
+            elif stat.S_ISLNK(st.st_mode):
+                os.symlink(os.readlink(src), dst)
+            elif stat.S_ISREG(st.st_mode):
+                fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                try:
+                    with open(fd, "rb", closefd=False) as r, open(dst, "xb") as w:
+                        shutil.copyfileobj(r, w, 1 << 20)
+                finally:
+                    os.close(fd)
+                os.chmod(dst, 0o755 if st.st_mode & 0o111 else 0o644)
+                os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 CACHE_ENV = "ARENA_BOT_CACHE"
@@ -219,7 +413,8 @@ def built(manifest: Manifest, cache: Path | None = None, *, policy: Any = None) 
 
 
 BUILT_MARK = ".arena-built"
-"""The file a finished build leaves in its folder (``build_once``): the folder is whole."""
+"""The file a finished build leaves in its folder (``build_once``): the folder is whole; it
+holds the bytes the folder takes (``tree_bytes``), which a cache's budget counts."""
 
 
 def build_once(manifest: Manifest, source: Path, into: Path, *, policy: Any = None) -> Path:
@@ -238,7 +433,7 @@ def build_once(manifest: Manifest, source: Path, into: Path, *, policy: Any = No
         tmp = into.parent / f".{into.name}.tmp"
         discard(tmp)
         try:
-            build_bot(manifest, source, tmp, policy=policy)
+            result = build_bot(manifest, source, tmp, policy=policy)
         except BuildFailed as e:
             kept = None
             if e.log_path is not None and e.log_path.exists():
@@ -247,7 +442,7 @@ def build_once(manifest: Manifest, source: Path, into: Path, *, policy: Any = No
             raise BuildFailed(e.label, e.command, e.reason, e.log, kept) from None
         failed_log_path(into).unlink(missing_ok=True)
         os.chmod(tmp, 0o755)
-        (tmp / BUILT_MARK).touch()
+        (tmp / BUILT_MARK).write_text(str(result.bytes + BLOCK), encoding="utf-8")
         os.chmod(tmp, 0o555)
         os.rename(tmp, into)
         return into
@@ -323,11 +518,13 @@ def _program(step: tuple[str, ...], folder: Path) -> str | None:
 
 def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
               sandbox: SandboxPolicy | None, uid, deadline: float, timeout: float,
-              log: "_Log") -> str | None:
+              log: "_Log", disk: BuildDisk | None = None) -> str | None:
     """Run one build step in ``folder``; why it failed (None: it passed). The step runs under
     the bot's runtime and the one its program means (``referee.seats.runtimes.step_runtimes``):
     their binds, and the environment the arena sets for them (a JVM's flags, offline Go and
-    Cargo); a runtime missing on this machine fails the step, naming its Debian package."""
+    Cargo); a runtime missing on this machine fails the step, naming its Debian package. With
+    ``disk``, the step runs in the build's mount namespace, where ``folder`` is its disk; a
+    step that fills it fails, whatever it exits with."""
     command = list(step)
     command[0] = resolve(command[0])  # python: the arena's interpreter; javac: OpenJDK 17's
     runtimes = step_runtimes(manifest, step)
@@ -335,7 +532,7 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
         missing = runtime.missing(build=True)
         if missing is not None:
             return f"cannot run: {missing}"
-    problem = _program(tuple(command), folder)
+    problem = _program(tuple(command), folder if disk is None else disk.view)
     if problem is not None:
         return problem
     filter_fd = cgroup = None
@@ -360,6 +557,8 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
                                   policy=sandbox, uid=None if uid is None else uid.uid,
                                   seccomp=filter_fd, cgroup=cgroup, writable=folder,
                                   runtimes=runtimes)
+        if disk is not None:
+            command = disk.enter() + command
         env = {"PATH": PATH}
     try:
         try:
@@ -390,6 +589,10 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
     finally:
         if cgroup is not None:
             cgroup.remove()
+    if disk is not None and disk.full():
+        log.add(f"\n[arena: the build filled its disk, {disk.limit // MB} MiB: its writes "
+                "past it were refused]\n".encode())
+        return f"wrote more than {disk.limit // MB} MiB (its disk limit)"
     if status is None:
         log.add(f"\n[arena: the build ran past {timeout:g} s and was killed]\n".encode())
         return f"ran past {timeout:g} s (the build's time limit) and was killed"

@@ -2,7 +2,12 @@
 ``~/.cache/shengji-arena/bots``; at most ``ARENA_BOT_CACHE_MB``, default 2048, least recently
 used versions evicted first): ``<hash>/`` the unpacked folder, read-only; ``<hash>.tar`` the
 canonical tar; ``<hash>.json`` the marker, written last, with the hash and each member's type,
-size and sha256, against which every fetch verifies the cached copy."""
+size and sha256, against which every fetch verifies the cached copy; ``<hash>-built/`` the
+version built (``scheduler.registry.versions``), whose mark (``BUILT_MARK``) holds its bytes.
+
+A version's size in the budget is its fetched copy's and its built folder's; its last use is
+its last fetch (every match fetches its versions) or build. A version is never evicted while a
+match plays it (``using``), while it is fetched or while it is built (their locks)."""
 
 from __future__ import annotations
 
@@ -20,13 +25,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from referee.seats.build import cache_dir
+from referee.seats.build import BUILT_MARK, cache_dir, failed_log_path, tree_bytes
 
 from scheduler.registry.archives import (RegistryError, Unpacker, sha256_file,
                                          stored_archive)
 
 CACHE_MB = 2048
 _HASH = re.compile(r"[0-9a-f]{64}")
+BUILT = "-built"
+"""A version's built folder in the cache: ``<hash>-built``."""
+_FAILED_LOG = failed_log_path(Path(BUILT)).name
+"""What the whole log of a version's failed build is named after its hash."""
 
 
 def default_cache_dir() -> Path:
@@ -145,32 +154,90 @@ def _fill(store, cache: Path, h: str) -> None:
         _rmtree(tmp)
 
 
-def _evict(cache: Path, keep: str, budget: int) -> list[str]:
-    """Drop the least recently used versions but ``keep`` until the cache fits ``budget``;
-    one being fetched or used elsewhere (its lock held) stays."""
-    entries = []
+def built_path(cache: Path, h: str) -> Path:
+    """Where version ``h`` is built in ``cache``."""
+    return cache / f"{h}{BUILT}"
+
+
+def _built_entry(folder: Path) -> tuple[int, int] | None:
+    """A built folder's last build time and bytes (from its mark; a folder built before marks
+    held their bytes is counted); None while it is not whole."""
+    mark = folder / BUILT_MARK
+    try:
+        at = mark.stat().st_mtime_ns
+        text = mark.read_text(encoding="utf-8").strip()
+        return at, int(text) if text.isdigit() else tree_bytes(folder)
+    except OSError:
+        return None
+
+
+def _entries(cache: Path) -> dict[str, tuple[int, int]]:
+    """Every version the cache holds: its last use and its bytes, fetched and built (or the
+    whole log of its failed build)."""
+    entries: dict[str, tuple[int, int]] = {}
     for marker in cache.glob("*.json"):
         if not _HASH.fullmatch(marker.stem):
             continue
         try:
-            entries.append((marker.stat().st_mtime_ns, marker.stem,
-                            int(json.loads(marker.read_text(encoding="utf-8"))["bytes"])))
+            entries[marker.stem] = (marker.stat().st_mtime_ns, int(json.loads(
+                marker.read_text(encoding="utf-8"))["bytes"]))
         except (OSError, ValueError, KeyError, TypeError):
             continue
-    total = sum(e[2] for e in entries)
+    for folder in cache.glob(f"*{BUILT}"):
+        h = folder.name[:-len(BUILT)]
+        if not _HASH.fullmatch(h) or (found := _built_entry(folder)) is None:
+            continue
+        at, size = entries.get(h, (0, 0))
+        entries[h] = (max(at, found[0]), size + found[1])
+    for log in cache.glob(f"*{_FAILED_LOG}"):
+        h = log.name[:-len(_FAILED_LOG)]
+        try:
+            st = log.stat()
+        except OSError:
+            continue
+        if _HASH.fullmatch(h):
+            at, size = entries.get(h, (0, 0))
+            entries[h] = (max(at, st.st_mtime_ns), size + st.st_size)
+    return entries
+
+
+def _drop_version(cache: Path, h: str) -> None:
+    """Remove version ``h`` from the cache: fetched, built, and its failed build's log."""
+    _drop(cache, h)
+    built = built_path(cache, h)
+    for p in (built, cache / f".{built.name}.tmp", failed_log_path(built)):
+        _rmtree(p)
+
+
+def _evict(cache: Path, keep: str | None, budget: int) -> list[str]:
+    """Drop the least recently used versions but ``keep`` until the cache fits ``budget``;
+    one being fetched, built or used elsewhere (its lock held) stays."""
+    entries = _entries(cache)
+    total = sum(size for _, size in entries.values())
     dropped = []
-    for _, h, size in sorted(entries):
+    for (_, size), h in sorted((e, h) for h, e in entries.items()):
         if total <= budget:
             break
         if h == keep:
             continue
         with _flock(cache / f"{h}.lock", wait=False) as free, \
-                _flock(cache / f"{h}.use", wait=False) as idle:
-            if free and idle:
-                _drop(cache, h)
+                _flock(cache / f"{h}.use", wait=False) as idle, \
+                _flock(cache / f".{h}{BUILT}.lock", wait=False) as unbuilt:
+            if free and idle and unbuilt:
+                _drop_version(cache, h)
                 total -= size
                 dropped.append(h)
     return dropped
+
+
+def evict(keep: str | None = None, cache_dir: Path | None = None) -> list[str]:
+    """Bring the cache within its budget (``cache_budget()``), least recently used versions
+    first, never ``keep`` nor one in use; the versions dropped. After a build, whose folder the
+    budget now counts."""
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if not cache.is_dir():
+        return []
+    return _evict(cache, keep, cache_budget())
 
 
 def fetch(store, content_hash: str, cache_dir: Path | None = None) -> Path:

@@ -10,14 +10,16 @@ each resolved again where the bot runs.
 from __future__ import annotations
 
 import dataclasses
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from referee.match.spec import SeatBot
 from referee.seats.launch import ARENA_ROOT, SDK
 from referee.seats.manifest import Manifest
 
 from scheduler.registry.archives import RegistryError, opened
-from scheduler.registry.cache import default_cache_dir, fetch
+from scheduler.registry.cache import built_path, default_cache_dir, evict, fetch, using
 from scheduler.registry.packing import pack
 from scheduler.registry import submissions
 from scheduler.store import Store
@@ -94,22 +96,41 @@ def submit(store: Store, source: Path, *, name: str | None = None,
             return stored()
         if getattr(manifest, "build", None):  # built where this machine's matches find it
             packed = pack(folder)
-            _built(manifest, folder, default_cache_dir() / f"{packed.content_hash}-built")
+            cache = default_cache_dir()
+            _built(manifest, folder, built_path(cache, packed.content_hash))
+            evict(packed.content_hash, cache)
         return stored()
 
 
 def materialise(store: Store, bot: SeatBot, cache: Path | None = None) -> SeatBot:
     """``bot`` as this machine plays it: a pinned version fetched from the store into the
-    local cache (verified), built there once per version if its manifest says how; a bot with
-    no pinned version as it is."""
+    local cache (verified), built there once per version if its manifest says how (the cache
+    then evicted to its budget, which counts the built folder); a bot with no pinned version
+    as it is. Only for the fetch and the build is the version marked in use: a match holds it
+    with ``playing``."""
     if bot.version_hash is None:
         return bot
     cache = cache or default_cache_dir()
-    folder = fetch(store, bot.version_hash, cache)
-    manifest = bot.manifest
-    if getattr(manifest, "build", None):
-        folder = _built(manifest, folder, cache / f"{bot.version_hash}-built")
+    with using(bot.version_hash, cache):  # (no other process evicts it under the build)
+        folder = fetch(store, bot.version_hash, cache)
+        manifest = bot.manifest
+        if getattr(manifest, "build", None):
+            folder = _built(manifest, folder, built_path(cache, bot.version_hash))
+            evict(bot.version_hash, cache)
     return dataclasses.replace(bot, manifest=located(manifest, folder))
+
+
+@contextmanager
+def playing(store: Store, bots: Iterable[SeatBot] | None,
+            cache: Path | None = None) -> Iterator[list[SeatBot]]:
+    """``bots`` materialised (``materialise``) and marked in use in the cache while the block
+    runs (a match plays them): no eviction removes their folders under their seats."""
+    cache = cache or default_cache_dir()
+    bots = list(bots or ())
+    with ExitStack() as held:
+        for h in dict.fromkeys(b.version_hash for b in bots if b.version_hash is not None):
+            held.enter_context(using(h, cache))
+        yield [materialise(store, b, cache) for b in bots]
 
 
 def _built(manifest: Manifest, source: Path, into: Path) -> Path:
