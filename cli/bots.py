@@ -1,12 +1,12 @@
-"""``arena bots`` (check a bot, and the registry's versions: submit, list, show, remove) and
-``arena authors`` (the registry's authors)."""
+"""``arena bots`` (check a bot, and the registry's versions: submit, list, show, remove,
+withdraw, unsuspend) and ``arena authors`` (the registry's authors)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
-import secrets
+import random
 import sys
 import tempfile
 import time
@@ -17,17 +17,54 @@ from cli.common import (DB_HELP, VARIANT_HELP, db_url, existing_store, json_text
                         variant_ids_or_exit, visible)
 
 
+#: the season whose form a check takes without ``--season``: the default one (``make demo``)
+DEFAULT_SEASON = Path(__file__).resolve().parent.parent / "seasons" / "demo.toml"
+
+
+def check_like_of(args):
+    """What ``arena bots check`` plays (``scheduler.league.CheckLike``): a pair of matches of
+    the season file ``--season`` as it admits a bot, else of the default season, with the
+    variant, deals per match and time allowance given."""
+    from scheduler.league import check_like, season_check
+    from scheduler.season import load_season, new_secret
+    given = [f"--{k.replace('_', '-')}" for k in ("variant", "deals", "per_decision_ms")
+             if getattr(args, k) is not None]
+    if args.season:
+        if given:
+            raise ValueError(f"{', '.join(given)}: not with --season: the season file "
+                             f"{args.season} gives the variant, the deals per match and the "
+                             "time control")
+        season = load_season(args.season)
+        if args.seed is not None:
+            season = dataclasses.replace(season, secret=args.seed)
+        return season_check(season)
+    config = load_season(DEFAULT_SEASON).config()
+    if args.variant is not None:
+        from referee.rules.variants import rules_for
+        config.update(variant=args.variant, options={},
+                      start_levels=[rules_for(args.variant).start_level] * 2)
+    if args.deals is not None:
+        config["deals_per_set"] = args.deals
+    if args.per_decision_ms is not None:
+        config["time_control"] = {**config["time_control"],
+                                  "per_decision_ms": args.per_decision_ms}
+    return check_like(config, secret=args.seed if args.seed is not None else new_secret(),
+                      rng=random.SystemRandom())
+
+
 def cmd_bots_check(args) -> int:
-    from referee.match.spec import DealSpec, TimeControl
     from referee.seats.manifest import ManifestError, load_manifest
     from referee.rules.variants import rules_for
     from scheduler.league import smoke_check
-    from scheduler.season import SeasonBot
+    from scheduler.season import SeasonBot, SeasonError
     try:
         sandbox_or_refuse(args)
         manifest = load_manifest(args.manifest)
-        rules_for(args.variant)
-    except (ManifestError, ValueError) as e:
+        if args.deals is not None and args.deals < 1:
+            raise ValueError(f"--deals {args.deals}: expected 1 or more deals per match")
+        like = check_like_of(args)
+        rules_for(like.variant, like.options)
+    except (ManifestError, SeasonError, ValueError) as e:
         print(f"arena bots check: {e}", file=sys.stderr)
         return 2
     t = time.perf_counter()
@@ -46,19 +83,18 @@ def cmd_bots_check(args) -> int:
                                              built / p.relative_to(manifest.folder)
                                              if p.is_relative_to(manifest.folder) else p
                                              for p in manifest.pythonpath))
-        why = smoke_check(SeasonBot(manifest.name, played), variant=args.variant,
-                          options={},
-                          time_control=TimeControl(per_decision_ms=args.per_decision_ms),
-                          deal=DealSpec(args.seed if args.seed is not None else
-                                        secrets.token_hex(16)),
+        why = smoke_check(SeasonBot(manifest.name, played), like,
                           workdir=Path(args.workdir) / f"check-{manifest.name}")
         if manifest.build:
             discard(played.folder)
     if why:
         print(f"FAIL {label} ({manifest.path}): {visible(why)}")
         return 1
-    print(f"ok   {label} ({manifest.path}): one {args.variant} deal on seats 0 and 2 "
-          f"against random, no faults, {time.perf_counter() - t:.1f}s")
+    a, b = like.match_ids()
+    print(f"ok   {label} ({manifest.path}): a duplicate pair of {like.variant} matches as "
+          f"season {visible(like.season, one_line=True)} plays them ({a}, {b}), "
+          f"{len(like.deals)} deal(s) each, on both sides against random, no faults, "
+          f"{time.perf_counter() - t:.1f}s")
     return 0
 
 
@@ -144,7 +180,7 @@ def _wait(client, v: dict, timeout_s: float | None) -> int:
             return TIMED_OUT
         time.sleep(1 if left is None else min(1, left))  # (the poll of a wait on the service)
         v = client.get("/api/v1/bots/" + quoted(v["name"], v["version"]))
-    if v["state"] == "refused" and v.get("reason"):
+    if v["state"] in ("refused", "suspended") and v.get("reason"):
         print(f"  why: {visible(v['reason'])}")
     return 0 if v["state"] == "ready" else 1
 
@@ -230,6 +266,9 @@ def cmd_bots_status(args) -> int:
           f"{v['state']}{' (withdrawn)' if v['withdrawn'] else ''}")
     if v["reason"]:
         print(f"  why: {visible(v['reason'])}")
+    if v["state"] == "suspended":
+        print("  it plays in no ladder and no new scrimmage or season until the organiser "
+              "lifts the suspension")
     print(f"  submitted {local_time(v['submitted_at'])}, {v['files']} files, "
           f"{size_text(v['size'])}, content {v['content_hash'][:12]}"
           f"{', a build log (arena bots logs NAME@VERSION)' if v['has_build_log'] else ''}")
@@ -413,21 +452,54 @@ def cmd_bots_withdraw(args) -> int:
     return 0
 
 
+def cmd_bots_unsuspend(args) -> int:
+    """``arena bots unsuspend NAME@VERSION``: a version the crash limit suspended is ready
+    again (its limit counts its matches from now on); the organiser's, on their own store."""
+    from scheduler.registry import submissions
+    from scheduler.registry.archives import RegistryError
+    store = existing_store(db_url(args), f"arena bots unsuspend: no bot {args.ref!r}")
+    try:
+        if not args.ref.partition("@")[2]:
+            raise RegistryError(f"{args.ref}: name the version to unsuspend (name@version)")
+        v = submissions.resolve(store, args.ref)
+        st = store.version_state(v.id)
+        was = st["reason"] if st else None
+        lifted = "suspension lifted by the organiser" + (f": {args.reason}" if args.reason
+                                                         else "")
+        if not store.unsuspend_version(v.id, lifted[:4000]):
+            raise RegistryError(f"{args.ref}: not suspended (its state: "
+                                f"{st['state'] if st else 'ready'})")
+    except RegistryError as e:
+        print(f"arena bots unsuspend: {e}", file=sys.stderr)
+        return 2
+    store.audit("unsuspend", actor="organiser (command line)", subject=v.ref,
+                detail=f"{args.reason or ''} (was: {was})"[:2000])
+    print(f"unsuspended {visible(v.ref, one_line=True)}: ready again; its crash limit counts "
+          "its matches from now on")
+    return 0
+
+
 def timeout_option(parser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="with --wait: give up "
                         "after SECONDS (exit 3); by default it waits as long as it takes")
 
 
 def register(sub) -> None:
-    from referee.match.spec import DEFAULT_TIME_CONTROL as TC
     bots = sub.add_parser("bots", help="bot manifests")
     bsub = bots.add_subparsers(dest="bots_command", required=True)
-    bc = bsub.add_parser("check", help="a short smoke match a bot must pass to join a season")
+    bc = bsub.add_parser("check", help="the smoke matches a bot must pass to join a season: "
+                         "a duplicate pair against random, as a season plays one (its match "
+                         "ids, rules, time control, sandbox limits and deals per match)")
     bc.add_argument("manifest")
-    bc.add_argument("--variant", default="two-deck-fry", choices=variant_ids_or_exit(),
-                    help=VARIANT_HELP)
-    bc.add_argument("--seed", help="the deal's seed (default: a fresh random one)")
-    bc.add_argument("--per-decision-ms", type=int, default=TC.per_decision_ms)
+    bc.add_argument("--season", metavar="FILE", help="check the bot as this season file admits "
+                    "it (default: a pair of the default season, seasons/demo.toml, with the "
+                    "options below)")
+    bc.add_argument("--variant", choices=variant_ids_or_exit(), help=VARIANT_HELP)
+    bc.add_argument("--deals", type=int, help="deals in each match (default: the default "
+                    "season's deals_per_set)")
+    bc.add_argument("--seed", help="the key of the deals' seeds (default: a fresh random one)")
+    bc.add_argument("--per-decision-ms", type=int, help="each decision's allowance in ms "
+                    "(default: the default season's)")
     bc.add_argument("--workdir", default="records/checks")
     unsandboxed_option(bc)
     bc.set_defaults(func=cmd_bots_check)
@@ -455,8 +527,8 @@ def register(sub) -> None:
     bs.set_defaults(func=cmd_bots_submit)
     from cli.client import server_options
     st = bsub.add_parser("status", help="a version's state on the submission service (queued, "
-                         "building, checking, ready, refused), why, and in each season its "
-                         "rating, rank, pairs and matches", epilog=WAIT_EPILOG)
+                         "building, checking, ready, refused, suspended), why, and in each "
+                         "season its rating, rank, pairs and matches", epilog=WAIT_EPILOG)
     st.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: your latest")
     st.add_argument("--wait", action="store_true", help="until it is ready or refused")
     timeout_option(st)
@@ -498,4 +570,10 @@ def register(sub) -> None:
     wd.add_argument("--reason", help="said to its author")
     wd.add_argument("--db", help=DB_HELP)
     wd.set_defaults(func=cmd_bots_withdraw)
+    us = bsub.add_parser("unsuspend", help="make a version the crash limit suspended (it "
+                         "forfeited too many of its last matches) ready again")
+    us.add_argument("ref", metavar="NAME@VERSION")
+    us.add_argument("--reason", help="said to its author")
+    us.add_argument("--db", help=DB_HELP)
+    us.set_defaults(func=cmd_bots_unsuspend)
 

@@ -380,6 +380,17 @@ def _write(store: Store, row: MatchRow, variant: str, match: MatchFile, duration
             delay = min(2 * delay, 5.0)
 
 
+def _crash_limit(store: Store, spec: MatchSpec, seat: int) -> None:
+    """A forfeit stored: the crash limit of the version in ``seat``
+    (``scheduler.intake.after_forfeit``); never a reason to fail the match written."""
+    from scheduler.intake import after_forfeit
+    try:
+        after_forfeit(store, spec, seat)
+    except Exception as e:  # noqa: BLE001  (a bad setting, a store hiccup: said in the
+        print(f"match {spec.match_id}: the crash limit was not applied: "  # worker's log;
+              f"{type(e).__name__}: {e}", file=sys.stderr)  # the next forfeit counts this one)
+
+
 def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_S,
                   owner: str | None = None, max_attempts: int | None = None,
                   store_retry_s: float = 60.0) -> str:
@@ -416,10 +427,11 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     metrics.match_started()
     try:
         spec = MatchSpec.from_dict(row.spec, f"match {match_id}: spec")
-        if spec.bots:  # pinned versions fetched (and built) on this machine
-            from scheduler.registry.versions import materialise
-            spec = dataclasses.replace(spec, bots=[materialise(store, b) for b in spec.bots])
-        with working_folder(match_id) as tmp:
+        from scheduler.registry.versions import playing
+        # pinned versions fetched (and built) on this machine, kept in its cache while played
+        with playing(store, spec.bots) as bots, working_folder(match_id) as tmp:
+            if bots:
+                spec = dataclasses.replace(spec, bots=bots)
             match = play(spec, tmp, heartbeat=renew, every_s=lease_s / 4,
                          should_stop=must_hand_back)
         match.extra["attempt"] = row.attempts
@@ -427,6 +439,9 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
         written = _write(store, row, spec.variant, match, duration, owner, store_retry_s)
         metrics.match_written(match.extra.get("timings"), [f.kind for f in match.faults],
                               duration, written)
+        forfeit = match.result.forfeit if match.result is not None else None
+        if written and forfeit is not None:
+            _crash_limit(store, spec, forfeit.seat)
         return "done" if written else "counted"
     except HandedBack as e:  # told to stop: back to the queue, charged to nobody
         _stop_handled()

@@ -1,17 +1,25 @@
 """What the workers do for the submission service, and what the service sends them.
 
 A version an author uploads is stored ``queued``; a worker takes it (``check_version``): fetches
-it from the store, builds it in the sandbox (``building``), plays the smoke match of
-``arena bots check`` (``checking``) and leaves it ``ready`` or ``refused`` with the reason and
-its build log. A scrimmage is a season of its own (``open_scrimmage``: opened on a worker, which
-builds what it needs), whose matches the service's dispatcher sends on the scrimmage lane
-(``Dispatcher``; the lanes and their shares: ``scheduler.dispatch``). The web process never
-builds nor plays a bot.
+it from the store, builds it in the sandbox (``building``), plays its check (``checking``) and
+leaves it ``ready`` or ``refused`` with the reason and its build log. The check cannot be told
+from play: a duplicate pair as one of the service's seasons plays it (``check_like_here``: an
+open ladder's, else the newest season's, else the next scrimmage's match ids, rules, time
+control, fault policy, sandbox limits and deals per match) against a house bot (``house_bots``:
+the organiser's ready versions; none: the random sample bot). A bot that behaves only when it
+is checked is caught by the crash limit (``after_forfeit``, run by the worker that stored a
+forfeited match): a ready version that forfeited ``crash_limit`` of its last ``crash_window``
+matches is ``suspended`` (out of the ladders, refused for new scrimmages and seasons) until the
+organiser lifts it (``arena bots unsuspend``). A scrimmage is a season of its own
+(``open_scrimmage``: opened on a worker, which builds what it needs), whose matches the
+service's dispatcher sends on the scrimmage lane (``Dispatcher``; the lanes and their shares:
+``scheduler.dispatch``). The web process never builds nor plays a bot.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import tempfile
 import threading
 import time
@@ -27,18 +35,46 @@ DEFAULT_VARIANT = "two-deck-fry"
 SCRIMMAGE_PREFIX = "scrimmage-"
 
 
+#: the crash limit's defaults: suspended at this many forfeits among a version's last
+#: ``CRASH_WINDOW`` matches
+CRASH_LIMIT = 3
+CRASH_WINDOW = 5
+
+
 @dataclass(frozen=True)
 class IntakeSettings:
-    """What the workers' checks and scrimmages play: ``ARENA_CHECK_VARIANT`` and
-    ``ARENA_SCRIMMAGE_DEALS`` (deals per match) in the workers' environment."""
+    """What the workers' checks and scrimmages play, and the crash limit, from the workers'
+    environment: ``ARENA_CHECK_VARIANT`` (the variant of scrimmages, and of a check when the
+    store has no season to take it from), ``ARENA_SCRIMMAGE_DEALS`` (deals per scrimmage
+    match), ``ARENA_CRASH_LIMIT`` and ``ARENA_CRASH_WINDOW`` (a version the service took in is
+    suspended once it forfeited ``crash_limit`` of its last ``crash_window`` matches;
+    ``ARENA_CRASH_LIMIT=0``: never)."""
     variant: str = DEFAULT_VARIANT
-    per_decision_ms: int = 2000
     scrimmage_deals: int = 2
+    crash_limit: int = CRASH_LIMIT
+    crash_window: int = CRASH_WINDOW
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.crash_limit <= self.crash_window or self.crash_window < 1:
+            raise ValueError(f"ARENA_CRASH_LIMIT={self.crash_limit}, ARENA_CRASH_WINDOW="
+                             f"{self.crash_window}: expected a limit from 0 (no limit) to the "
+                             "window, and a window of 1 match or more")
 
     @classmethod
     def from_env(cls) -> "IntakeSettings":
+        def count(name: str, raw: str | None, default: int) -> int:
+            raw = (raw or "").strip()
+            if not raw:
+                return default
+            if not raw.isdigit():
+                raise ValueError(f"{name}={raw!r}: expected a whole number of matches")
+            return int(raw)
         return cls(variant=os.environ.get("ARENA_CHECK_VARIANT", DEFAULT_VARIANT),
-                   scrimmage_deals=int(os.environ.get("ARENA_SCRIMMAGE_DEALS", "2")))
+                   scrimmage_deals=int(os.environ.get("ARENA_SCRIMMAGE_DEALS", "2")),
+                   crash_limit=count("ARENA_CRASH_LIMIT", os.environ.get("ARENA_CRASH_LIMIT"),
+                                     CRASH_LIMIT),
+                   crash_window=count("ARENA_CRASH_WINDOW",
+                                      os.environ.get("ARENA_CRASH_WINDOW"), CRASH_WINDOW))
 
 
 def _tail(log: str) -> str:
@@ -48,19 +84,87 @@ def _tail(log: str) -> str:
     return "[...]\n" + tail[tail.find("\n") + 1:]
 
 
+def check_like_here(store, settings: IntakeSettings, rng: random.Random):
+    """What a check looks like on this service (``scheduler.league.CheckLike``): a pair of
+    one of its open ladders (each ready version enters them; one drawn at random), else of its
+    newest season that is not cancelled nor a scrimmage, else of the next scrimmage (what is
+    left to play), on deals of a fresh secret."""
+    from scheduler.league import check_like
+    from scheduler.season import load_season, new_secret
+    scrimmages = store.scrimmage_seasons()
+    ladders, others = [], []
+    for name in store.season_names():  # oldest first
+        if name in scrimmages or store.cancelled(name):
+            continue
+        config = store.season(name).config
+        if config.get("format") == "ladder" and (config.get("ladder") or {}).get("open_entry"):
+            ladders.append(config)
+        else:
+            others.append(config)
+    if ladders or others:
+        config = rng.choice(ladders) if ladders else others[-1]
+        played = store.next_ordinal(config["name"])
+    else:  # the form a scrimmage's season file gives it
+        done = store.scrimmages_of()
+        like = {"id": max((x["id"] for x in done), default=0) + 1, "variant": settings.variant,
+                "pairs": done[0]["pairs"] if done else 1, "bot": "a", "opponent": "b"}
+        with tempfile.TemporaryDirectory(prefix="arena-intake-") as tmp:
+            path = Path(tmp) / "scrimmage.toml"
+            path.write_text(scrimmage_season_text(like, settings.scrimmage_deals),
+                            encoding="utf-8")
+            config, played = load_season(path).config(), 0
+    return check_like(config, secret=new_secret(), rng=rng, played=played)
+
+
+def house_bots(store, *, besides: str | None = None) -> list:
+    """The house bots: the organiser's versions (stored with no author, or by an organiser)
+    that are ready and not withdrawn, but for content hash ``besides``; oldest first."""
+    organisers = {a["name"] for a in store.authors_list() if a["role"] == "organiser"}
+    rows = [r for r in store.bot_versions() if (r.author is None or r.author in organisers)
+            and r.content_hash != besides]
+    states = store.version_states([r.id for r in rows])
+    return [r for r in rows if (st := states.get(r.id)) is None
+            or (st["state"] == "ready" and st["withdrawn_at"] is None)]
+
+
+#: house bots tried as a check's opponent before the random sample bot is taken instead
+HOUSE_TRIES = 3
+
+
+def house_opponent(store, besides: str, rng: random.Random):
+    """A house bot drawn at random, as a ``SeasonBot`` materialised here (its build done once
+    per machine); None when there is none, or none of ``HOUSE_TRIES`` could be placed."""
+    from referee.match.spec import SeatBot
+    from scheduler.registry.submissions import BotVersion
+    from scheduler.registry.versions import BuildError, materialise, pin_portable
+    from scheduler.season import SeasonBot
+    house = house_bots(store, besides=besides)
+    for row in rng.sample(house, min(len(house), HOUSE_TRIES)):
+        v = BotVersion.of(row)
+        try:
+            seat = materialise(store, SeatBot(v.ref, pin_portable(v, v.ref),
+                                              version_hash=v.content_hash))
+        except (BuildError, ValueError, OSError):
+            continue
+        return SeasonBot(v.ref, seat.manifest)
+    return None
+
+
 def check_version(store, version_id: int, *, settings: IntakeSettings | None = None,
-                  workdir: Path | None = None) -> str:
-    """Build and smoke-check the queued version ``version_id`` on this machine; returns its
-    final state (or "not queued" when another worker has it or it is done)."""
-    from referee.match.spec import DealSpec, SeatBot, TimeControl
+                  workdir: Path | None = None, rng: random.Random | None = None) -> str:
+    """Build and check the queued version ``version_id`` on this machine (``workdir``: where
+    the check's matches keep their files; by default a temporary folder); returns its final
+    state (or "not queued" when another worker has it or it is done)."""
+    from referee.match.spec import SeatBot
     from scheduler.execute import MatchFailed
     from scheduler.league import smoke_check
     from referee.seats.build import BUILD_LOG
     from scheduler.registry.submissions import BotVersion
     from scheduler.registry.versions import BuildError, materialise, pin_portable
-    from scheduler.season import SeasonBot, new_secret
+    from scheduler.season import SeasonBot
     from scheduler.store import worker_name
     settings = settings or IntakeSettings.from_env()
+    rng = rng or random.SystemRandom()
     me = worker_name()
     if not store.claim_version(version_id, me, STALE_CLAIM_S):
         return "not queued"
@@ -85,13 +189,12 @@ def check_version(store, version_id: int, *, settings: IntakeSettings | None = N
             log = (seat.manifest.folder / BUILD_LOG).read_text(encoding="utf-8", errors="replace")
         except OSError:
             log = ""
+    like = check_like_here(store, settings, rng)
+    opponent = house_opponent(store, v.content_hash, rng)
     store.set_version_state(version_id, "checking", build_log=_tail(log), worker=me)
     with tempfile.TemporaryDirectory(prefix="arena-intake-") as tmp:
         try:
-            why = smoke_check(SeasonBot(v.name, seat.manifest), variant=settings.variant,
-                              options={}, time_control=TimeControl(
-                                  per_decision_ms=settings.per_decision_ms),
-                              deal=DealSpec(new_secret()),
+            why = smoke_check(SeasonBot(v.ref, seat.manifest), like, opponent=opponent, rng=rng,
                               workdir=Path(workdir or tmp) / "check", infra_raises=True)
         except MatchFailed as e:  # the machine's fault, not the bot's: queued again
             store.set_version_state(version_id, "queued", worker=me,
@@ -104,6 +207,37 @@ def check_version(store, version_id: int, *, settings: IntakeSettings | None = N
         return "refused"
     store.set_version_state(version_id, "ready", worker=me)
     return "ready"
+
+
+def after_forfeit(store, spec, seat: int, settings: IntakeSettings | None = None) -> list[str]:
+    """The crash limit, once the result of match ``spec`` (a ``MatchSpec``), which seat
+    ``seat``'s team forfeited, is stored: each version the service took in with that seat's
+    content that is ready is suspended when it forfeited ``crash_limit`` of its last
+    ``crash_window`` matches since it was made ready (checked, or its suspension lifted); the
+    reason names them, and the audit log says so. One query over those matches a version;
+    nothing for a seat with no registry version, or none the service took in. Returns the
+    versions suspended (name@version)."""
+    settings = settings or IntakeSettings.from_env()
+    bots = spec.bots or []
+    content = bots[seat].version_hash if seat < len(bots) else None
+    if settings.crash_limit == 0 or content is None:
+        return []
+    out = []
+    for v in store.ready_service_versions(content):
+        recent = store.recent_forfeits(content, since=v["updated_at"],
+                                       limit=settings.crash_window)
+        lost = [m for m, forfeited in reversed(recent) if forfeited]  # as played
+        if len(lost) < settings.crash_limit:
+            continue
+        ref = f"{v['name']}@{v['version']}"
+        reason = (f"forfeited {len(lost)} of its last {len(recent)} matches: "
+                  f"{', '.join(lost)}")
+        if store.suspend_version(v["version_id"], reason):
+            store.audit("suspend", actor="crash limit", subject=ref,
+                        detail=f"{reason} (limit: {settings.crash_limit} of "
+                        f"{settings.crash_window})")
+            out.append(ref)
+    return out
 
 
 def run_here(store_url: str, task: str, arg, lease_s: float) -> str:

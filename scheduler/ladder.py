@@ -38,16 +38,20 @@ class Roster:
 def roster(store, active_versions: int, bots_per_author: int = 0) -> Roster:
     """Every ready, not withdrawn version that plays: the newest ``active_versions`` of each
     bot (author and name; an organiser's: per name), and of each author at most
-    ``bots_per_author`` bots (0: any number), their most recently updated bots first."""
+    ``bots_per_author`` bots (0: any number), their most recently updated bots first. A
+    suspended version (the crash limit: ``scheduler.intake.after_forfeit``) is out, and
+    ``why_out`` gives its suspension's reason."""
     rows = store.bot_versions()  # in the order submitted
     states = store.version_states([r.id for r in rows])
     bots_of: dict[tuple, list] = {}
+    why: dict[str, str] = {}
     for r in rows:
         st = states.get(r.id)
+        if st is not None and st["state"] == "suspended" and st["withdrawn_at"] is None:
+            why[f"{r.name}@{r.version}"] = f"suspended: {st['reason']}"
         if st is not None and (st["state"] != "ready" or st["withdrawn_at"] is not None):
             continue
         bots_of.setdefault((r.author, r.name), []).append(r)
-    why: dict[str, str] = {}
     per_author: dict[str | None, list[tuple]] = {}
     for key, versions in bots_of.items():
         newest = versions[-active_versions:]

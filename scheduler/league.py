@@ -18,11 +18,13 @@ import contextlib
 import json
 import multiprocessing
 import os
+import random
 import signal
 import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,7 +34,7 @@ from referee.seats.manifest import changed_files
 
 from scheduler.dispatch import RESEND_S
 from scheduler.execute import MatchFailed, execute_match, play_again
-from scheduler.season import Season, SeasonError
+from scheduler.season import LADDER_DEFAULTS, Season, SeasonError, deal_seed
 from scheduler.pinning import pin
 from scheduler.workers import process_alive
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
@@ -61,31 +63,131 @@ def pairing_spec(match_id: str, team0, team1, *, variant: str, options: dict,
                      bots=[SeatBot.of(b.name, b.manifest) for b in seats])  # as they are here
 
 
-def smoke_check(bot, *, variant: str, options: dict, time_control: TimeControl, deal: DealSpec,
-                workdir: Path, sandbox: dict | None = None,
-                infra_raises: bool = False) -> str | None:
-    """``bots check``: one short match, the bot on seats 0 and 2 against the random sample bot,
-    under the given rules and sandbox limits (a season's: a bot that cannot start under them
-    fails its check, not every match). Returns None when the bot played it without a fault,
-    else why not. ``infra_raises``: a match the infrastructure could not play (no bot's
-    fault) raises ``MatchFailed`` instead of being a reason."""
+#: deals a match of a check plays when no season says: a season file's default
+#: ``deals_per_set`` (``scheduler.season.load_season``)
+CHECK_DEALS = 4
+
+
+@dataclass(frozen=True)
+class CheckLike:
+    """What the two matches of a check look like from a seat: a pair of the season ``season``
+    (match ids ``{season}-{ordinal:05d}`` and the next, as its own), under its variant,
+    options, time control and fault policy and sandbox limits, on ``deals`` (as many as one of
+    its matches plays, from a secret of their own)."""
+
+    season: str
+    ordinal: int
+    variant: str
+    options: dict
+    time_control: TimeControl
+    deals: tuple[DealSpec, ...]
+    sandbox: dict | None = None
+
+    def match_ids(self) -> tuple[str, str]:
+        return (f"{self.season}-{self.ordinal:05d}", f"{self.season}-{self.ordinal + 1:05d}")
+
+
+def planned_matches(config: dict) -> int:
+    """The matches a season of stored configuration ``config`` (``Season.config()``) plans
+    (a ladder: none, it adds them as it runs)."""
+    n = len(config.get("bots", []))
+    fmt = config.get("format", "round_robin")
+    pairings = {"round_robin": n * (n - 1) // 2, "double_round_robin": n * (n - 1),
+                "gauntlet": max(n - 1, 0)}.get(fmt, 0)
+    return pairings * config.get("deal_sets", 1) * (2 if config.get("duplicate", True) else 1)
+
+
+def check_like(config: dict, *, secret: str, rng: random.Random, played: int = 0) -> CheckLike:
+    """A check that looks like a pair of matches of the season of ``config`` (its stored
+    configuration, ``Season.config()``): its rules, time control, fault policy, sandbox and
+    deals per match, and the ids of one of its pairs: any pair it plans, or, in a ladder (or
+    a season that plans none), one of the next ones after the ``played`` matches it has added.
+    Its deals are keyed with ``secret`` (a season's: its first one is ``Season.check_deal``),
+    and are no deal of the season's matches."""
+    seed = str(config.get("seed", config["name"]))
+    levels = tuple(config.get("start_levels") or ("2", "2"))
+    deals = tuple(DealSpec(deal_seed(secret, f"{seed}:check" + (str(j) if j else "")),
+                           levels, j % 4)
+                  for j in range(int(config.get("deals_per_set", CHECK_DEALS))))
+    planned = planned_matches(config)
+    if planned >= 2:
+        ordinal = 2 * rng.randrange(planned // 2)
+    else:
+        ahead = {**LADDER_DEFAULTS, **(config.get("ladder") or {})}["queue_ahead"]
+        ordinal = played + played % 2 + 2 * rng.randrange(max(1, ahead // 2))
+    tc = TimeControl(**config.get("time_control", {}), **config.get("fault_policy", {}))
+    return CheckLike(config["name"], ordinal, config["variant"], dict(config.get("options", {})),
+                     tc, deals, config.get("sandbox"))
+
+
+def season_check(season: Season, *, rng: random.Random | None = None,
+                 played: int = 0) -> CheckLike:
+    """``bots check`` as season ``season`` admits a bot: one of its pairs, on check deals keyed
+    with its secret (``check_like``)."""
+    return check_like(season.config(), secret=season.secret, rng=rng or random.SystemRandom(),
+                      played=played)
+
+
+def smoke_partner():
+    """The random sample bot, as a ``SeasonBot``: the opponent of a check with no house bot,
+    and of a check match a house bot spoiled."""
     from referee.seats.manifest import load_manifest
     from scheduler.season import SeasonBot
-    partner = SeasonBot("smoke-random", load_manifest(SMOKE_PARTNER))
-    spec = pairing_spec(f"check-{bot.name}", bot, partner, variant=variant, options=options,
-                         deals=[deal], time_control=time_control, sandbox=sandbox)
-    try:
-        match = play_again(spec, workdir)
-    except MatchFailed as e:
-        if infra_raises:
-            raise
-        return f"the check match did not finish: {e}"
-    faults = [f for f in match.faults if f.seat in (0, 2)]
-    if faults:
-        f = faults[0]
-        log = match.extra.get("bot_logs", {}).get(str(f.seat), "").strip().splitlines()
-        tail = f"; its output ends: {log[-1]}" if log else ""
-        return f"{f.kind}: {f.reason} ({len(faults)} fault(s) in one deal){tail}"
+    return SeasonBot("smoke-random", load_manifest(SMOKE_PARTNER))
+
+
+def _play_all(specs: list[MatchSpec], workdir: Path) -> list:
+    """Each spec played (``play_again``), at once, in ``workdir / MATCH_ID``: its match file,
+    or the ``MatchFailed`` it raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(spec):
+        try:
+            return play_again(spec, workdir / spec.match_id)
+        except MatchFailed as e:
+            return e
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        return list(pool.map(one, specs))
+
+
+def smoke_check(bot, like: CheckLike, *, workdir: Path, opponent=None,
+                rng: random.Random | None = None, infra_raises: bool = False) -> str | None:
+    """``bots check``: a duplicate pair as ``like``'s season plays one (``CheckLike``: its
+    match ids, rules, time control, sandbox limits and deals per match; a bot that cannot start
+    under them fails its check, not every match), SeasonBot ``bot`` against ``opponent`` (a
+    house bot; None: the random sample bot) on both sides of the same cards, in an order drawn
+    by ``rng``. A match whose house bot faulted (its play ended or went astray) proves nothing:
+    the pair is played again against the random sample bot. Returns None when the bot played
+    both matches without a fault, else why not. ``infra_raises``: a match the infrastructure
+    could not play (no bot's fault) raises ``MatchFailed`` instead of being a reason."""
+    rng = rng or random.SystemRandom()
+    first = rng.random() < 0.5
+    for against in ([opponent] if opponent is not None else []) + [smoke_partner()]:
+        layouts = [(bot, against), (against, bot)]
+        if first:
+            layouts.reverse()
+        specs = [pairing_spec(mid, t0, t1, variant=like.variant, options=like.options,
+                              deals=list(like.deals), time_control=like.time_control,
+                              sandbox=like.sandbox)
+                 for mid, (t0, t1) in zip(like.match_ids(), layouts)]
+        spoiled = False
+        for (t0, _), spec, match in zip(layouts, specs, _play_all(specs, workdir)):
+            if isinstance(match, MatchFailed):
+                if infra_raises:
+                    raise match
+                return f"the check match {spec.match_id} did not finish: {match}"
+            team = 0 if t0 is bot else 1
+            faults = [f for f in match.faults if f.seat % 2 == team]
+            if faults:
+                f = faults[0]
+                log = match.extra.get("bot_logs", {}).get(str(f.seat), "").strip().splitlines()
+                tail = f"; its output ends: {log[-1]}" if log else ""
+                return (f"{f.kind}: {f.reason} ({len(faults)} fault(s) in match "
+                        f"{spec.match_id}, {len(like.deals)} deal(s), seats {team} and "
+                        f"{team + 2}){tail}")
+            spoiled = spoiled or any(f.seat % 2 != team for f in match.faults)
+        if not spoiled:
+            return None
     return None
 
 
@@ -108,7 +210,9 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
     """Check every bot not yet admitted at its current content; raise SeasonError if one fails.
     Writes nothing to the store; returns {bot name: content hash} of the bots it checked."""
     checked: dict[str, str] = {}
-    known = {b["name"]: b for b in store.bots(season.name)} if store.season(season.name) else {}
+    stored = store.season(season.name) is not None
+    known = {b["name"]: b for b in store.bots(season.name)} if stored else {}
+    played = store.next_ordinal(season.name) if stored else 0  # (a ladder's matches so far)
     for i, bot in enumerate(season.bots):
         h = bot.manifest.content_hash()
         prior = known.get(bot.name)
@@ -126,10 +230,8 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
             checked[bot.name] = h  # passed before, or the same bot under another name
             continue
         print(f"bots check {bot.name} ({bot.manifest.label}) ...", file=out, flush=True)
-        why = smoke_check(bot, variant=season.variant, options=season.options,
-                          time_control=season.match_time_control,
-                          deal=season.check_deal(), workdir=workdir / f"check-{bot.name}",
-                          sandbox=season.sandbox)
+        why = smoke_check(bot, season_check(season, played=played),
+                          workdir=workdir / f"check-{bot.name}")
         if why:
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
                               f"({bot.manifest.path}) fails bots check: {why}")

@@ -133,7 +133,7 @@ version_states = Table(
     "version_states", metadata,
     Column("version_id", Integer, ForeignKey("bot_versions.id"), primary_key=True),
     Column("state", String(16), nullable=False),  # ``VERSION_STATES``
-    Column("reason", Text),          # why it was refused (or withdrawn)
+    Column("reason", Text),          # why it was refused (withdrawn, suspended)
     Column("build_log", Text),       # bounded (``scheduler.intake.BUILD_LOG_KEPT``)
     Column("claimed_by", String(200)),
     Column("updated_at", Float, nullable=False),
@@ -320,8 +320,10 @@ CANCELLED = "its season was cancelled"
 COUNTED_FIRST = "another attempt's result was written first"
 #: a match's statuses: ``cancelled`` ones (of a cancelled season) are never played
 STATUSES = ("pending", "running", "done", "failed", "cancelled")
-#: a service version's states, in order; ``refused`` and ``ready`` are final
-VERSION_STATES = ("queued", "building", "checking", "ready", "refused")
+#: a service version's states, in order; ``refused`` is final, ``ready`` too unless the crash
+#: limit suspends it (``scheduler.intake.after_forfeit``: ``suspended`` until the organiser
+#: lifts it, ``arena bots unsuspend``)
+VERSION_STATES = ("queued", "building", "checking", "ready", "refused", "suspended")
 #: a scrimmage's states; ``done``, ``failed`` and ``cancelled`` are final
 SCRIMMAGE_STATES = ("queued", "playing", "done", "failed", "cancelled")
 

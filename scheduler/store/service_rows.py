@@ -1,9 +1,11 @@
 """What the submission service keeps in the store (``web/service.py`` says what it means):
-authors' roles and status, the states of the versions it took in, dashboard sessions,
-scrimmages, the audit log and the events its rate limits count."""
+authors' roles and status, the states of the versions it took in (and the reads of their crash
+limit: ``scheduler.intake.after_forfeit``), dashboard sessions, scrimmages, the audit log and
+the events its rate limits count."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from sqlalchemy import delete, func, or_, select, update
@@ -11,8 +13,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from scheduler.store.rows import BotVersionRow
-from scheduler.store.schema import (audit_log, authors, bot_versions, limit_events, scrimmages,
-                                    sessions, version_states)
+from scheduler.store.schema import (audit_log, authors, bot_versions, bots, limit_events,
+                                    matches, results, scrimmages, sessions, version_states)
 
 #: the states of a version still on its way to ready or refused
 IN_FLIGHT = ("queued", "building", "checking")
@@ -165,6 +167,62 @@ class ServiceRows:
                 c.execute(version_states.insert().values(
                     version_id=version_id, state="ready", reason=reason, updated_at=now,
                     withdrawn_at=now))
+
+    # -- the crash limit (``scheduler.intake.after_forfeit``) ------------------------------
+    def ready_service_versions(self, content_hash: str) -> list[dict]:
+        """The versions the service took in with content ``content_hash`` that are ready and
+        not withdrawn: ``version_id``, ``name``, ``version`` and ``updated_at`` (when they were
+        made ready)."""
+        with self.engine.connect() as c:
+            return [dict(r) for r in c.execute(select(
+                version_states.c.version_id, bot_versions.c.name, bot_versions.c.version,
+                version_states.c.updated_at).select_from(version_states.join(
+                    bot_versions, bot_versions.c.id == version_states.c.version_id)).where(
+                bot_versions.c.content_hash == content_hash, version_states.c.state == "ready",
+                version_states.c.withdrawn_at.is_(None))).mappings()]
+
+    def recent_forfeits(self, content_hash: str, *, since: float,
+                        limit: int) -> list[tuple[str, bool]]:
+        """The last ``limit`` matches the bot of content ``content_hash`` played whose results
+        were written after ``since``, newest first: (match id, whether its team forfeited).
+        One query: the seasons that pinned it, by the name each gave it (a match's pairing is
+        "a|b": its two bots' names)."""
+        name = bots.c.name
+        sits = or_(func.substr(matches.c.pairing, 1, func.length(name) + 1) == name + "|",
+                   func.substr(matches.c.pairing, func.length(matches.c.pairing)
+                               - func.length(name)) == "|" + name)
+        with self.engine.connect() as c:
+            rows = c.execute(select(matches.c.id, matches.c.seats_json, results.c.forfeit_team,
+                                    name).select_from(
+                results.join(matches, matches.c.id == results.c.match_id)
+                .join(bots, bots.c.season == matches.c.season)).where(
+                bots.c.version_hash == content_hash, results.c.written_at > since, sits)
+                .order_by(results.c.written_at.desc(), matches.c.id.desc())
+                .limit(2 * limit)).all()  # (a bot entered twice in a season: a match twice)
+        out: dict[str, bool] = {}
+        for match_id, seats_json, forfeit_team, bot in rows:
+            team = 0 if json.loads(seats_json)[0] == bot else 1
+            out[match_id] = out.get(match_id, False) or forfeit_team == team
+        return list(out.items())[:limit]
+
+    def suspend_version(self, version_id: int, reason: str) -> bool:
+        """A ready version suspended with ``reason``; False: it was not ready (suspended by
+        another worker already, withdrawn, or never ready)."""
+        with self.engine.begin() as c:
+            return bool(c.execute(update(version_states).where(
+                version_states.c.version_id == version_id, version_states.c.state == "ready",
+                version_states.c.withdrawn_at.is_(None))
+                .values(state="suspended", reason=reason[:4000],
+                        updated_at=time.time())).rowcount)
+
+    def unsuspend_version(self, version_id: int, reason: str | None = None) -> bool:
+        """A suspended version ready again (its crash limit counts its matches from now);
+        False: it was not suspended."""
+        with self.engine.begin() as c:
+            return bool(c.execute(update(version_states).where(
+                version_states.c.version_id == version_id,
+                version_states.c.state == "suspended")
+                .values(state="ready", reason=reason, updated_at=time.time())).rowcount)
 
     def versions_in_flight(self, author: str) -> int:
         with self.engine.connect() as c:
