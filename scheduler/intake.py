@@ -23,6 +23,7 @@ import random
 import tempfile
 import threading
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,16 +132,19 @@ def house_bots(store, *, besides: str | None = None) -> list:
 HOUSE_TRIES = 3
 
 
-def house_opponent(store, besides: str, rng: random.Random):
+def house_opponent(store, besides: str, rng: random.Random, held: ExitStack):
     """A house bot drawn at random, as a ``SeasonBot`` materialised here (its build done once
-    per machine); None when there is none, or none of ``HOUSE_TRIES`` could be placed."""
+    per machine) and held in the cache by ``held`` (no eviction takes it while it plays);
+    None when there is none, or none of ``HOUSE_TRIES`` could be placed."""
     from referee.match.spec import SeatBot
+    from scheduler.registry.cache import using
     from scheduler.registry.submissions import BotVersion
     from scheduler.registry.versions import BuildError, materialise, pin_portable
     from scheduler.season import SeasonBot
     house = house_bots(store, besides=besides)
     for row in rng.sample(house, min(len(house), HOUSE_TRIES)):
         v = BotVersion.of(row)
+        held.enter_context(using(v.content_hash))
         try:
             seat = materialise(store, SeatBot(v.ref, pin_portable(v, v.ref),
                                               version_hash=v.content_hash))
@@ -154,8 +158,17 @@ def check_version(store, version_id: int, *, settings: IntakeSettings | None = N
                   workdir: Path | None = None, rng: random.Random | None = None) -> str:
     """Build and check the queued version ``version_id`` on this machine (``workdir``: where
     the check's matches keep their files; by default a temporary folder); returns its final
-    state (or "not queued" when another worker has it or it is done)."""
+    state (or "not queued" when another worker has it or it is done). The version and its
+    opponent are held in the worker's cache while the check plays them."""
+    with ExitStack() as held:
+        return _check_version(store, version_id, held, settings=settings, workdir=workdir,
+                              rng=rng)
+
+
+def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir,
+                   rng) -> str:
     from referee.match.spec import SeatBot
+    from scheduler.registry.cache import using
     from scheduler.execute import MatchFailed
     from scheduler.league import smoke_check
     from referee.seats.build import BUILD_LOG
@@ -172,6 +185,7 @@ def check_version(store, version_id: int, *, settings: IntakeSettings | None = N
     if row is None:
         return "not queued"
     v = BotVersion.of(row)
+    held.enter_context(using(v.content_hash))
     try:
         manifest = pin_portable(v, v.ref)
         seat = materialise(store, SeatBot(v.name, manifest, version_hash=v.content_hash))
@@ -190,7 +204,7 @@ def check_version(store, version_id: int, *, settings: IntakeSettings | None = N
         except OSError:
             log = ""
     like = check_like_here(store, settings, rng)
-    opponent = house_opponent(store, v.content_hash, rng)
+    opponent = house_opponent(store, v.content_hash, rng, held)
     store.set_version_state(version_id, "checking", build_log=_tail(log), worker=me)
     with tempfile.TemporaryDirectory(prefix="arena-intake-") as tmp:
         try:
