@@ -13,6 +13,79 @@ from cli.common import (DB_HELP, broker_url, db_url, json_text, local_time, open
                         sandbox_or_refuse, unsandboxed_option, visible)
 
 
+@dataclasses.dataclass(frozen=True)
+class ServerBounds:
+    """What the HTTP server of ``arena serve`` holds open, and for how long."""
+    connections: int = 500          # open connections; past it a request is answered 503
+    keep_alive_s: float = 5.0       # an idle connection between requests
+    header_s: float = 10.0          # a request's line and headers, from the connection's
+    #                                 start or the previous response, complete within this
+    header_bytes: int = 16 << 10    # a request's line and headers, at most
+
+
+def server_config(app, host: str, port: int, bounds: ServerBounds = ServerBounds(), *,
+                  proxy_headers: bool = False, forwarded_allow: str = "127.0.0.1"):
+    """uvicorn's settings of ``arena serve`` (the tests serve with these): HTTP/1.1 by h11
+    within ``bounds`` (a connection whose headers trickle in is closed, however slowly they
+    come), no WebSocket; the bodies' own bounds are the app's (``web.app.BoundedBodies``)."""
+    import uvicorn
+    return uvicorn.Config(app, host=host, port=port, log_level="warning",
+                          http=_bounded_h11(bounds.header_s), ws="none",
+                          limit_concurrency=bounds.connections,
+                          timeout_keep_alive=bounds.keep_alive_s,
+                          h11_max_incomplete_event_size=bounds.header_bytes,
+                          proxy_headers=proxy_headers, forwarded_allow_ips=forwarded_allow)
+
+
+def _bounded_h11(header_s: float):
+    """uvicorn's h11 protocol, which bounds the time of a request's headers: uvicorn closes
+    an idle connection after its keep-alive time, but not one that sends a byte now and then
+    (slowloris), nor one trickling the rest of a body its app did not read."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class BoundedH11Protocol(H11Protocol):
+        """A connection is closed when no new request's headers are in ``header_s`` seconds
+        after it was made or after its previous response."""
+        _headers_due = None
+        _waiting_cycle = None
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._await_headers()
+
+        def _await_headers(self) -> None:
+            self._stop_waiting()
+            self._waiting_cycle = self.cycle
+            self._headers_due = self.loop.call_later(header_s, self._headers_late)
+
+        def _stop_waiting(self) -> None:
+            if self._headers_due is not None:
+                self._headers_due.cancel()
+                self._headers_due = None
+
+        def _headers_late(self) -> None:
+            self._headers_due = None
+            if self.cycle is self._waiting_cycle and not self.transport.is_closing():
+                self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.cycle is not self._waiting_cycle:  # a new request's headers are in
+                self._stop_waiting()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and (self.cycle is None
+                                                    or self.cycle.response_complete):
+                self._await_headers()
+
+        def connection_lost(self, exc) -> None:
+            self._stop_waiting()
+            super().connection_lost(exc)
+
+    return BoundedH11Protocol
+
+
 def cmd_serve(args) -> int:
     """``arena serve``: the dashboard with the submission service; with a broker, its
     dispatcher sends versions to the workers' checks and scrimmages to be played."""
@@ -32,8 +105,19 @@ def cmd_serve(args) -> int:
         print(f"arena serve: --limit: {e}; expected NAME=NUMBER, NAME one of {fields}",
               file=sys.stderr)
         return 2
+    for option, value in (("--connections", args.connections), ("--keep-alive-s",
+                          args.keep_alive_s), ("--header-s", args.header_s), ("--header-bytes",
+                          args.header_bytes), ("--body-s", args.body_s), ("--body-rate",
+                          args.body_rate)):
+        if value is not None and not value > 0:
+            print(f"arena serve: {option} {value}: expected a number above 0", file=sys.stderr)
+            return 2
+    bodies = {k: v for k, v in (("body_s", args.body_s), ("body_rate", args.body_rate))
+              if v is not None}
     config = ServiceConfig(limits=limits, self_registration=args.self_registration,
-                           variant=args.variant, secure_cookies=args.secure_cookies)
+                           variant=args.variant, secure_cookies=args.secure_cookies, **bodies)
+    bounds = ServerBounds(connections=args.connections, keep_alive_s=args.keep_alive_s,
+                          header_s=args.header_s, header_bytes=args.header_bytes)
     try:
         open_store(url)  # the service creates its store (an author needs one to be added)
         app = create_app(url, service=config)
@@ -62,8 +146,9 @@ def cmd_serve(args) -> int:
     print(f"arena serve: {shown_url(url)} on http://{args.host}:{args.port}/ (API under "
           f"/api/v1), {where}", flush=True)
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                    proxy_headers=args.proxy_headers, forwarded_allow_ips=args.forwarded_allow)
+        uvicorn.Server(server_config(app, args.host, args.port, bounds,
+                                     proxy_headers=args.proxy_headers,
+                                     forwarded_allow=args.forwarded_allow)).run()
     finally:
         dispatcher.stop()
         if local is not None:
@@ -252,7 +337,8 @@ def register(sub) -> None:
                    "queue at once (default 4)")
     s.add_argument("--limit", action="append", metavar="NAME=NUMBER", help="a limit, e.g. "
                    "archive_bytes=8388608, versions_per_day=20, builds_in_flight=2, "
-                   "scrimmages_in_flight=2, scrimmage_pairs=8, logins=10 (repeatable)")
+                   "scrimmages_in_flight=2, scrimmage_pairs=8, logins=10, refused_uploads=10, "
+                   "uploads_at_once=2, upload_s=60 (repeatable)")
     s.add_argument("--self-registration", action="store_true", help="let anyone ask for an "
                    "author name (POST /api/v1/register); the organiser approves each")
     s.add_argument("--secure-cookies", action="store_true", help="the session cookie only "
@@ -260,6 +346,21 @@ def register(sub) -> None:
     s.add_argument("--proxy-headers", action="store_true", help="trust X-Forwarded-For from "
                    "--forwarded-allow (the client's address for the login limit)")
     s.add_argument("--forwarded-allow", default="127.0.0.1", help="the proxy's address")
+    d = ServerBounds()
+    s.add_argument("--connections", type=int, default=d.connections, help="open connections "
+                   f"at most; past it a request is answered 503 (default {d.connections})")
+    s.add_argument("--keep-alive-s", type=float, default=d.keep_alive_s, help="an idle "
+                   f"connection is closed after this (default {d.keep_alive_s:g})")
+    s.add_argument("--header-s", type=float, default=d.header_s, help="a connection whose "
+                   "request line and headers are not all in this long after it opened (or "
+                   f"after its previous response) is closed (default {d.header_s:g})")
+    s.add_argument("--header-bytes", type=int, default=d.header_bytes, help="a request's line "
+                   f"and headers at most, else 400 (default {d.header_bytes})")
+    s.add_argument("--body-s", type=float, help="a request body that pauses "
+                   "this long, or falls behind --body-rate after this long, is answered 408 "
+                   "(default 20)")
+    s.add_argument("--body-rate", type=int, help="bytes a second a request "
+                   "body keeps up after its first --body-s (default 32768)")
     s.set_defaults(func=cmd_serve)
 
     authors = sub.add_parser("authors", help="the authors of the registry and the service")

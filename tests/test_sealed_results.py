@@ -125,6 +125,7 @@ def _seen(base: str, s: Season) -> dict:
         + [re.search(r'class="tally">([^;]*);', standing).group(1)],
         "version_tally": re.search(r'class="tally">(.*?)</td>', standing, re.S).group(1),
         "lines": {m["id"]: m for m in rr["matches"]["rows"]},
+        "version_sealed": rr["matches"]["sealed"],
     }
 
 
@@ -144,6 +145,7 @@ def test_a_sealed_match_counts_nowhere_until_its_mirror_is_played(season):
         for k in ("standings", "page", "bots_page", "ratings", "results", "version_page"):
             assert sealed[k] == before[k], k
         assert before["sealed"] == 0 and sealed["sealed"] == 1  # how many, and only that
+        assert before["version_sealed"] == 0 and sealed["version_sealed"] == 1
         assert sealed["sealed_line"].group(1).startswith("1 played but sealed")
         assert "1 sealed until the matches on their cards are played" in sealed["version_tally"]
         line = sealed["lines"][s.first]

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import secrets
+import time
 from pathlib import Path
 
+import anyio
+from anyio import to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import cookie_parser
 
 from scheduler.store import NoStore, open_store  # noqa: F401  (NoStore: raised by create_app)
 
@@ -54,48 +59,149 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-class BoundedBodies:
-    """ASGI middleware of the submission service: a request's body is read here, at most
-    ``limit(path)`` bytes (an upload's: the archive limit and a form's fields; any other: the
-    service's body limit), and refused with 413 past it, before any parser holds it all; the
-    app then reads the body kept here."""
+#: the paths of an upload (POST): a token's (the API) and a session's (the form)
+UPLOADS = {"/api/v1/bots": "token", "/me/upload": "session"}
 
-    def __init__(self, app, limit) -> None:
-        self.app, self.limit = app, limit
+
+class _Gone(Exception):
+    """The client went away while its body was read: nothing to answer."""
+
+
+class BoundedBodies:
+    """ASGI middleware of the submission service, before any route: who asks is settled from
+    the headers alone, before any body is read, and a refusal is answered at once (with
+    ``Connection: close`` when a body was announced, which is then never read):
+
+    - a bearer token on the API (``/api``) is checked, and counted against the failed-token
+      limit of the client's address (``service.token_viewer``: 401, then 429);
+    - an upload (``UPLOADS``) needs its token (the API) or its session (the form; its CSRF
+      token is inside the body, checked by the route once read), the author under the
+      refused-uploads limit, and a free upload slot (``service.UploadSlots``: 429), held
+      until it is answered;
+    - a body is then read here, at most ``limit(path)`` bytes (an upload's: the archive limit
+      and a form's fields; any other: the service's body limit), refused with 413 past it,
+      and with 408 when it pauses ``body_s`` seconds or falls behind ``body_rate`` bytes a
+      second after its first ``body_s`` (an upload's 413 and 408 count as refused uploads);
+      the app reads the body kept here."""
+
+    def __init__(self, app, dashboard) -> None:
+        self.app, self.dashboard = app, dashboard
+
+    def limit(self, path: str) -> int:
+        lim = self.dashboard.state.service.limits
+        return lim.archive_bytes + (64 << 10) if path in UPLOADS else lim.body_bytes
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        from web import service
+        from web.service import Refused
+        state = self.dashboard.state
+        store, config = state.store, state.service
+        path, method = scope["path"], scope["method"]
+        headers = Headers(scope=scope)
+        address = scope["client"][0] if scope.get("client") else "unknown"
+        has_body = method not in ("GET", "HEAD", "OPTIONS")
+        upload = UPLOADS.get(path) if method == "POST" else None
+        holder = None  # the author whose upload slot this request holds
+        try:
+            try:
+                viewer = None
+                authorization = headers.get("authorization")
+                if _is_api_path(path) and service.bearer(authorization) is not None:
+                    viewer = await to_thread.run_sync(service.token_viewer, store, config,
+                                                      authorization, address)
+                if upload == "session":
+                    cookie = cookie_parser(headers.get("cookie", "")).get(
+                        service.SESSION_COOKIE)
+                    viewer = await to_thread.run_sync(service.session_viewer, store, cookie)
+                    if viewer is None:
+                        raise Refused(401, "log in first (/login) with the token the "
+                                      "organiser gave you")
+                elif upload == "token" and viewer is None:
+                    raise Refused(401, "send your token as 'Authorization: Bearer TOKEN'")
+                if upload:
+                    await to_thread.run_sync(service.within_refused_uploads, store, config,
+                                             viewer, address)
+                    state.upload_slots.take(config.limits, viewer.name)
+                    holder = viewer
+                body = await self._body(scope, receive, headers) if has_body else None
+            except _Gone:
+                return
+            except Refused as e:
+                if holder is not None and e.status in (408, 413):  # (its slot was held)
+                    await to_thread.run_sync(service.count_refused_upload, store, config,
+                                             holder, f"{e.status} {e.detail}", address)
+                await self._refuse(scope, send, e, close=has_body)
+                return
+            if body is None:
+                await self.app(scope, receive, send)
+                return
+            whole = {"type": "http.request", "body": body, "more_body": False}
+            given = False
+
+            async def replay():
+                nonlocal given
+                if not given:
+                    given = True
+                    return whole
+                return await receive()
+
+            await self.app(scope, replay, send)
+        finally:
+            if holder is not None:
+                state.upload_slots.give_back(holder.name)
+
+    async def _body(self, scope, receive, headers) -> bytes:
+        """The request's body, within its limit (413) and in time (408)."""
+        from web.service import Refused
+        config = self.dashboard.state.service
         limit = self.limit(scope["path"])
+        declared = headers.get("content-length")
+        declared = int(declared) if declared is not None and declared.isdigit() else None
+        if declared is not None and declared > limit:
+            raise Refused(413, f"the body is over the limit of {limit} bytes")
+        pause = config.body_s
+        deadline = time.monotonic() + pause + (declared if declared is not None
+                                               else limit) / config.body_rate
         chunks, size = [], 0
         while True:
-            message = await receive()
+            message = None
+            with anyio.move_on_after(max(0.0, min(pause, deadline - time.monotonic()))):
+                message = await receive()
+            if message is None:
+                raise Refused(408, f"the body did not arrive in time: it may pause at most "
+                              f"{pause:g} s, and must keep up {config.body_rate} bytes a "
+                              f"second after its first {pause:g} s")
             if message["type"] == "http.disconnect":
-                return
+                raise _Gone()
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                body = (b'{"detail":"the body is over the limit of %d bytes"}' % limit)
-                await send({"type": "http.response.start", "status": 413, "headers": [
-                    (b"content-type", b"application/json"), (b"connection", b"close"),
-                    (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
+                raise Refused(413, f"the body is over the limit of {limit} bytes")
             chunks.append(chunk)
             if not message.get("more_body", False):
-                break
-        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-        given = False
+                return b"".join(chunks)
 
-        async def replay():
-            nonlocal given
-            if not given:
-                given = True
-                return whole
-            return await receive()
+    async def _refuse(self, scope, send, e, *, close: bool) -> None:
+        """``e`` answered as the app's handler would (JSON on the API, else a page), without
+        reading the body; with ``close``, the connection then closed."""
+        headers = e.headers()
+        if close:
+            headers["Connection"] = "close"
+        if _is_api_path(scope["path"]) or scope["path"].startswith("/static/"):
+            response = JSONResponse({"detail": e.detail}, status_code=e.status, headers=headers)
+        else:
+            from web import pages
+            response = await to_thread.run_sync(pages.error_page, Request(scope), e.status,
+                                                e.detail)
+            response.headers.update(headers)
 
-        await self.app(scope, replay, send)
+        async def nothing():
+            return {"type": "http.disconnect"}
+
+        await response(scope, nothing, send)
 
 
 class Dashboard(FastAPI):
@@ -105,17 +211,17 @@ class Dashboard(FastAPI):
 
     def build_middleware_stack(self):
         inner = super().build_middleware_stack()
-        service = getattr(self.state, "service", None)
-        if service is not None:
-            lim = service.limits
-            uploads = lim.archive_bytes + (64 << 10)
-            inner = BoundedBodies(inner, lambda path: uploads if path in (
-                "/api/v1/bots", "/me/upload") else lim.body_bytes)
+        if getattr(self.state, "service", None) is not None:
+            inner = BoundedBodies(inner, self)
         return SecurityHeaders(inner)
 
 
+def _is_api_path(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
+
+
 def _is_api(request: Request) -> bool:
-    return request.url.path == "/api" or request.url.path.startswith("/api/")
+    return _is_api_path(request.url.path)
 
 
 def create_app(db_url: str, service=None) -> FastAPI:
@@ -132,6 +238,9 @@ def create_app(db_url: str, service=None) -> FastAPI:
                     docs_url=None, redoc_url=None)
     app.state.store = open_store(db_url, create=False)
     app.state.service = service
+    if service is not None:
+        from web.service import UploadSlots
+        app.state.upload_slots = UploadSlots()
     app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.state.standings_cache = {}
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")

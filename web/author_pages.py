@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from starlette.concurrency import run_in_threadpool
 
 from scheduler.ladder import ladder_places
 from scheduler.registry.archives import size_text
@@ -156,18 +157,22 @@ def _me_page(request: Request, who: Viewer, code: int = 200, headers=None,
 
 @router.post("/me/upload")
 async def upload(request: Request):
-    who = _author(request)
+    """The upload form: its session was checked before its body was read (``BoundedBodies``),
+    its CSRF token once read; the archive is unpacked on a worker thread's process, never on
+    the event loop."""
     config = request.app.state.service
+    who = await run_in_threadpool(_author, request)
     form = await _form(request, config.limits.archive_bytes + (64 << 10))
     service.check_csrf(who, form.get("csrf"))
     data = form.get("archive")
     try:
         if not isinstance(data, bytes):
             raise Refused(400, "archive: expected a file (.tar, .tar.gz or .zip)")
-        v = service.take_upload(request.app.state.store, config, who, data,
-                                address=_address(request))
+        v = await run_in_threadpool(service.take_upload, request.app.state.store, config, who,
+                                    data, address=_address(request))
     except Refused as e:  # shown on /me, above its form
-        return _me_page(request, who, e.status, e.headers(), upload_error=e.detail)
+        return await run_in_threadpool(_me_page, request, who, e.status, e.headers(),
+                                       upload_error=e.detail)
     return RedirectResponse(f"/me/bots/{v['name']}/{v['version']}", status_code=303)
 
 

@@ -8,13 +8,19 @@ matches, and the scrimmages they asked for or were asked to play in. Nobody sees
 author's. The organiser (role "organiser") sees and does everything. Everyone sees public
 standings and replays, and no scrimmage season.
 Every write and every refusal of a limit goes into the audit log.
+
+An upload is unpacked, packed and checked in a process of its own (``unpack_elsewhere``), never
+on the service's event loop: a few at once (``UploadSlots``), each bounded in time and memory.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
+import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,9 +42,13 @@ class Limits:
     builds_in_flight: int = 2           # versions queued, building or checking, per author
     scrimmages_in_flight: int = 2       # per author
     scrimmage_pairs: int = 8            # duplicate pairs in one scrimmage
-    logins: int = 10                    # failed logins per address in ``login_window_s``
-    login_window_s: float = 900.0
+    logins: int = 10                    # failed logins per address in ``login_window_s``,
+    login_window_s: float = 900.0       # and failed bearer tokens per address, apart
     body_bytes: int = 64 << 10          # a JSON or form body other than an upload
+    refused_uploads: int = 10           # uploads refused per author in ``refused_window_s``
+    refused_window_s: float = 3600.0
+    uploads_at_once: int = 2            # uploads read or unpacked at once on the service
+    upload_s: float = 60.0              # an upload's unpacking, packing and checking
 
 
 @dataclass(frozen=True)
@@ -48,6 +58,8 @@ class ServiceConfig:
     self_registration: bool = False
     variant: str = "two-deck-fry"
     secure_cookies: bool = False        # behind TLS: the session cookie is Secure
+    body_s: float = 20.0                # a request body pausing this long ends with 408
+    body_rate: int = 32 << 10           # bytes a second a body keeps up after its first body_s
 
 
 @dataclass(frozen=True)
@@ -91,20 +103,45 @@ def bearer(authorization: str | None) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
+TOKEN_REFUSED = ("the token is not an active author's (revoked, rotated, disabled or "
+                 "mistyped): ask the organiser")
+
+
 def viewer_of(store, authorization: str | None, cookie: str | None) -> Viewer | None:
     """The author of a bearer token, else of a live session cookie; None: nobody."""
     token = bearer(authorization)
     if token is not None:
         got = token_author(store, token)
         if got is None:
-            raise Refused(401, "the token is not an active author's (revoked, rotated, "
-                          "disabled or mistyped): ask the organiser")
+            raise Refused(401, TOKEN_REFUSED)
         return Viewer(got["name"], got["role"], "token")
+    return session_viewer(store, cookie)
+
+
+def session_viewer(store, cookie: str | None) -> Viewer | None:
+    """The author of a live session cookie; None: nobody."""
     if cookie and len(cookie) <= 200:
         s = store.session(digest(cookie))
         if s is not None and s["status"] == "active":
             return Viewer(s["author"], s["role"], "session", s["csrf"])
     return None
+
+
+def token_viewer(store, config: ServiceConfig, authorization: str, address: str) -> Viewer:
+    """The author of the bearer token in ``authorization``, the token counted against the
+    failed-token limit of ``address`` (``logins`` in ``login_window_s``, apart from failed
+    logins): past it, every token from there is refused (429), the right one too, until it
+    resets; another address is not refused."""
+    lim = config.limits
+    key = f"token:{address}"
+    _within(store, key, lim.logins, lim.login_window_s, "failed tokens from your address",
+            actor=None, address=address)
+    got = token_author(store, bearer(authorization) or "")
+    if got is None:
+        store.add_limit_event(key, lim.login_window_s)
+        store.audit("token-failed", address=address)
+        raise Refused(401, TOKEN_REFUSED)
+    return Viewer(got["name"], got["role"], "token")
 
 
 def page_viewer(request) -> Viewer | None:
@@ -193,42 +230,181 @@ def _suffix(data: bytes) -> str:
     return ".tar"
 
 
+class UploadSlots:
+    """The uploads being read or unpacked at once: ``uploads_at_once`` on the service and one
+    per author; past either, 429 before the body is read."""
+
+    def __init__(self) -> None:
+        self._authors: set[str] = set()
+        self._lock = threading.Lock()
+
+    def take(self, limits: Limits, author: str) -> None:
+        with self._lock:
+            if author in self._authors:
+                raise Refused(429, "limit reached: one upload of yours at a time, and your "
+                              "previous one is still being read or unpacked; send the next "
+                              "once it is answered", 5.0)
+            if len(self._authors) >= limits.uploads_at_once:
+                raise Refused(429, f"limit reached: {limits.uploads_at_once} uploads are being "
+                              "read or unpacked on the service at once; try again in a few "
+                              "seconds", 5.0)
+            self._authors.add(author)
+
+    def give_back(self, author: str) -> None:
+        with self._lock:
+            self._authors.discard(author)
+
+
+def within_refused_uploads(store, config: ServiceConfig, viewer: Viewer,
+                           address: str | None = None) -> None:
+    """Refuse (429) an author whose uploads were refused ``refused_uploads`` times in the last
+    ``refused_window_s``."""
+    lim = config.limits
+    _within(store, f"refused-upload:{viewer.name}", lim.refused_uploads, lim.refused_window_s,
+            "refused uploads per author", actor=viewer.name, address=address)
+
+
+def count_refused_upload(store, config: ServiceConfig, viewer: Viewer, why: str,
+                         address: str | None = None) -> None:
+    """An upload refused for what it is (its size, its archive, its manifest, its cost):
+    counted against ``refused_uploads``, and in the audit log."""
+    store.add_limit_event(f"refused-upload:{viewer.name}", config.limits.refused_window_s)
+    store.audit("upload-refused", actor=viewer.name, detail=why[:500], address=address)
+
+
 def take_upload(store, config: ServiceConfig, viewer: Viewer, data: bytes, *,
                 address: str | None = None, filename: str = "upload") -> dict:
     """Store an uploaded archive as the viewer's version, ``queued`` for a worker's build and
-    check; its view (``version_view``)."""
-    from scheduler.registry.submissions import submit
+    check; its view (``version_view``). It blocks while the archive is unpacked elsewhere
+    (``unpack_elsewhere``): call it from a worker thread, never on the event loop. A refusal
+    of the upload itself (400, 413; a failure, 500), not of a limit (429), counts against
+    ``refused_uploads``."""
     lim = config.limits
-    if len(data) > lim.archive_bytes:
-        raise Refused(413, f"the archive is {size_text(len(data))}; the limit is "
-                      f"{size_text(lim.archive_bytes)}")
-    if not data:
-        raise Refused(400, "the body is empty: send the archive (.tar, .tar.gz or .zip)")
-    now = time.time()
-    recent = store.versions_submitted_since(viewer.name, now - DAY_S)
-    if len(recent) >= lim.versions_per_day:
-        store.audit("limit", actor=viewer.name, detail="versions per day", address=address)
-        resets = recent[len(recent) - lim.versions_per_day] + DAY_S
-        raise Refused(429, f"limit reached: {lim.versions_per_day} versions per author per "
-                      f"24 hours; it resets at {_when(resets)}", resets - now)
-    if store.versions_in_flight(viewer.name) >= lim.builds_in_flight:
-        store.audit("limit", actor=viewer.name, detail="builds in flight", address=address)
-        raise Refused(429, f"limit reached: {lim.builds_in_flight} of your versions are "
-                      "queued or building; it resets when one of them is ready or refused",
-                      30.0)
-    label = filename if _plain(filename) else "upload"
-    with tempfile.TemporaryDirectory(prefix="arena-upload-") as tmp:
-        path = Path(tmp) / f"upload{_suffix(data)}"
+    within_refused_uploads(store, config, viewer, address)
+    try:
+        if len(data) > lim.archive_bytes:
+            raise Refused(413, f"the archive is {size_text(len(data))}; the limit is "
+                          f"{size_text(lim.archive_bytes)}")
+        if not data:
+            raise Refused(400, "the body is empty: send the archive (.tar, .tar.gz or .zip)")
+        now = time.time()
+        recent = store.versions_submitted_since(viewer.name, now - DAY_S)
+        if len(recent) >= lim.versions_per_day:
+            store.audit("limit", actor=viewer.name, detail="versions per day", address=address)
+            resets = recent[len(recent) - lim.versions_per_day] + DAY_S
+            raise Refused(429, f"limit reached: {lim.versions_per_day} versions per author per "
+                          f"24 hours; it resets at {_when(resets)}", resets - now)
+        if store.versions_in_flight(viewer.name) >= lim.builds_in_flight:
+            store.audit("limit", actor=viewer.name, detail="builds in flight", address=address)
+            raise Refused(429, f"limit reached: {lim.builds_in_flight} of your versions are "
+                          "queued or building; it resets when one of them is ready or "
+                          "refused", 30.0)
+        label = filename if _plain(filename) else "upload"
+        v = unpack_elsewhere(store.url, lim, viewer.name, data, label)
+    except Refused as e:
+        if e.status != 429:
+            count_refused_upload(store, config, viewer, f"{e.status} {e.detail}", address)
+        raise
+    store.audit("submit", actor=viewer.name, subject=v["ref"],
+                detail=("already stored" if v["already"] else f"{v['content_hash'][:12]}, "
+                        f"{v['files']} files, {size_text(v['size'])}"), address=address)
+    return version_view(store, viewer, v["name"], v["version"])
+
+
+#: an upload's process: its address space at most (the unpacked files are on disk)
+UPLOAD_MEMORY = 1 << 30
+_forkserver = threading.Lock()
+_uploads_context = None
+
+
+def _context():
+    """The multiprocessing context of the uploads' processes: forked from a fork server that
+    holds this module already (quick to start; no copy of the service's threads or store)."""
+    global _uploads_context
+    with _forkserver:
+        if _uploads_context is None:
+            import multiprocessing
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["__main__", __name__,
+                                        "scheduler.registry.submissions"])
+            _uploads_context = ctx
+        return _uploads_context
+
+
+def unpack_elsewhere(url: str, limits: Limits, author: str, data: bytes, label: str) -> dict:
+    """``submit`` the archive ``data`` as ``author``'s version, in a process of its own at a
+    lower priority: killed past ``limits.upload_s`` seconds (its CPU time is bounded too) or
+    ``UPLOAD_MEMORY`` of address space, all it wrote removed. The stored version's name,
+    version, ref, content_hash, files, size and ``already``; a refusal raises ``Refused``."""
+    from scheduler.registry.archives import remove_tree
+    ctx = _context()
+    work = Path(tempfile.mkdtemp(prefix="arena-upload-"))
+    try:
+        path = work / f"upload{_suffix(data)}"
         path.write_bytes(data)
+        reader, writer = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_unpack_here, daemon=True, name=f"upload of {author}",
+                           args=(writer, url, limits, author, str(path), label))
+        proc.start()
+        writer.close()
         try:
-            v = submit(store, path, author=viewer.name, limit=lim.unpacked_bytes,
-                       state="queued")
-        except RegistryError as e:
-            raise Refused(400, str(e).replace(str(path), label).replace(tmp, "")) from None
-    store.audit("submit", actor=viewer.name, subject=v.ref,
-                detail=("already stored" if v.already else f"{v.content_hash[:12]}, "
-                        f"{v.files} files, {size_text(v.size)}"), address=address)
-    return version_view(store, viewer, v.name, v.version)
+            got = reader.recv() if reader.poll(limits.upload_s) else ("late",)
+        except EOFError:  # it ended without a word: killed (its CPU time, its memory)
+            got = ("died",)
+        finally:
+            if proc.is_alive():
+                proc.kill()
+            proc.join()
+            reader.close()
+    finally:
+        remove_tree(work)
+    if got[0] == "stored":
+        return got[1]
+    if got[0] == "refused":
+        raise Refused(400, got[1])
+    if got[0] == "late":
+        raise Refused(400, f"the archive took more than {limits.upload_s:g} s to unpack and "
+                      "check: refused (send fewer files and folders)")
+    if got[0] == "died":
+        raise Refused(400, "the archive could not be unpacked and checked within the "
+                      "service's bounds of time and memory: refused")
+    print(f"arena serve: an upload of {author} failed: {got[1]}", file=sys.stderr, flush=True)
+    raise Refused(500, "the upload failed on the service; the organiser has the error")
+
+
+def _unpack_here(writer, url: str, limits: Limits, author: str, path: str,
+                 label: str) -> None:
+    """An upload's process (``unpack_elsewhere``): its scratch folders under the upload's own,
+    which its parent removes; the outcome sent back on ``writer``."""
+    import ctypes
+    import resource
+    import signal
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    os.nice(10)
+    cpu = int(limits.upload_s) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (UPLOAD_MEMORY, UPLOAD_MEMORY))
+    work = str(Path(path).parent)
+    tempfile.tempdir = work
+    from scheduler.registry.submissions import submit
+    from scheduler.store import open_store
+    try:
+        v = submit(open_store(url), Path(path), author=author, limit=limits.unpacked_bytes,
+                   state="queued")
+        out = ("stored", {"name": v.name, "version": v.version, "ref": v.ref,
+                          "already": bool(v.already), "content_hash": v.content_hash,
+                          "files": v.files, "size": v.size})
+    except RegistryError as e:
+        out = ("refused", str(e).replace(path, label).replace(work, ""))
+    except MemoryError:
+        out = ("refused", f"the archive took more than {size_text(UPLOAD_MEMORY)} of memory "
+               "to unpack and check")
+    except RecursionError:
+        out = ("refused", "the archive is nested too deep to unpack and check")
+    except Exception as e:  # noqa: BLE001  (the service says so, and goes on)
+        out = ("failed", f"{type(e).__name__}: {e}"[:500])
+    writer.send(out)
+    writer.close()
 
 
 def _plain(name: str) -> bool:

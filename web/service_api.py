@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Body, Header, Path, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 
 from web import results, scrimmages, service
 from web.service import Refused, Viewer
@@ -70,6 +71,8 @@ class MatchLines(BaseModel):
     limit: int
     offset: int
     counts: dict[str, int]
+    sealed: int = Field(0, description="its played matches still sealed: their results are "
+                        "in no count or standing until their mirrors are played")
     rows: list[MatchLine]
 
 
@@ -180,10 +183,13 @@ def me(request: Request, authorization: str | None = Header(None)) -> dict[str, 
 async def upload(request: Request, authorization: str | None = Header(None)):
     """Upload a bot's folder as an archive (.tar, .tar.gz or .zip; the body as it is): the
     version its ``bot.toml`` names, yours, queued for a worker's build and smoke match."""
-    who = author(request, authorization)
     data = await service.read_body(request, _config(request).limits.archive_bytes)
-    return service.take_upload(_store(request), _config(request), who, data,
-                               address=_address(request))
+
+    def take() -> dict:  # (on a worker thread: the unpacking never holds the event loop)
+        return service.take_upload(_store(request), _config(request),
+                                   author(request, authorization), data,
+                                   address=_address(request))
+    return await run_in_threadpool(take)
 
 
 @router.get("/bots", response_model=list[VersionView], responses=REFUSALS)
