@@ -59,10 +59,15 @@ class _Seals:
             other(self.by_seed.get(seed)) for seed in row.deal_seeds)
 
 
+#: the statuses of a match not over yet: named (not "not done"), so that the status index
+#: finds the few of them in a season of thousands
+UNFINISHED = tuple(s for s in STATUSES if s not in ("done", "cancelled"))
+
+
 def _unfinished(c, season: str) -> list[MatchRow]:
     return [MatchRow(**o) for o in c.execute(
         select(matches).where(matches.c.season == season,
-                              matches.c.status.notin_(("done", "cancelled")))
+                              matches.c.status.in_(UNFINISHED))
         .order_by(matches.c.ordinal)).mappings()]
 
 
@@ -270,22 +275,32 @@ def _fault_filtered(c, where, order, fault: bool | None,
     fault_columns = (matches.c.id, results.c.faults, results.c.forfeit_team,
                      case((old, results.c.summary_json), else_=None).label("summary_json"))
     q = (select(*fault_columns, results.c.match_id.isnot(None).label("played"),
-                *(matches.c if sealed_out else ()))
+                matches.c.season)
          .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
          .where(where, *maybe).order_by(*order))
-    seals: dict[str, _Seals] = {}
-    out = []
+    passed = []
     for r in c.execute(q).all():
         faults, forfeit = FaultRow(*r[:len(fault_columns)]).bot_faults
         if fault is not None and bool(faults or forfeit is not None) != fault:
             continue
-        if sealed_out and r.played:
-            row = MatchRow(**dict(zip(matches.c.keys(), r[len(fault_columns) + 1:])))
-            if row.season not in seals:
-                seals[row.season] = _Seals(_unfinished(c, row.season))
-            if seals[row.season] and seals[row.season].seal(row):
-                continue
-        if record_has is not None and not (faults and record_has(r.id)):
-            continue
-        out.append(r.id)
+        passed.append((r, faults))
+    if sealed_out:
+        sealed = _sealed_of(c, [r for r, _ in passed if r.played])
+        passed = [(r, faults) for r, faults in passed if r.id not in sealed]
+    return [r.id for r, faults in passed
+            if record_has is None or (faults and record_has(r.id))]
+
+
+def _sealed_of(c, played) -> set[str]:
+    """The ids of the ``played`` rows (with ``id`` and ``season``) whose records are sealed:
+    one read of each season's unfinished matches, and the whole rows read only of the seasons
+    that have some."""
+    seals = {season: _Seals(_unfinished(c, season)) for season in {r.season for r in played}}
+    ids = [r.id for r in played if seals[r.season]]
+    out: set[str] = set()
+    for i in range(0, len(ids), 500):
+        for m in c.execute(select(matches).where(matches.c.id.in_(ids[i:i + 500]))).mappings():
+            row = MatchRow(**m)
+            if seals[row.season].seal(row):
+                out.add(row.id)
     return out

@@ -23,9 +23,9 @@ import os
 import socket
 from typing import Any
 
-from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, LargeBinary, MetaData,
-                        String, Table, Text, TypeDecorator, UniqueConstraint, create_engine,
-                        event)
+from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, LargeBinary,
+                        MetaData, String, Table, Text, TypeDecorator, UniqueConstraint,
+                        create_engine, event)
 from sqlalchemy.engine import Engine
 
 from scheduler.store.packing import pack_record, pack_text, unpack_record, unpack_text
@@ -209,6 +209,8 @@ matches = Table(
     Column("started_at", Float),
     Column("finished_at", Float),
     Column("error", Text),
+    # a season's unfinished matches (whether a record is sealed; a ladder's in play), 0007
+    Index("ix_matches_season_status", "season", "status"),
 )
 
 results = Table(
