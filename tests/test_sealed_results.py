@@ -184,3 +184,31 @@ def test_the_fault_filters_pass_no_sealed_match(tmp_path):
                                        r'<table.*?</table>')
         s.finish(s.mirror)
         assert s.first in listed("fault=true") and s.first not in listed("fault=false")
+
+
+def test_a_season_made_again_under_its_name_is_sealed_by_its_own_cards(tmp_path):
+    """The store reads each match's deal seeds once (its seed book): a season deleted and made
+    again under its name, its match ids the same and its cards new, is sealed by its new cards,
+    not by what the book read of the old season."""
+    import json
+
+    from sqlalchemy import update
+
+    from scheduler.store.schema import matches, seasons
+    s = Season(tmp_path)
+    s.finish(s.first)
+    assert set(s.store.sealed_in("rr")) == {s.first}  # its mirror is on its cards
+    # made again: the same ids, the mirror dealt other cards than the first match (and the
+    # pair no longer one cluster), the season's creation time new
+    mirror = s.store.match(s.mirror)
+    spec = json.loads(mirror.spec_json)
+    for d in spec.get("deals") or []:
+        d["seed"] = d["seed"] + "-again"
+    spec["seed"] = str(spec.get("seed")) + "-again"
+    with s.store.engine.begin() as c:
+        c.execute(update(matches).where(matches.c.id == s.mirror).values(
+            spec_json=json.dumps(spec), cluster=mirror.cluster + "-again"))
+        c.execute(update(seasons).where(seasons.c.name == "rr").values(
+            created_at=seasons.c.created_at + 1))
+    assert s.store.sealed_in("rr") == {}
+    assert s.store.sealed_by(s.first) == []  # (the store's uncached answer agrees)

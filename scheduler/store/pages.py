@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from collections.abc import Callable
 
 from sqlalchemy import and_, case, false, func, or_, select, true
@@ -14,7 +15,7 @@ from sqlalchemy.engine import Engine
 from scheduler.stats.scores import TALLY_COLUMNS
 from scheduler.store.result_rows import with_results
 from scheduler.store.rows import (AttemptRow, FaultRow, MatchPage, MatchResultRow, MatchRow,
-                                  ResultPace, SeasonOverview, StandingsRow)
+                                  ResultPace, SeasonOverview, StandingsRow, deal_seeds)
 from scheduler.store.schema import (STATUSES, attempts, matches, results, season_cancels,
                                     seasons)
 
@@ -36,28 +37,75 @@ def _sealing(row: MatchRow, unfinished) -> list[dict]:
 
 
 class _Seals:
-    """A season's unfinished matches (``_unfinished``) by duplicate cluster and by the seeds of
-    their cards: whether a match's record is sealed (``_sealing`` finds any) in a look-up a
-    card, not a pass over them all."""
+    """A season's unfinished matches by duplicate cluster and by the seeds of their cards:
+    whether a match's record is sealed (``_sealing`` finds any) in a look-up a card, not a
+    pass over them all."""
 
-    def __init__(self, unfinished: list[MatchRow]) -> None:
+    def __init__(self, unfinished) -> None:
+        """``unfinished``: (id, cluster, deal seeds) of each."""
         self.by_cluster: dict[str, set[str]] = {}
         self.by_seed: dict[str, set[str]] = {}
-        for o in unfinished:
-            self.by_cluster.setdefault(o.cluster, set()).add(o.id)
-            for seed in o.deal_seeds:
-                self.by_seed.setdefault(seed, set()).add(o.id)
+        for mid, cluster, seeds in unfinished:
+            self.by_cluster.setdefault(cluster, set()).add(mid)
+            for seed in seeds:
+                self.by_seed.setdefault(seed, set()).add(mid)
 
     def __bool__(self) -> bool:
         return bool(self.by_cluster)
 
-    def seal(self, row) -> bool:
-        """Whether another of the unfinished matches is ``row``'s mirror or deals its cards."""
+    def seal(self, mid: str, cluster: str, seeds) -> bool:
+        """Whether another of the unfinished matches is match ``mid``'s mirror (of its
+        ``cluster``) or deals its cards (``seeds``)."""
         def other(ids) -> bool:
-            return bool(ids) and (len(ids) > 1 or row.id not in ids)
-        return other(self.by_cluster.get(row.cluster)) or any(
-            other(self.by_seed.get(seed)) for seed in row.deal_seeds)
+            return bool(ids) and (len(ids) > 1 or mid not in ids)
+        return other(self.by_cluster.get(cluster)) or any(
+            other(self.by_seed.get(seed)) for seed in seeds)
 
+
+class _SeedBook:
+    """The deal seeds of a store's matches, each match's read from its spec once: a spec is
+    written with its match and never changed while its season lives (a season deleted and made
+    again under its name is another: its creation time is in the key). Past ``LIMIT``
+    matches it starts afresh."""
+
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        self.books: dict[tuple[str, float], dict[str, frozenset[str]]] = {}
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def of(self, c, season: str, ids) -> dict[str, frozenset[str]]:
+        """The deal seeds of the matches ``ids`` of ``season``, by id."""
+        born = c.execute(select(seasons.c.created_at).where(seasons.c.name == season)
+                         ).scalar()
+        with self.lock:
+            book = dict(self.books.get((season, born), {}))
+        missing = [i for i in ids if i not in book]
+        got = {}
+        for i in range(0, len(missing), 500):
+            for mid, spec in c.execute(select(matches.c.id, matches.c.spec_json).where(
+                    matches.c.season == season, matches.c.id.in_(missing[i:i + 500]))):
+                got[mid] = deal_seeds(json.loads(spec))
+        if got:
+            with self.lock:
+                if self.size + len(got) > self.LIMIT:
+                    self.books.clear()
+                    self.size = 0
+                self.books.setdefault((season, born), {}).update(got)
+                self.size += len(got)
+            book.update(got)
+        return book
+
+    def seals(self, c, season: str) -> _Seals:
+        """The season's unfinished matches, as ``_Seals``."""
+        rows = c.execute(select(matches.c.id, matches.c.cluster).where(
+            matches.c.season == season, matches.c.status.in_(UNFINISHED))).all()
+        seeds = self.of(c, season, [r.id for r in rows]) if rows else {}
+        return _Seals((r.id, r.cluster, seeds[r.id]) for r in rows)
+
+
+_BOOK_LOCK = threading.Lock()
 
 #: the statuses of a match not over yet: named (not "not done"), so that the status index
 #: finds the few of them in a season of thousands
@@ -153,10 +201,20 @@ class Pages:
         out = set()
         with self.engine.connect() as c:
             for season, mine in by_season.items():
-                seals = _Seals(_unfinished(c, season))
+                seals = self.seed_book.seals(c, season)
                 if seals:
-                    out.update(r.id for r in mine if seals.seal(r))
+                    seeds = self.seed_book.of(c, season, [r.id for r in mine])
+                    out.update(r.id for r in mine if seals.seal(r.id, r.cluster, seeds[r.id]))
         return out
+
+    @property
+    def seed_book(self) -> _SeedBook:
+        """This store's ``_SeedBook``."""
+        book = self.__dict__.get("_seed_book")
+        if book is None:
+            with _BOOK_LOCK:
+                book = self.__dict__.setdefault("_seed_book", _SeedBook())
+        return book
 
     def sealed_in(self, season: str) -> dict[str, tuple[str, ...]]:
         """The season's played matches (those with a result) whose records are sealed
@@ -164,14 +222,16 @@ class Pages:
         until the matches on their cards are over; one read of the season's unfinished
         matches and, only when there are some, one of its played ones."""
         with self.engine.connect() as c:
-            seals = _Seals(_unfinished(c, season))
+            seals = self.seed_book.seals(c, season)
             if not seals:
                 return {}
-            played = c.execute(select(matches).select_from(
-                matches.join(results, results.c.match_id == matches.c.id))
-                .where(matches.c.season == season)).mappings()
-            rows = [MatchRow(**r) for r in played]
-        return {r.id: r.seats for r in rows if seals.seal(r)}
+            played = c.execute(select(matches.c.id, matches.c.cluster, matches.c.seats_json)
+                               .select_from(matches.join(results,
+                                                         results.c.match_id == matches.c.id))
+                               .where(matches.c.season == season)).all()
+            seeds = self.seed_book.of(c, season, [r.id for r in played])
+        return {r.id: tuple(json.loads(r.seats_json)) for r in played
+                if seals.seal(r.id, r.cluster, seeds[r.id])}
 
     def seated_page(self, season: str, bots, *, limit: int = 20, offset: int = 0) -> MatchPage:
         """A page of the season's matches in which one of ``bots`` sat that have a result,
@@ -248,7 +308,8 @@ class Pages:
                                   ).scalar_one()
                 page = with_results().where(where).order_by(*order).limit(limit).offset(offset)
             else:  # the ids that pass, then the rows of the page asked for
-                ids = _fault_filtered(c, where, order, fault, record_has, sealed_out)
+                ids = _fault_filtered(c, where, order, fault, record_has,
+                                      self.seed_book if sealed_out else None)
                 total = len(ids)
                 page = with_results().where(matches.c.id.in_(ids[offset:offset + limit])
                                             ).order_by(*order)
@@ -258,12 +319,12 @@ class Pages:
 
 def _fault_filtered(c, where, order, fault: bool | None,
                     record_has: Callable[[str], bool] | None,
-                    sealed_out: bool = False) -> list[str]:
+                    sealed_out: _SeedBook | None = None) -> list[str]:
     """The ids, in order, of the matches ``where`` selects that pass the fault filters, told by
     their results' ``faults`` and ``forfeit_team`` columns (by the summary for a result
-    written before them); ``record_has`` is asked of those with faults only. ``sealed_out``:
-    a played match whose record is sealed passes none (one read of the unfinished matches of
-    each season met)."""
+    written before them); ``record_has`` is asked of those with faults only. ``sealed_out``
+    (the store's seed book): a played match whose record is sealed passes none (one read of
+    the unfinished matches of each season met)."""
     told = results.c.faults.isnot(None)
     old = and_(results.c.faults.is_(None), results.c.summary_json.isnot(None))
     flagged = or_(results.c.faults > 0, results.c.forfeit_team.isnot(None))
@@ -275,7 +336,7 @@ def _fault_filtered(c, where, order, fault: bool | None,
     fault_columns = (matches.c.id, results.c.faults, results.c.forfeit_team,
                      case((old, results.c.summary_json), else_=None).label("summary_json"))
     q = (select(*fault_columns, results.c.match_id.isnot(None).label("played"),
-                matches.c.season)
+                matches.c.season, matches.c.cluster)
          .select_from(matches.outerjoin(results, results.c.match_id == matches.c.id))
          .where(where, *maybe).order_by(*order))
     passed = []
@@ -284,23 +345,22 @@ def _fault_filtered(c, where, order, fault: bool | None,
         if fault is not None and bool(faults or forfeit is not None) != fault:
             continue
         passed.append((r, faults))
-    if sealed_out:
-        sealed = _sealed_of(c, [r for r, _ in passed if r.played])
+    if sealed_out is not None:
+        sealed = _sealed_of(c, [r for r, _ in passed if r.played], sealed_out)
         passed = [(r, faults) for r, faults in passed if r.id not in sealed]
     return [r.id for r, faults in passed
             if record_has is None or (faults and record_has(r.id))]
 
 
-def _sealed_of(c, played) -> set[str]:
-    """The ids of the ``played`` rows (with ``id`` and ``season``) whose records are sealed:
-    one read of each season's unfinished matches, and the whole rows read only of the seasons
-    that have some."""
-    seals = {season: _Seals(_unfinished(c, season)) for season in {r.season for r in played}}
-    ids = [r.id for r in played if seals[r.season]]
+def _sealed_of(c, played, book: _SeedBook) -> set[str]:
+    """The ids of the ``played`` rows (with ``id``, ``season`` and ``cluster``) whose records
+    are sealed: one read of each season's unfinished matches, and the seeds read only of the
+    seasons that have some."""
     out: set[str] = set()
-    for i in range(0, len(ids), 500):
-        for m in c.execute(select(matches).where(matches.c.id.in_(ids[i:i + 500]))).mappings():
-            row = MatchRow(**m)
-            if seals[row.season].seal(row):
-                out.add(row.id)
+    for season in {r.season for r in played}:
+        seals = book.seals(c, season)
+        if seals:
+            mine = [r for r in played if r.season == season]
+            seeds = book.of(c, season, [r.id for r in mine])
+            out.update(r.id for r in mine if seals.seal(r.id, r.cluster, seeds[r.id]))
     return out

@@ -183,10 +183,15 @@ class MatchRow(_Seats, Row):
         return self.spec["variant"]
 
     @property
-    def deal_seeds(self) -> set[str]:
+    def deal_seeds(self) -> frozenset[str]:
         """The seeds of the cards it deals."""
-        spec = self.spec
-        return {d["seed"] for d in spec.get("deals") or []} or {str(spec.get("seed"))}
+        return deal_seeds(self.spec)
+
+
+def deal_seeds(spec: dict) -> frozenset[str]:
+    """The seeds of the cards a match of ``spec`` (a stored ``MatchSpec``) deals."""
+    return (frozenset(d["seed"] for d in spec.get("deals") or [])
+            or frozenset((str(spec.get("seed")),)))
 
 
 @dataclass(frozen=True, eq=False)
