@@ -27,6 +27,7 @@ from pathlib import Path
 
 from scheduler.registry.archives import RegistryError, size_text
 from scheduler.registry.owners import check_author, check_version, token_author
+from scheduler.registry.submissions import store_prepared
 
 SESSION_COOKIE = "arena_session"
 SESSION_S = 12 * 3600
@@ -300,15 +301,20 @@ def take_upload(store, config: ServiceConfig, viewer: Viewer, data: bytes, *,
                           "queued or building; it resets when one of them is ready or "
                           "refused", 30.0)
         label = filename if _plain(filename) else "upload"
-        v = unpack_elsewhere(store.url, lim, viewer.name, data, label)
+        prepared = unpack_elsewhere(lim, viewer.name, data, label)
+        try:
+            v = store_prepared(store, prepared, Path(label), author=viewer.name,
+                               state="queued")
+        except RegistryError as e:
+            raise Refused(400, str(e)) from None
     except Refused as e:
         if e.status != 429:
             count_refused_upload(store, config, viewer, f"{e.status} {e.detail}", address)
         raise
-    store.audit("submit", actor=viewer.name, subject=v["ref"],
-                detail=("already stored" if v["already"] else f"{v['content_hash'][:12]}, "
-                        f"{v['files']} files, {size_text(v['size'])}"), address=address)
-    return version_view(store, viewer, v["name"], v["version"])
+    store.audit("submit", actor=viewer.name, subject=v.ref,
+                detail=("already stored" if v.already else f"{v.content_hash[:12]}, "
+                        f"{v.files} files, {size_text(v.size)}"), address=address)
+    return version_view(store, viewer, v.name, v.version)
 
 
 #: an upload's process: its address space at most (the unpacked files are on disk)
@@ -325,17 +331,17 @@ def _context():
         if _uploads_context is None:
             import multiprocessing
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["__main__", __name__,
-                                        "scheduler.registry.submissions"])
+            # (not ``__main__``: a script without a main guard would run again in it)
+            ctx.set_forkserver_preload([__name__, "scheduler.registry.submissions"])
             _uploads_context = ctx
         return _uploads_context
 
 
-def unpack_elsewhere(url: str, limits: Limits, author: str, data: bytes, label: str) -> dict:
-    """``submit`` the archive ``data`` as ``author``'s version, in a process of its own at a
-    lower priority: killed past ``limits.upload_s`` seconds (its CPU time is bounded too) or
-    ``UPLOAD_MEMORY`` of address space, all it wrote removed. The stored version's name,
-    version, ref, content_hash, files, size and ``already``; a refusal raises ``Refused``."""
+def unpack_elsewhere(limits: Limits, author: str, data: bytes, label: str):
+    """The archive ``data`` unpacked, checked and packed (``submissions.prepare``) in a process
+    of its own at a lower priority, which touches no store: killed past ``limits.upload_s``
+    seconds (its CPU time is bounded too) or ``UPLOAD_MEMORY`` of address space, all it wrote
+    removed. The ``Prepared`` bot, for ``store_prepared``; a refusal raises ``Refused``."""
     from scheduler.registry.archives import remove_tree
     ctx = _context()
     work = Path(tempfile.mkdtemp(prefix="arena-upload-"))
@@ -344,7 +350,7 @@ def unpack_elsewhere(url: str, limits: Limits, author: str, data: bytes, label: 
         path.write_bytes(data)
         reader, writer = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_unpack_here, daemon=True, name=f"upload of {author}",
-                           args=(writer, url, limits, author, str(path), label))
+                           args=(writer, limits, str(path), label))
         proc.start()
         writer.close()
         try:
@@ -358,7 +364,7 @@ def unpack_elsewhere(url: str, limits: Limits, author: str, data: bytes, label: 
             reader.close()
     finally:
         remove_tree(work)
-    if got[0] == "stored":
+    if got[0] == "prepared":
         return got[1]
     if got[0] == "refused":
         raise Refused(400, got[1])
@@ -372,8 +378,7 @@ def unpack_elsewhere(url: str, limits: Limits, author: str, data: bytes, label: 
     raise Refused(500, "the upload failed on the service; the organiser has the error")
 
 
-def _unpack_here(writer, url: str, limits: Limits, author: str, path: str,
-                 label: str) -> None:
+def _unpack_here(writer, limits: Limits, path: str, label: str) -> None:
     """An upload's process (``unpack_elsewhere``): its scratch folders under the upload's own,
     which its parent removes; the outcome sent back on ``writer``."""
     import ctypes
@@ -386,14 +391,11 @@ def _unpack_here(writer, url: str, limits: Limits, author: str, path: str,
     resource.setrlimit(resource.RLIMIT_AS, (UPLOAD_MEMORY, UPLOAD_MEMORY))
     work = str(Path(path).parent)
     tempfile.tempdir = work
-    from scheduler.registry.submissions import submit
-    from scheduler.store import open_store
+    from scheduler.registry.archives import opened
+    from scheduler.registry.submissions import prepare
     try:
-        v = submit(open_store(url), Path(path), author=author, limit=limits.unpacked_bytes,
-                   state="queued")
-        out = ("stored", {"name": v.name, "version": v.version, "ref": v.ref,
-                          "already": bool(v.already), "content_hash": v.content_hash,
-                          "files": v.files, "size": v.size})
+        with opened(Path(path), limits.unpacked_bytes) as folder:
+            out = ("prepared", prepare(Path(path), folder, limits.unpacked_bytes))
     except RegistryError as e:
         out = ("refused", str(e).replace(path, label).replace(work, ""))
     except MemoryError:

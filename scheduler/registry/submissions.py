@@ -135,7 +135,6 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
     organiser writing in their own store. With no author the organiser may add a version to
     any name. ``state``: the version's first state (the submission service's "queued": not
     played before a worker built and checked it)."""
-    from scheduler.store import NameHeld
     source = Path(source)
     if folder is None:
         with opened(source, limit) as unpacked:
@@ -147,6 +146,32 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
         raise RegistryError(f"{source}: author {author!r}: the token is not theirs"
                             if author is not None else
                             f"{source}: a token was given without its author")
+    return store_prepared(store, prepare(source, folder, limit), source, name=name,
+                          version=version, author=author, state=state)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A bot's folder read as ``submit`` reads it, without the store: its manifest's fields
+    (``pythonpath`` made portable), its canonical tar compressed (``packed``) and what the
+    registry's row says of it. What an upload's own process hands back to the service."""
+    fields: dict
+    name: str
+    version: str
+    command: list[str]
+    protocol: str
+    build: list[list[str]]
+    content_hash: str
+    size: int
+    files: int
+    packed: bytes
+    language: str | None
+
+
+def prepare(source: Path, folder: Path, limit: int | None = None) -> Prepared:
+    """The bot of ``source``, unpacked in ``folder``: its manifest read and checked (from a
+    plain file of at most ``MANIFEST_SIZE_LIMIT`` bytes), its folder packed within ``limit``;
+    ``RegistryError`` names ``source`` and what is wrong."""
     top = folder / "bot.toml"
     try:
         st = os.lstat(top)
@@ -168,22 +193,36 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
             msg = f"{source}: " + msg.replace(f"{folder.resolve()}{os.sep}", "") \
                 .replace(f"{folder}{os.sep}", "")
         raise RegistryError(msg) from None
-    owners = store.bot_names()
-    fields.update(name=check_name(name or manifest.name, source, owners),
-                  version=check_version(version or manifest.version, source),
-                  command=list(manifest.command), protocol=manifest.protocol)
-    if getattr(manifest, "build", ()):
-        fields["build"] = [list(step) for step in manifest.build]  # its normal form
     if pythonpath:
         fields["pythonpath"] = pythonpath
-    language = _language(list(manifest.command), folder)
+    return Prepared(fields=fields, name=manifest.name, version=manifest.version,
+                    command=list(manifest.command), protocol=manifest.protocol,
+                    build=[list(step) for step in getattr(manifest, "build", ())],
+                    content_hash=packed.content_hash, size=packed.size, files=packed.files,
+                    packed=zlib.compress(packed.data, 6),
+                    language=_language(list(manifest.command), folder))
+
+
+def store_prepared(store, p: Prepared, source: Path, *, name: str | None = None,
+                   version: str | None = None, author: str | None = None,
+                   state: str | None = None) -> BotVersion:
+    """The ``prepare``d bot stored as name@version (the manifest's unless given), as
+    ``submit`` says; ``source`` is how messages name it."""
+    from scheduler.store import NameHeld
+    fields = dict(p.fields)
+    owners = store.bot_names()
+    fields.update(name=check_name(name or p.name, source, owners),
+                  version=check_version(version or p.version, source),
+                  command=list(p.command), protocol=p.protocol)
+    if p.build:
+        fields["build"] = [list(step) for step in p.build]  # its normal form
     row = {"name": fields["name"], "version": fields["version"],
-           "content_hash": packed.content_hash, "author": author,
-           "protocol": manifest.protocol, "language": language, "size": packed.size,
-           "files": packed.files, "manifest_json": json.dumps(fields, sort_keys=True),
+           "content_hash": p.content_hash, "author": author,
+           "protocol": p.protocol, "language": p.language, "size": p.size,
+           "files": p.files, "manifest_json": json.dumps(fields, sort_keys=True),
            "submitted_at": time.time()}
     try:
-        stored, created = store.add_bot_version(row, zlib.compress(packed.data, 6),
+        stored, created = store.add_bot_version(row, p.packed,
                                                 resembles=lambda names: resembled(
                                                     row["name"], names), state=state)
     except NameHeld as e:
@@ -194,10 +233,10 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
                             f"(held by {owner_label(e.owner)}) once shown: choose another "
                             "name") from None
     got = BotVersion.of(stored, already=not created)
-    if got.content_hash != packed.content_hash:
+    if got.content_hash != p.content_hash:
         raise RegistryError(f"{source}: {got.ref} is already in the registry with other "
                             f"content (stored {got.content_hash[:12]}, this "
-                            f"{packed.content_hash[:12]}): a version never changes; bump the "
+                            f"{p.content_hash[:12]}): a version never changes; bump the "
                             "version")
     return got
 
