@@ -382,8 +382,8 @@ def _write(store: Store, row: MatchRow, variant: str, match: MatchFile, duration
 
 def _crash_limit(store: Store, spec: MatchSpec, seat: int) -> None:
     """A forfeit stored: the crash limit of the version in ``seat``
-    (``scheduler.intake.after_forfeit``); never a reason to fail the match written."""
-    from scheduler.intake import after_forfeit
+    (``scheduler.crash_limit.after_forfeit``); never a reason to fail the match written."""
+    from scheduler.crash_limit import after_forfeit
     try:
         after_forfeit(store, spec, seat)
     except Exception as e:  # noqa: BLE001  (a bad setting, a store hiccup: said in the

@@ -7,8 +7,8 @@ from play: a duplicate pair as one of the service's seasons plays it (``check_li
 open ladder's, else the newest season's, else the next scrimmage's match ids, rules, time
 control, fault policy, sandbox limits and deals per match) against a house bot (``house_bots``:
 the organiser's ready versions; none: the random sample bot). A bot that behaves only when it
-is checked is caught by the crash limit (``after_forfeit``, run by the worker that stored a
-forfeited match): a ready version that forfeited ``crash_limit`` of its last ``crash_window``
+is checked is caught by the crash limit (``scheduler.crash_limit``, run by the worker that
+stored a forfeited match): a ready version that forfeited ``limit`` of its last ``window``
 matches is ``suspended`` (out of the ladders, refused for new scrimmages and seasons) until the
 organiser lifts it (``arena bots unsuspend``). A scrimmage is a season of its own
 (``open_scrimmage``: opened on a worker, which builds what it needs), whose matches the
@@ -36,46 +36,18 @@ DEFAULT_VARIANT = "two-deck-fry"
 SCRIMMAGE_PREFIX = "scrimmage-"
 
 
-#: the crash limit's defaults: suspended at this many forfeits among a version's last
-#: ``CRASH_WINDOW`` matches
-CRASH_LIMIT = 3
-CRASH_WINDOW = 5
-
-
 @dataclass(frozen=True)
 class IntakeSettings:
-    """What the workers' checks and scrimmages play, and the crash limit, from the workers'
-    environment: ``ARENA_CHECK_VARIANT`` (the variant of scrimmages, and of a check when the
-    store has no season to take it from), ``ARENA_SCRIMMAGE_DEALS`` (deals per scrimmage
-    match), ``ARENA_CRASH_LIMIT`` and ``ARENA_CRASH_WINDOW`` (a version the service took in is
-    suspended once it forfeited ``crash_limit`` of its last ``crash_window`` matches;
-    ``ARENA_CRASH_LIMIT=0``: never)."""
+    """What the workers' checks and scrimmages play, from the workers' environment:
+    ``ARENA_CHECK_VARIANT`` (the variant of scrimmages, and of a check when the store has no
+    season to take it from) and ``ARENA_SCRIMMAGE_DEALS`` (deals per scrimmage match)."""
     variant: str = DEFAULT_VARIANT
     scrimmage_deals: int = 2
-    crash_limit: int = CRASH_LIMIT
-    crash_window: int = CRASH_WINDOW
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.crash_limit <= self.crash_window or self.crash_window < 1:
-            raise ValueError(f"ARENA_CRASH_LIMIT={self.crash_limit}, ARENA_CRASH_WINDOW="
-                             f"{self.crash_window}: expected a limit from 0 (no limit) to the "
-                             "window, and a window of 1 match or more")
 
     @classmethod
     def from_env(cls) -> "IntakeSettings":
-        def count(name: str, raw: str | None, default: int) -> int:
-            raw = (raw or "").strip()
-            if not raw:
-                return default
-            if not raw.isdigit():
-                raise ValueError(f"{name}={raw!r}: expected a whole number of matches")
-            return int(raw)
         return cls(variant=os.environ.get("ARENA_CHECK_VARIANT", DEFAULT_VARIANT),
-                   scrimmage_deals=int(os.environ.get("ARENA_SCRIMMAGE_DEALS", "2")),
-                   crash_limit=count("ARENA_CRASH_LIMIT", os.environ.get("ARENA_CRASH_LIMIT"),
-                                     CRASH_LIMIT),
-                   crash_window=count("ARENA_CRASH_WINDOW",
-                                      os.environ.get("ARENA_CRASH_WINDOW"), CRASH_WINDOW))
+                   scrimmage_deals=int(os.environ.get("ARENA_SCRIMMAGE_DEALS", "2")))
 
 
 def _tail(log: str) -> str:
@@ -223,37 +195,6 @@ def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir
     return "ready"
 
 
-def after_forfeit(store, spec, seat: int, settings: IntakeSettings | None = None) -> list[str]:
-    """The crash limit, once the result of match ``spec`` (a ``MatchSpec``), which seat
-    ``seat``'s team forfeited, is stored: each version the service took in with that seat's
-    content that is ready is suspended when it forfeited ``crash_limit`` of its last
-    ``crash_window`` matches since it was made ready (checked, or its suspension lifted); the
-    reason names them, and the audit log says so. One query over those matches a version;
-    nothing for a seat with no registry version, or none the service took in. Returns the
-    versions suspended (name@version)."""
-    settings = settings or IntakeSettings.from_env()
-    bots = spec.bots or []
-    content = bots[seat].version_hash if seat < len(bots) else None
-    if settings.crash_limit == 0 or content is None:
-        return []
-    out = []
-    for v in store.ready_service_versions(content):
-        recent = store.recent_forfeits(content, since=v["updated_at"],
-                                       limit=settings.crash_window)
-        lost = [m for m, forfeited in reversed(recent) if forfeited]  # as played
-        if len(lost) < settings.crash_limit:
-            continue
-        ref = f"{v['name']}@{v['version']}"
-        reason = (f"forfeited {len(lost)} of its last {len(recent)} matches: "
-                  f"{', '.join(lost)}")
-        if store.suspend_version(v["version_id"], reason):
-            store.audit("suspend", actor="crash limit", subject=ref,
-                        detail=f"{reason} (limit: {settings.crash_limit} of "
-                        f"{settings.crash_window})")
-            out.append(ref)
-    return out
-
-
 def run_here(store_url: str, task: str, arg, lease_s: float) -> str:
     """One task as a worker runs it, in a process of this machine (``dispatch.LocalSender``:
     ``arena serve`` with no broker)."""
@@ -314,8 +255,8 @@ class Dispatcher:
     scrimmage lane (at most ``window`` of each); a scrimmage whose matches are over is
     ``done``. ``intake_window`` (None: the intake slots the sender knows of, at least one):
     the versions sent and unfinished at once, so that authors take turns at the slots rather
-    than in the broker's queue. ``sender``: a broker's URL (the workers) or a ``Sender`` (``LocalSender``: this
-    machine's pools). ``step`` is one pass; ``start`` runs passes on a thread every
+    than in the broker's queue. ``sender``: a broker's URL (the workers) or a ``Sender``
+    (``LocalSender``: this machine's pools). ``step`` is one pass; ``start`` runs passes on a thread every
     ``every_s`` seconds."""
 
     def __init__(self, store, sender, *, window: int = 4, every_s: float = 1.0,

@@ -39,7 +39,7 @@ def roster(store, active_versions: int, bots_per_author: int = 0) -> Roster:
     """Every ready, not withdrawn version that plays: the newest ``active_versions`` of each
     bot (author and name; an organiser's: per name), and of each author at most
     ``bots_per_author`` bots (0: any number), their most recently updated bots first. A
-    suspended version (the crash limit: ``scheduler.intake.after_forfeit``) is out, and
+    suspended version (the crash limit: ``scheduler.crash_limit.after_forfeit``) is out, and
     ``why_out`` gives its suspension's reason."""
     rows = store.bot_versions()  # in the order submitted
     states = store.version_states([r.id for r in rows])

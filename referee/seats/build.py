@@ -7,9 +7,9 @@ seccomp filter, ``prlimit`` and a cgroup) but with build-sized limits (``BUILD_P
 the one difference that the copy, its working directory, is bound read-write; nothing else is
 writable. The referee's protocol folder is bound read-only and named by ``ARENA_PROTO_DIR``
 (``shengji_arena/v1/referee.proto`` inside it): a bot is built against the protocol the referee
-speaks, and its folder need not carry a copy. The whole build has a wall-clock limit (``ARENA_BUILD_TIMEOUT_S``, default
-``BUILD_TIMEOUT_S``). Its output (stdout and stderr, bounded like a seat's log) is the build
-log: returned, and kept in the built folder as ``.arena-build.log``. The built folder is then
+speaks, and its folder need not carry a copy. The whole build has a wall-clock limit
+(``ARENA_BUILD_TIMEOUT_S``, default ``BUILD_TIMEOUT_S``). Its output (stdout and stderr,
+bounded like a seat's log) is the build log: returned, and kept in the built folder as ``.arena-build.log``. The built folder is then
 made read-only (and, for a root launcher, given back to root). A build that fails is refused
 with ``BuildFailed``, naming the bot, the step, why, the line of its log that names the cause
 (``error: ...``) and the end of its log from a whole line; its folder is removed and its whole

@@ -323,8 +323,8 @@ COUNTED_FIRST = "another attempt's result was written first"
 #: a match's statuses: ``cancelled`` ones (of a cancelled season) are never played
 STATUSES = ("pending", "running", "done", "failed", "cancelled")
 #: a service version's states, in order; ``refused`` is final, ``ready`` too unless the crash
-#: limit suspends it (``scheduler.intake.after_forfeit``: ``suspended`` until the organiser
-#: lifts it, ``arena bots unsuspend``)
+#: limit suspends it (``scheduler.crash_limit.after_forfeit``: ``suspended`` until the
+#: organiser lifts it, ``arena bots unsuspend``)
 VERSION_STATES = ("queued", "building", "checking", "ready", "refused", "suspended")
 #: a scrimmage's states; ``done``, ``failed`` and ``cancelled`` are final
 SCRIMMAGE_STATES = ("queued", "playing", "done", "failed", "cancelled")

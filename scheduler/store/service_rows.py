@@ -1,7 +1,7 @@
 """What the submission service keeps in the store (``web/service.py`` says what it means):
-authors' roles and status, the states of the versions it took in (and the reads of their crash
-limit: ``scheduler.intake.after_forfeit``), dashboard sessions, scrimmages, the audit log and
-the events its rate limits count."""
+authors' roles and status, the states of the versions it took in (and the reads of their
+crash limit: ``scheduler.crash_limit.after_forfeit``), dashboard sessions, scrimmages, the
+audit log and the events its rate limits count."""
 
 from __future__ import annotations
 
@@ -168,7 +168,7 @@ class ServiceRows:
                     version_id=version_id, state="ready", reason=reason, updated_at=now,
                     withdrawn_at=now))
 
-    # -- the crash limit (``scheduler.intake.after_forfeit``) ------------------------------
+    # -- the crash limit (``scheduler.crash_limit.after_forfeit``) -------------------------
     def ready_service_versions(self, content_hash: str) -> list[dict]:
         """The versions the service took in with content ``content_hash`` that are ready and
         not withdrawn: ``version_id``, ``name``, ``version`` and ``updated_at`` (when they were
