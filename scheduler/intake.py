@@ -256,8 +256,8 @@ class Dispatcher:
     ``done``. ``intake_window`` (None: the intake slots the sender knows of, at least one):
     the versions sent and unfinished at once, so that authors take turns at the slots rather
     than in the broker's queue. ``sender``: a broker's URL (the workers) or a ``Sender``
-    (``LocalSender``: this machine's pools). ``step`` is one pass; ``start`` runs passes on a thread every
-    ``every_s`` seconds."""
+    (``LocalSender``: this machine's pools). ``step`` is one pass; ``start`` runs passes on a
+    thread every ``every_s`` seconds."""
 
     def __init__(self, store, sender, *, window: int = 4, every_s: float = 1.0,
                  lease_s: float = 120.0, intake_window: int | None = None,

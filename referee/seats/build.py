@@ -9,8 +9,8 @@ writable. The referee's protocol folder is bound read-only and named by ``ARENA_
 (``shengji_arena/v1/referee.proto`` inside it): a bot is built against the protocol the referee
 speaks, and its folder need not carry a copy. The whole build has a wall-clock limit
 (``ARENA_BUILD_TIMEOUT_S``, default ``BUILD_TIMEOUT_S``). Its output (stdout and stderr,
-bounded like a seat's log) is the build log: returned, and kept in the built folder as ``.arena-build.log``. The built folder is then
-made read-only (and, for a root launcher, given back to root). A build that fails is refused
+bounded like a seat's log) is the build log: returned, and kept in the built folder as
+``.arena-build.log``. The built folder is then made read-only (and, for a root launcher, given back to root). A build that fails is refused
 with ``BuildFailed``, naming the bot, the step, why, the line of its log that names the cause
 (``error: ...``) and the end of its log from a whole line; its folder is removed and its whole
 log kept beside it (``failed_log_path``).
