@@ -3,17 +3,17 @@
 ``build_bot`` copies a bot's (read-only) folder into a fresh one and runs the manifest's build
 steps there, in order, each in a sandbox like a seat's (``referee.seats.sandbox``: no network,
 nothing of the host but the runtimes, a private ``/tmp``, its own uid for a root launcher, the
-seccomp filter, ``prlimit`` and a cgroup) but with build-sized limits (``BUILD_POLICY``) and
-the one difference that the copy, its working directory, is bound read-write; nothing else is
+seccomp filter, ``prlimit`` and a cgroup) but with build-sized limits (``BUILD_POLICY``) and the
+one difference that the copy, its working directory, is bound read-write; nothing else is
 writable. The referee's protocol folder is bound read-only and named by ``ARENA_PROTO_DIR``
 (``shengji_arena/v1/referee.proto`` inside it): a bot is built against the protocol the referee
 speaks, and its folder need not carry a copy. The whole build has a wall-clock limit
-(``ARENA_BUILD_TIMEOUT_S``, default ``BUILD_TIMEOUT_S``). Its output (stdout and stderr,
-bounded like a seat's log) is the build log: returned, and kept in the built folder as
-``.arena-build.log``. The built folder is then made read-only (and, for a root launcher, given back to root). A build that fails is refused
-with ``BuildFailed``, naming the bot, the step, why, the line of its log that names the cause
-(``error: ...``) and the end of its log from a whole line; its folder is removed and its whole
-log kept beside it (``failed_log_path``).
+(``ARENA_BUILD_TIMEOUT_S``, default ``BUILD_TIMEOUT_S``). Its output (stdout and stderr, bounded
+like a seat's log) is the build log: returned, and kept in the built folder as
+``.arena-build.log``. The built folder is then made read-only (and, for a root launcher, given
+back to root). A build that fails is refused with ``BuildFailed``, naming the bot, the step,
+why, the line of its log that names the cause (``error: ...``) and the end of its log from a
+whole line; its folder is removed and its whole log kept beside it (``failed_log_path``).
 
 A sandboxed build's disk is bounded (``ARENA_BUILD_DISK_MB``, default ``BUILD_DISK_MB``): its
 folder is a tmpfs of that size (``BuildDisk``), so the kernel refuses its writes past the limit,
