@@ -31,15 +31,17 @@ class CrashLimit:
 
     @classmethod
     def from_env(cls) -> "CrashLimit":
-        def count(name: str, default: int) -> int:
-            raw = (os.environ.get(name) or "").strip()
+        def count(name: str, raw: str | None, default: int) -> int:
+            raw = (raw or "").strip()
             if not raw:
                 return default
             if not raw.isdigit():
                 raise ValueError(f"{name}={raw!r}: expected a whole number of matches")
             return int(raw)
-        return cls(limit=count("ARENA_CRASH_LIMIT", CRASH_LIMIT),
-                   window=count("ARENA_CRASH_WINDOW", CRASH_WINDOW))
+        return cls(limit=count("ARENA_CRASH_LIMIT", os.environ.get("ARENA_CRASH_LIMIT"),
+                               CRASH_LIMIT),
+                   window=count("ARENA_CRASH_WINDOW", os.environ.get("ARENA_CRASH_WINDOW"),
+                                CRASH_WINDOW))
 
 
 def after_forfeit(store, spec, seat: int, settings: CrashLimit | None = None) -> list[str]:
