@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test typecheck compiled test-loaded install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme java go rust
+.PHONY: demo test typecheck compiled test-loaded test-fast durations-keep install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme java go rust
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -143,6 +143,27 @@ TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases
 # vectors and golden records again on the compiled one (built by make compiled).
 test: $(STAMP) bytecode sandbox browser redis postgres check-protos typecheck compiled bots
 	ARENA_ENGINE=pure $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
+
+# The pure layers' tests, for the inner loop (about a minute on two cores): the rules engine and
+# its vectors and golden records, records and replays, ratings, matchmaking and power, the
+# strategy lab's environment, the Python sample bots' search, upload and name bounds, and the
+# house's structure. No Redis, PostgreSQL, sandbox, browser or bot of another language.
+FAST_TESTS = tests/test_conformance.py tests/test_golden.py tests/test_state_copy.py \
+  tests/test_random_play.py tests/test_actions_and_records.py tests/test_matchfile.py \
+  tests/test_hidden_information.py tests/test_structure.py tests/test_structure_match.py \
+  tests/test_ratings.py tests/test_matchmaking.py tests/test_lab_env.py tests/test_greedy_bot.py \
+  tests/test_search_bot.py tests/test_upload_bounds.py tests/test_confusable_names.py \
+  tests/test_record_storage.py tests/test_replay_hands.py
+
+test-fast: $(STAMP)
+	ARENA_ENGINE=pure $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(FAST_TESTS)
+
+# Every run of the suite writes each test's time to build/test-durations.json and names the
+# tests much slower than tests/durations.json, the durations kept: after a change that makes
+# the suite quicker or adds tests, keep this run's (from a whole `make test`).
+durations-keep:
+	@test -s build/test-durations.json || { echo "durations-keep: run make test first" >&2; exit 2; }
+	cp build/test-durations.json tests/durations.json
 
 # The suite with two busy processes beside it (tools/busy.py): how a timing-sensitive test is
 # checked before it is called fixed. The busy processes end with this command.

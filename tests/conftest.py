@@ -123,3 +123,9 @@ def demo_season(tmp_path_factory):
                            "--workers", "2"], cwd=ROOT, capture_output=True, text=True,
                           timeout=240)
     return done, folder
+
+
+
+# each test's time kept, and the tests much slower than the kept durations named (make test)
+from durations_kept import (pytest_runtest_logreport, pytest_sessionfinish,  # noqa: E402,F401
+                            pytest_terminal_summary)

@@ -51,3 +51,41 @@ def test_the_project_imports_with_no_costly_finder_at_start_up(tmp_path):
     loaded, _, path = out.stdout.partition(" ")
     assert loaded == "[]", f"loaded at start-up: {loaded}"
     assert str(ROOT) not in ast.literal_eval(path)
+
+
+TIMED = '''
+import time
+
+
+def test_quick():
+    pass
+
+
+def test_slow():
+    time.sleep(2.2)
+'''
+
+
+def test_each_tests_time_is_written_and_the_much_slower_are_named(tmp_path):
+    """A run writes every test's time to build/test-durations.json under its root, compares
+    the tests with tests/durations.json (the kept durations) and names the one that took much
+    longer than it was kept at; a test that is not kept is counted as new."""
+    import json
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_timed.py").write_text(TIMED)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "durations.json").write_text(json.dumps({"durations": {
+        "test_timed.py::test_slow": 0.1, "test_timed.py::test_gone": 5.0}}))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "durations_kept",
+                          "-p", "no:cacheprovider", "-q", "test_timed.py"], cwd=tmp_path,
+                         env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "tests")},
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    written = json.loads((tmp_path / "build" / "test-durations.json").read_text())
+    assert written["tests"] == 2 and set(written["durations"]) == {
+        "test_timed.py::test_quick", "test_timed.py::test_slow"}
+    assert written["durations"]["test_timed.py::test_slow"] >= 2.2
+    assert "1 tests kept before:" in out.stdout and "against 0.1 s kept" in out.stdout
+    assert "; 1 new" in out.stdout
+    named = [ln for ln in out.stdout.splitlines() if ln.endswith("test_timed.py::test_slow")]
+    assert len(named) == 1 and "against 0.10s kept" in named[0], out.stdout
