@@ -31,7 +31,7 @@ def browser_kit():
 def serving(app):
     """``app`` served by uvicorn on a free port, on a thread: its base URL."""
     import uvicorn
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # (TCP_NODELAY)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)

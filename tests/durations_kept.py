@@ -7,6 +7,7 @@ by ``make durations-keep`` for the next change to compare with. A pytest plugin
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 DURATIONS = Path("build") / "test-durations.json"
@@ -23,8 +24,15 @@ def _controller(config) -> bool:
     return not hasattr(config, "workerinput")
 
 
+def kept_id(nodeid: str) -> str:
+    """A test's id as every run names it: without the ``@group`` pytest-xdist's loadgroup adds
+    to the tests of an ``xdist_group``."""
+    return re.sub(r"@[^@\[\]]*$", "", nodeid)  # (a test's parameters end with "]")
+
+
 def pytest_runtest_logreport(report) -> None:
-    _TIMES[report.nodeid] = _TIMES.get(report.nodeid, 0.0) + report.duration
+    key = kept_id(report.nodeid)
+    _TIMES[key] = _TIMES.get(key, 0.0) + report.duration
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
@@ -44,7 +52,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not _controller(config) or not _TIMES or not path.exists():
         return
     try:
-        kept = json.loads(path.read_text())["durations"]
+        kept = {kept_id(k): v for k, v in json.loads(path.read_text())["durations"].items()}
     except (ValueError, KeyError, OSError):
         return
     both = [k for k in _TIMES if k in kept]

@@ -89,3 +89,13 @@ def test_each_tests_time_is_written_and_the_much_slower_are_named(tmp_path):
     assert "; 1 new" in out.stdout
     named = [ln for ln in out.stdout.splitlines() if ln.endswith("test_timed.py::test_slow")]
     assert len(named) == 1 and "against 0.10s kept" in named[0], out.stdout
+
+
+def test_a_test_is_kept_under_one_id_with_or_without_its_xdist_group():
+    """pytest-xdist's loadgroup names a grouped test ``id@group``; a run without it names it
+    ``id``: the durations kept are compared by the id alone, a parameter's ``@`` kept."""
+    from durations_kept import kept_id
+    assert kept_id("tests/a.py::test_x@service process") == "tests/a.py::test_x"
+    assert kept_id("tests/a.py::test_x[bob@1.0]@demo") == "tests/a.py::test_x[bob@1.0]"
+    assert kept_id("tests/a.py::test_x[bob@1.0]") == "tests/a.py::test_x[bob@1.0]"
+    assert kept_id("tests/a.py::test_x") == "tests/a.py::test_x"
