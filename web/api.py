@@ -136,9 +136,10 @@ def viewer(request: Request):
     the organiser's own dashboard (``arena dashboard``), which shows everything."""
     if getattr(request.app.state, "service", None) is None:
         return None
-    from web.service import SESSION_COOKIE, viewer_of
-    return viewer_of(request.app.state.store, request.headers.get("authorization"),
-                     request.cookies.get(SESSION_COOKIE))
+    from web.service import SESSION_COOKIE, token_checked, viewer_of
+    return token_checked(request) or viewer_of(request.app.state.store,
+                                               request.headers.get("authorization"),
+                                               request.cookies.get(SESSION_COOKIE))
 
 
 def hidden(request: Request) -> set[str]:

@@ -112,6 +112,7 @@ class BoundedBodies:
                 if _is_api_path(path) and service.bearer(authorization) is not None:
                     viewer = await to_thread.run_sync(service.token_viewer, store, config,
                                                       authorization, address)
+                    scope.setdefault("state", {})["token_viewer"] = viewer  # (no second look-up)
                 if upload == "session":
                     cookie = cookie_parser(headers.get("cookie", "")).get(
                         service.SESSION_COOKIE)

@@ -108,6 +108,12 @@ TOKEN_REFUSED = ("the token is not an active author's (revoked, rotated, disable
                  "mistyped): ask the organiser")
 
 
+def token_checked(request) -> Viewer | None:
+    """The bearer token's author as the service's middleware (``web.app.BoundedBodies``)
+    checked and counted it before the route: the route looks it up no second time."""
+    return getattr(request.state, "token_viewer", None)
+
+
 def viewer_of(store, authorization: str | None, cookie: str | None) -> Viewer | None:
     """The author of a bearer token, else of a live session cookie; None: nobody."""
     token = bearer(authorization)

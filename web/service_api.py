@@ -158,7 +158,8 @@ def author(request: Request, authorization: str | None = Header(None)) -> Viewer
     """The author of the bearer token; API writes take no cookie (no cross-site writes)."""
     if service.bearer(authorization) is None:
         raise Refused(401, "send your token as 'Authorization: Bearer TOKEN'")
-    return service.required(service.viewer_of(_store(request), authorization, None))
+    return service.required(service.token_checked(request)
+                            or service.viewer_of(_store(request), authorization, None))
 
 
 def organiser(request: Request, authorization: str | None = Header(None)) -> Viewer:
