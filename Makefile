@@ -139,7 +139,7 @@ compiled: build/compiled/manifest.json
 # test slower beside the others on two cores.
 TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases 13 to 15
 
-# The suite runs the pure engine (the reference); tests/test_compiled_engine.py runs the rules
+# The suite runs the pure engine (the reference); tests/rules/test_compiled_engine.py runs the rules
 # vectors and golden records again on the compiled one (built by make compiled).
 test: $(STAMP) bytecode sandbox browser redis postgres check-protos typecheck compiled bots
 	ARENA_ENGINE=pure $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
@@ -148,12 +148,12 @@ test: $(STAMP) bytecode sandbox browser redis postgres check-protos typecheck co
 # its vectors and golden records, records and replays, ratings, matchmaking and power, the
 # strategy lab's environment, the Python sample bots' search, upload and name bounds, and the
 # house's structure. No Redis, PostgreSQL, sandbox, browser or bot of another language.
-FAST_TESTS = tests/test_conformance.py tests/test_golden.py tests/test_state_copy.py \
-  tests/test_random_play.py tests/test_actions_and_records.py tests/test_matchfile.py \
-  tests/test_hidden_information.py tests/test_structure.py tests/test_structure_match.py \
-  tests/test_ratings.py tests/test_matchmaking.py tests/test_lab_env.py tests/test_greedy_bot.py \
-  tests/test_search_bot.py tests/test_upload_bounds.py tests/test_confusable_names.py \
-  tests/test_record_storage.py tests/test_replay_hands.py
+FAST_TESTS = tests/rules/test_conformance.py tests/rules/test_golden.py tests/rules/test_state_copy.py \
+  tests/rules/test_random_play.py tests/rules/test_actions_and_records.py tests/referee/test_matchfile.py \
+  tests/rules/test_hidden_information.py tests/house/test_structure.py tests/rules/test_structure_match.py \
+  tests/scheduler/test_ratings.py tests/scheduler/test_matchmaking.py tests/lab/test_lab_env.py tests/referee/test_greedy_bot.py \
+  tests/referee/test_search_bot.py tests/scheduler/test_upload_bounds.py tests/scheduler/test_confusable_names.py \
+  tests/scheduler/test_record_storage.py tests/referee/test_replay_hands.py
 
 test-fast: $(STAMP)
 	ARENA_ENGINE=pure $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(FAST_TESTS)
@@ -177,7 +177,7 @@ test-loaded: $(STAMP)
 # its seat's socket or spins in many sessions): measurements that a loaded 2-core machine still
 # upsets now and then, so they are not in `make test` (the marker ``timing`` in pyproject.toml).
 test-timing: $(STAMP) bytecode sandbox redis postgres bots
-	$(BIN)/python -m pytest -m timing -rxX tests/test_seat_floods.py tests/test_seat_cpu.py
+	$(BIN)/python -m pytest -m timing -rxX tests/referee/test_seat_floods.py tests/referee/test_seat_cpu.py
 
 bench: $(STAMP)
 	$(BIN)/arena bench engine

@@ -145,7 +145,7 @@ def register(sub) -> None:
     bs.add_argument("--deals-per-set", type=int, default=2, help="deals a match")
     bs.add_argument("--from", metavar="URL", help="the played matches of this store instead")
     bs.add_argument("--other", metavar="DIR", help="a checkout of the code before (e.g. a git "
-                    "worktree): Store.finish and Store.record timed there too")
+                    "worktree): store.results.finish and store.results.record timed there too")
     bs.add_argument("--rounds", type=int, default=3, help="of the finish and record timings")
     bs.add_argument("--unsandboxed", action="store_true", help="play without the sandbox")
     bs.set_defaults(func=cmd_bench_store)

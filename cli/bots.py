@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import random
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from house import settings
 from cli.common import (DB_HELP, VARIANT_HELP, db_url, existing_store, json_text, local_time,
                         open_store, sandbox_or_refuse, size_text, unsandboxed_option,
                         variant_ids_or_exit, visible)
+from scheduler.states import IN_FLIGHT, VersionState
 
 
 #: the season whose form a check takes without ``--season``: the default one (``make demo``)
@@ -38,16 +39,17 @@ def check_like_of(args):
         if args.seed is not None:
             season = dataclasses.replace(season, secret=args.seed)
         return season_check(season)
-    config = load_season(DEFAULT_SEASON).config()
+    config = load_season(DEFAULT_SEASON).config
     if args.variant is not None:
         from referee.rules.variants import rules_for
-        config.update(variant=args.variant, options={},
-                      start_levels=[rules_for(args.variant).start_level] * 2)
+        level = rules_for(args.variant).start_level
+        config = dataclasses.replace(config, variant=args.variant, options={},
+                                     start_levels=(level, level))
     if args.deals is not None:
-        config["deals_per_set"] = args.deals
+        config = dataclasses.replace(config, deals_per_set=args.deals)
     if args.per_decision_ms is not None:
-        config["time_control"] = {**config["time_control"],
-                                  "per_decision_ms": args.per_decision_ms}
+        config = dataclasses.replace(config, time_control=dataclasses.replace(
+            config.time_control, per_decision_ms=args.per_decision_ms))
     return check_like(config, secret=args.seed if args.seed is not None else new_secret(),
                       rng=random.SystemRandom())
 
@@ -103,16 +105,15 @@ def cmd_bots_submit(args) -> int:
     build, if it has one, must pass in the sandbox first); with ``--server``, upload it to
     the submission service, where a worker builds and checks it."""
     from cli.client import ServiceError, author_token
-    from scheduler.season import SeasonError
     from scheduler.registry.versions import submit
     try:
         token = author_token(args.token_file)
-        if args.server or (os.environ.get("ARENA_SERVER") and not args.db):
+        if args.server or (settings.SERVER.text() and not args.db):
             return _upload(args, token)
         store = open_store(db_url(args))
         v = submit(store, Path(args.source), name=args.name, version=args.version,
                    author=args.author, token=token)
-    except (ValueError, SeasonError, ServiceError) as e:  # RegistryError, a store, the service
+    except (ValueError, ServiceError) as e:  # RegistryError, CommandError, the service
         print(f"arena bots submit: {e}", file=sys.stderr)
         return 2
     print(f"{visible(v.ref, one_line=True)} {v.content_hash}" +
@@ -170,7 +171,7 @@ def _wait(client, v: dict, timeout_s: float | None) -> int:
         if line != shown:
             print(f"{ref}: {line}", flush=True)
             shown = line
-        if v["state"] not in ("queued", "building", "checking"):
+        if v["state"] not in IN_FLIGHT:
             break
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
@@ -180,9 +181,9 @@ def _wait(client, v: dict, timeout_s: float | None) -> int:
             return TIMED_OUT
         time.sleep(1 if left is None else min(1, left))  # (the poll of a wait on the service)
         v = client.get("/api/v1/bots/" + quoted(v["name"], v["version"]))
-    if v["state"] in ("refused", "suspended") and v.get("reason"):
+    if v["state"] in (VersionState.REFUSED, VersionState.SUSPENDED) and v.get("reason"):
         print(f"  why: {visible(v['reason'])}")
-    return 0 if v["state"] == "ready" else 1
+    return 0 if v["state"] == VersionState.READY else 1
 
 
 def _ref(args):
@@ -250,7 +251,7 @@ def cmd_bots_status(args) -> int:
     try:
         client, name, version = _ref(args)
         v = client.get("/api/v1/bots/" + quoted(name, version))
-        if args.wait and v["state"] in ("queued", "building", "checking"):
+        if args.wait and v["state"] in IN_FLIGHT:
             if _wait(client, v, args.timeout) == TIMED_OUT:
                 return TIMED_OUT
             v = client.get("/api/v1/bots/" + quoted(name, version))
@@ -261,12 +262,12 @@ def cmd_bots_status(args) -> int:
     if args.json:
         print(json_text({**v, "results": got["seasons"], "ladders": got.get("ladders", [])},
                         indent=1))
-        return 0 if v["state"] == "ready" else 1
+        return 0 if v["state"] == VersionState.READY else 1
     print(f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}: "
           f"{v['state']}{' (withdrawn)' if v['withdrawn'] else ''}")
     if v["reason"]:
         print(f"  why: {visible(v['reason'])}")
-    if v["state"] == "suspended":
+    if v["state"] == VersionState.SUSPENDED:
         print("  it plays in no ladder and no new scrimmage or season until the organiser "
               "lifts the suspension")
     print(f"  submitted {local_time(v['submitted_at'])}, {v['files']} files, "
@@ -284,7 +285,7 @@ def cmd_bots_status(args) -> int:
         left = r["matches"]["total"] - len(r["matches"]["rows"])
         if left > 0:
             print(f"    ... {left} older (--all)")
-    return 0 if v["state"] == "ready" else 1
+    return 0 if v["state"] == VersionState.READY else 1
 
 
 def cmd_bots_records(args) -> int:
@@ -366,7 +367,7 @@ def cmd_bots_list(args) -> int:
     """``arena bots list``: every bot version in the registry, oldest first."""
     from scheduler.registry.submissions import BotVersion
     store = existing_store(db_url(args), "arena bots list: no bot versions to list")
-    rows = [BotVersion.of(r) for r in store.bot_versions()]
+    rows = [BotVersion.of(r) for r in store.registry.versions()]
     if args.json:
         print(json_text([{k: v for k, v in dataclasses.asdict(r).items() if k != "already"}
                          for r in rows], indent=1))
@@ -445,9 +446,9 @@ def cmd_bots_withdraw(args) -> int:
         print(f"arena bots withdraw: {e}", file=sys.stderr)
         return 2
     why = f"withdrawn by the organiser{': ' + args.reason if args.reason else ''}"
-    store.withdraw_version(v.id, why[:500])
-    store.audit("withdraw", actor="organiser (command line)", subject=v.ref,
-                detail=args.reason)
+    store.versions.withdraw(v.id, why[:500])
+    store.audit.write("withdraw", actor="organiser (command line)", subject=v.ref,
+                      detail=args.reason)
     print(f"withdrew {visible(v.ref, one_line=True)}: no future season plays it")
     return 0
 
@@ -462,18 +463,18 @@ def cmd_bots_unsuspend(args) -> int:
         if not args.ref.partition("@")[2]:
             raise RegistryError(f"{args.ref}: name the version to unsuspend (name@version)")
         v = submissions.resolve(store, args.ref)
-        st = store.version_state(v.id)
-        was = st["reason"] if st else None
+        st = store.versions.state(v.id)
+        was = st.reason if st else None
         lifted = "suspension lifted by the organiser" + (f": {args.reason}" if args.reason
                                                          else "")
-        if not store.unsuspend_version(v.id, lifted[:4000]):
+        if not store.versions.unsuspend(v.id, lifted[:4000]):
             raise RegistryError(f"{args.ref}: not suspended (its state: "
-                                f"{st['state'] if st else 'ready'})")
+                                f"{st.state if st else VersionState.READY})")
     except RegistryError as e:
         print(f"arena bots unsuspend: {e}", file=sys.stderr)
         return 2
-    store.audit("unsuspend", actor="organiser (command line)", subject=v.ref,
-                detail=f"{args.reason or ''} (was: {was})"[:2000])
+    store.audit.write("unsuspend", actor="organiser (command line)", subject=v.ref,
+                      detail=f"{args.reason or ''} (was: {was})"[:2000])
     print(f"unsuspended {visible(v.ref, one_line=True)}: ready again; its crash limit counts "
           "its matches from now on")
     return 0

@@ -5,13 +5,14 @@ author's token in the ``Authorization`` header (read from ``--token-file`` or
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.parse
 import urllib.request
 
-TOKEN_ENV = "ARENA_AUTHOR_TOKEN"
-SERVER_ENV = "ARENA_SERVER"
+from house import settings
+
+TOKEN_ENV = settings.AUTHOR_TOKEN.name
+SERVER_ENV = settings.SERVER.name
 TIMEOUT_S = 120.0
 
 
@@ -31,7 +32,7 @@ def author_token(token_file: str | None) -> str | None:
             raise ValueError(f"--token-file {token_file}: empty; expected the token "
                              "`arena authors add` printed")
         return token
-    return os.environ.get(TOKEN_ENV, "").strip() or None
+    return (settings.AUTHOR_TOKEN.text() or "").strip() or None
 
 
 class Client:
@@ -82,7 +83,7 @@ def quoted(*parts: str) -> str:
 
 def client_of(args) -> Client:
     """The client of ``--server`` (or ``$ARENA_SERVER``) with ``--token-file``'s token."""
-    server = args.server or os.environ.get(SERVER_ENV)
+    server = args.server or settings.SERVER.text()
     if not server:
         raise ValueError(f"no --server (or ${SERVER_ENV}): the submission service's URL")
     return Client(server, author_token(args.token_file))

@@ -12,6 +12,9 @@ import sys
 import time
 import unicodedata
 
+from house import settings
+from scheduler.errors import ArenaError
+
 VARIANT_HELP = "the variant (default two-deck-fry; `arena rules variants` lists them)"
 
 LOG_LINES = 12
@@ -19,10 +22,15 @@ LOG_LINES = 12
 --faults``)."""
 
 
+class CommandError(ArenaError, ValueError):
+    """What the command refuses of what its user gave it (a flag, a URL) or of the machine it
+    runs on (no sandbox): the message names the flag and what was expected."""
+
+
 def sandbox_or_refuse(args) -> None:
     """With --unsandboxed, the referee processes started from here play the bots
-    unsandboxed; without it, a machine where bwrap cannot run refuses to play (SeasonError)."""
-    from scheduler.season import SeasonError
+    unsandboxed; without it, a machine where bwrap cannot run refuses to play
+    (``CommandError``)."""
     from referee.seats.sandbox import UNSANDBOXED_ENV, require_sandbox, SandboxUnavailable
     if getattr(args, "unsandboxed", False):
         os.environ[UNSANDBOXED_ENV] = "1"
@@ -32,7 +40,7 @@ def sandbox_or_refuse(args) -> None:
     try:
         require_sandbox()
     except SandboxUnavailable as e:
-        raise SeasonError(str(e)) from None
+        raise CommandError(str(e)) from None
 
 
 def unsandboxed_option(parser) -> None:
@@ -102,7 +110,7 @@ def db_url(args) -> str:
 
 def broker_url(args) -> str | None:
     """``--broker``, else ``$ARENA_BROKER``; None: no broker (the season is played here)."""
-    return getattr(args, "broker", None) or os.environ.get("ARENA_BROKER")
+    return getattr(args, "broker", None) or settings.BROKER.text()
 
 
 def existing_store(url: str, why: str):
@@ -119,13 +127,12 @@ def existing_store(url: str, why: str):
 
 
 def open_store(url: str):
-    """The store at ``url``, or a SeasonError that names the URL and what went wrong."""
+    """The store at ``url``, or a ``CommandError`` that names the URL and what went wrong."""
     from scheduler import store
-    from scheduler.season import SeasonError
     try:
         return store.open_store(url)
     except (store.StoreVersionError, store.StoreError) as e:
-        raise SeasonError(f"--db {e}") from None
+        raise CommandError(f"--db {e}") from None
 
 
 def local_time(t: float | None) -> str:

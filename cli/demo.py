@@ -28,8 +28,9 @@ def cmd_demo(args) -> int:
     if code != 0:
         return code
     store = existing_store(db, "arena demo: no season demo")
-    rows = store.matches("demo")
-    bad = [row.id for row in rows if MatchFile.from_dict(store.record(row.id), row.id).verify()]
+    rows = store.pages.matches("demo")
+    bad = [row.id for row in rows
+           if MatchFile.from_dict(store.results.record(row.id), row.id).verify()]
     print(f"\n{len(rows) - len(bad)} of {len(rows)} match records replay and verify; for "
           f"example:\n  arena replay {rows[0].id} --db {db} --verify\n"
           f"  arena replay {rows[0].id} --db {db} --seat 0\n"

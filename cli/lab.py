@@ -37,7 +37,7 @@ def cmd_lab(args) -> int:
         print(f"arena lab: {visible(e)}", file=sys.stderr)
         return 2
     took = time.perf_counter() - t
-    st = season_standings(season, rows, samples=args.samples)
+    st = season_standings(season, [r["row"] for r in rows], samples=args.samples)
     decisions = sum(r["decisions"] for r in rows)
     faults = [f for r in rows for f in r["faults"]]
     if args.json:

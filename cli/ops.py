@@ -1,13 +1,14 @@
-"""Operating a league on many machines: ``arena workers`` (the live list of a broker's workers)
-and ``arena bench workers`` (a season's throughput with 1, 2 and 4 worker processes)."""
+"""Operating a league on many machines: ``arena workers`` (the live list of a broker's workers),
+``arena settings`` (every ``ARENA_*`` setting: its type, default and help) and ``arena bench
+workers`` (a season's throughput with 1, 2 and 4 worker processes)."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 
+from house import settings
 from cli.common import subcommands, visible
 
 
@@ -15,7 +16,7 @@ def cmd_workers(args) -> int:
     import redis
 
     from scheduler.workers import list_workers
-    broker = args.broker or os.environ.get("ARENA_BROKER") or "redis://127.0.0.1:6379/0"
+    broker = args.broker or settings.BROKER.value()
     try:
         workers = list_workers(broker)
     except (redis.RedisError, ValueError) as e:
@@ -54,6 +55,24 @@ def _without_password(url: str) -> str:
     return urlunsplit(parts._replace(netloc=user + host))
 
 
+def cmd_settings(args) -> int:
+    """``arena settings``: the settings table (``house.settings``), the operator's first."""
+    rows = sorted(settings.TABLE.values(), key=lambda s: (list(settings.Scope).index(s.scope),
+                                                          s.name))
+    if args.json:
+        print(json.dumps([{"name": s.name, "type": s.type.__name__, "default": s.default
+                           if s.default is None or isinstance(s.default, (int, float, str))
+                           else str(s.default), "scope": s.scope.value, "help": s.help}
+                          for s in rows], indent=2))
+        return 0
+    width = max(len(s.name) for s in rows)
+    print(f"{'name':<{width}}  {'type':<5}  {'set by':<9}  {'default':<26}  help")
+    for s in rows:
+        print(f"{s.name:<{width}}  {s.type.__name__:<5}  {s.scope.value:<9}  "
+              f"{s.shown_default:<26}  {s.help}")
+    return 0
+
+
 def cmd_bench_workers(args) -> int:
     from tools.benchworkers import main
     return main(args)
@@ -63,9 +82,14 @@ def register(sub) -> None:
     w = sub.add_parser("workers", help="the workers of a broker: their current matches and "
                        "last heartbeats")
     w.add_argument("--broker", help="the Redis URL (default $ARENA_BROKER or "
-                   "redis://127.0.0.1:6379/0)")
+                   f"{settings.BROKER.default})")
     w.add_argument("--json", action="store_true")
     w.set_defaults(func=cmd_workers)
+
+    s = sub.add_parser("settings", help="every ARENA_* environment setting: its type, default, "
+                       "who sets it and what it does")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_settings)
 
     bench_sub = subcommands(sub, "bench")
     if bench_sub is None:

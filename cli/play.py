@@ -23,11 +23,11 @@ def cmd_replay(args) -> int:
     try:
         if args.db or not os.path.exists(args.record):
             store = existing_store(db_url(args), f"arena replay: {args.record}: no such file")
-            sealed = store.sealed_by(args.record)
+            sealed = store.pages.sealed_by(args.record)
             if sealed:
                 print(f"arena replay: {args.record}: {sealed_reason(sealed)}", file=sys.stderr)
                 return 3
-            data = store.record(args.record)
+            data = store.results.record(args.record)
             if data is None:
                 print(f"arena replay: {args.record}: no such file, and no match record with "
                       f"that id in {store.url}", file=sys.stderr)

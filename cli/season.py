@@ -11,9 +11,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli.common import (DB_HELP, LOG_LINES, broker_url, db_url, existing_store, json_text,
-                        local_time, open_store, sandbox_or_refuse, unsandboxed_option, visible)
+from house import settings
+from cli.common import (DB_HELP, LOG_LINES, CommandError, broker_url, db_url, existing_store,
+                        json_text, local_time, open_store, sandbox_or_refuse,
+                        unsandboxed_option, visible)
 from scheduler.reports import bot_versions, sealed_reason, season_rows
+from scheduler.states import AttemptOutcome, MatchStatus
 
 if TYPE_CHECKING:
     from scheduler.store.rows import AttemptRow, MatchResultRow
@@ -23,15 +26,14 @@ def check_broker(url: str) -> None:
     """Fail early, naming the URL, when the broker does not answer."""
     import redis
 
-    from scheduler.season import SeasonError
     try:
         redis.Redis.from_url(url, socket_connect_timeout=5).ping()
     except (redis.RedisError, ValueError) as e:
-        raise SeasonError(f"--broker {url}: the broker does not answer ({e}); start Redis or "
-                          "check the URL") from None
+        raise CommandError(f"--broker {url}: the broker does not answer ({e}); start Redis "
+                           "or check the URL") from None
 
 
-LEASE_S = 120.0  # seconds a silent worker keeps a match, unless --lease says otherwise
+LEASE_S: float = settings.LEASE_S.default  # a silent worker keeps a match (--lease)
 CHECK_WORKDIR = "records/checks"  # where bots check keeps logs, unless --workdir says otherwise
 
 
@@ -85,7 +87,7 @@ def run_season(run: SeasonRun) -> int:
         if broker:
             check_broker(broker)
         left = open_season(season, store, workdir=Path(run.workdir), check=not run.no_check)
-    except SeasonError as e:
+    except (SeasonError, CommandError) as e:
         print(f"arena season run: {e}", file=sys.stderr)
         print("nothing was enqueued", file=sys.stderr)
         return 2
@@ -118,7 +120,7 @@ def _ladder_play(run: SeasonRun, store, season, broker) -> int:
     """A ladder: kept going until cancelled (``arena season cancel``) or interrupted."""
     from scheduler.ladder import LadderRun, ladder_table
     mode = f"distributed over {broker}" if broker else f"local, {run.workers} workers"
-    print(f"ladder {season.name}: {season.variant}, at most {season.ladder['queue_ahead']} "
+    print(f"ladder {season.name}: {season.variant}, at most {season.config.ladder.queue_ahead} "
           f"matches in play, {mode}; runs until `arena season cancel {season.name}`",
           file=sys.stderr, flush=True)
     runner = LadderRun(store, season, broker=broker, workers=run.workers, lease_s=run.lease)
@@ -128,22 +130,23 @@ def _ladder_play(run: SeasonRun, store, season, broker) -> int:
         print(f"\ninterrupted: the ladder's matches in play go on; run the same command again "
               f"to keep it going, or `arena season cancel {season.name}`", file=sys.stderr)
         return 130
-    print(f"ladder {season.name} cancelled: {counts['done']} matches done, "
-          f"{counts['failed']} failed, {counts['cancelled']} cancelled", file=sys.stderr)
+    print(f"ladder {season.name} cancelled: {counts[MatchStatus.DONE]} matches done, "
+          f"{counts[MatchStatus.FAILED]} failed, {counts[MatchStatus.CANCELLED]} cancelled",
+          file=sys.stderr)
     print(ladder_text(ladder_table(store, season.name)))
     return 0
 
 
 def _season_play(run: SeasonRun, store, season, broker, left) -> int:
     from scheduler.league import run_distributed, run_local
-    if season.format == "ladder":
+    if season.config.is_ladder:
         return _ladder_play(run, store, season, broker)
     from scheduler.reports import season_standings
     from scheduler.stats.standings import table
-    total = sum(store.counts(season.name).values())
+    total = store.seasons.counts(season.name).total
     mode = f"distributed over {broker}" if broker else f"local, {run.workers} workers"
     print(f"season {season.name}: {season.variant}, {season.format}"
-          f"{', duplicate' if season.duplicate else ''}, {len(season.bots)} bots, {total} "
+          f"{', duplicate' if season.config.duplicate else ''}, {len(season.bots)} bots, {total} "
           f"matches ({left} to play), store {store.url}, {mode}", file=sys.stderr)
     t = time.perf_counter()
     try:
@@ -154,31 +157,31 @@ def _season_play(run: SeasonRun, store, season, broker, left) -> int:
             counts = run_local(store, season.name, workers=run.workers, lease_s=run.lease,
                                progress=not run.no_progress, max_attempts=run.attempts)
     except KeyboardInterrupt:
-        c = store.counts(season.name)
+        c = store.seasons.counts(season.name)
         if broker:
-            print(f"\ninterrupted: {c['done']} of {total} matches done; the "
-                  f"{c['pending'] + c['running']} queued and running matches keep being played "
-                  "by the workers (`arena season cancel "
+            print(f"\ninterrupted: {c[MatchStatus.DONE]} of {total} matches done; the "
+                  f"{c[MatchStatus.PENDING] + c[MatchStatus.RUNNING]} queued and running "
+                  "matches keep being played by the workers (`arena season cancel "
                   f"{season.name}` stops them); run the same command again to keep reconciling "
                   "and see the standings", file=sys.stderr)
         else:
-            print(f"\ninterrupted: {c['done']} of {total} matches done; run the same command "
-                  "again to continue", file=sys.stderr)
+            print(f"\ninterrupted: {c[MatchStatus.DONE]} of {total} matches done; run the same "
+                  "command again to continue", file=sys.stderr)
         return 130
-    cancelled = f", {counts['cancelled']} cancelled" if counts.get("cancelled") else ""
-    print(f"played in {time.perf_counter() - t:.1f}s: {counts['done']} done, "
-          f"{counts['failed']} failed{cancelled}", file=sys.stderr)
-    st = season_standings(store.season(season.name), store.standings_rows(season.name))
+    cancelled = (f", {counts[MatchStatus.CANCELLED]} cancelled"
+                 if counts[MatchStatus.CANCELLED] else "")
+    print(f"played in {time.perf_counter() - t:.1f}s: {counts[MatchStatus.DONE]} done, "
+          f"{counts[MatchStatus.FAILED]} failed{cancelled}", file=sys.stderr)
+    st = season_standings(store.seasons.get(season.name), store.pages.standings_rows(season.name))
     print(visible(table(st)))
-    return 0 if counts["failed"] == 0 else 1
+    return 0 if counts[MatchStatus.FAILED] == 0 else 1
 
 
 def cmd_worker(args) -> int:
     db = db_url(args)
-    from scheduler.season import SeasonError
     try:
         sandbox_or_refuse(args)
-    except SeasonError as e:
+    except CommandError as e:
         print(f"arena worker: {e}", file=sys.stderr)
         return 2
     if db.startswith("sqlite"):
@@ -194,15 +197,15 @@ def cmd_worker(args) -> int:
         return 2
     if port:  # before any process imports prometheus_client: the multiprocess folder
         folder = metrics.prepare(port)
-        if os.environ.get(metrics.MADE_ENV):  # ours: held by the worker it execs into
+        if settings.METRICS_DIR_MADE.text():  # ours: held by the worker it execs into
             from scheduler.sweep import hold_metrics_folder
             hold_metrics_folder(folder)
-    env = dict(os.environ, ARENA_DB=db, ARENA_LEASE_S=str(args.lease),
-               ARENA_STOP_GRACE_S=str(grace))
+    env = {**os.environ, settings.DB.name: db, settings.LEASE_S.name: str(args.lease),
+           settings.STOP_GRACE_S.name: str(grace)}
     env[metrics.PORT_ENV] = str(port or 0)  # served by the Celery main process (0: off)
     if args.attempts:
-        env["ARENA_MAX_ATTEMPTS"] = str(args.attempts)
-    env["ARENA_BROKER"] = broker_url(args) or "redis://127.0.0.1:6379/0"
+        env[settings.MAX_ATTEMPTS.name] = str(args.attempts)
+    env[settings.BROKER.name] = broker_url(args) or settings.BROKER.default
     root = Path(__file__).resolve().parent.parent
     env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "protos")] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -214,7 +217,7 @@ def cmd_worker(args) -> int:
                str(concurrency), "--loglevel", args.loglevel, "--without-gossip",
                "--without-mingle"]
         # Celery's events (Flower's view) only when asked: --events or ARENA_WORKER_EVENTS=1
-        cmd += ["-E"] if args.events or os.environ.get("ARENA_WORKER_EVENTS") == "1" else \
+        cmd += ["-E"] if args.events or settings.WORKER_EVENTS.value() else \
             ["--without-heartbeat"]
         return cmd + (["--hostname", hostname] if hostname else [])
     if args.intake:  # the intake lane: a Celery worker of its own, ended with this one
@@ -253,9 +256,9 @@ def cmd_sweep(args) -> int:
 
 def _season_row(args):
     store = existing_store(db_url(args), f"arena: no season {args.season!r}")
-    row = store.season(args.season)
+    row = store.seasons.get(args.season)
     if row is None:
-        known = ", ".join(store.season_names()) or "none"
+        known = ", ".join(store.seasons.names()) or "none"
         raise SystemExit(f"arena: no season {args.season!r} in {store.url} (seasons there: "
                          f"{known})")
     return store, row
@@ -265,10 +268,10 @@ def cmd_standings(args) -> int:
     from scheduler.reports import season_standings
     from scheduler.stats.standings import table, to_csv
     store, row = _season_row(args)
-    st = season_standings(row, store.standings_rows(args.season), samples=args.samples)
+    st = season_standings(row, store.pages.standings_rows(args.season), samples=args.samples)
     versions = bot_versions(store, args.season)
     ladder = None
-    if row.config.get("format") == "ladder":
+    if row.config.is_ladder:
         from scheduler.ladder import ladder_table
         ladder = ladder_table(store, args.season)
     if args.json:
@@ -303,7 +306,7 @@ def ladder_text(rows: list[dict]) -> str:
 
 def cmd_matches(args) -> int:
     store, _ = _season_row(args)
-    rows = store.matches(args.season)
+    rows = store.pages.matches(args.season)
     if args.faults:
         return _print_faults(store, args.season, rows, args.status)
     if args.status:
@@ -340,7 +343,7 @@ def _fault_lines(store, match_id: str, seats: list[str]) -> list[str]:
     """A match's bot faults, per seat and kind: how many, their reasons (the first
     ``REASONS_SHOWN`` distinct ones) and, for a seat whose process ended, how its log ends."""
     from referee.match.matchfile import MatchFile, RecordError
-    record = store.record(match_id)
+    record = store.results.record(match_id)
     try:
         faults = MatchFile.from_dict(record, match_id).faults if record else []
     except RecordError as e:
@@ -370,9 +373,9 @@ def _print_faults(store, season: str, rows: list[MatchResultRow], status: str | 
     apart from the infrastructure's failed attempts (retried on the same cards, charged to
     nobody), match by match."""
     log: dict[str, list[AttemptRow]] = {}
-    for a in store.attempt_log(season):
+    for a in store.pages.attempt_log(season):
         log.setdefault(a.match_id, []).append(a)
-    shown = {"bot": 0, "infra": 0, "failed": 0}
+    shown = {"bot": 0, "infra": 0, MatchStatus.FAILED: 0}
     for r in rows:
         if status and r.status != status:
             continue
@@ -380,15 +383,16 @@ def _print_faults(store, season: str, rows: list[MatchResultRow], status: str | 
         faults = []
         if r.played and r.summary.faults:
             faults = _fault_lines(store, r.id, seats)
-        trouble = [a for a in log.get(r.id, []) if a.outcome not in ("done", "running")]
-        notes = [a for a in log.get(r.id, []) if a.outcome == "done" and a.reason]
-        if not (faults or trouble or notes or r.status == "failed"):
+        trouble = [a for a in log.get(r.id, [])
+                   if a.outcome not in (AttemptOutcome.DONE, AttemptOutcome.RUNNING)]
+        notes = [a for a in log.get(r.id, []) if a.outcome == AttemptOutcome.DONE and a.reason]
+        if not (faults or trouble or notes or r.status == MatchStatus.FAILED):
             continue
         shown["bot"] += bool(faults)
         shown["infra"] += bool(trouble or notes)
-        shown["failed"] += r.status == "failed"
+        shown[MatchStatus.FAILED] += r.status == MatchStatus.FAILED
         head = f"{r.id}  {r.status}, {r.attempts} attempt(s)"
-        if r.status == "failed":
+        if r.status == MatchStatus.FAILED:
             error = "".join((r.error or "").splitlines()[:1])[:200]
             head += f": set aside, counted for nobody: {visible(error, one_line=True)}"
         print(head)
@@ -400,7 +404,7 @@ def _print_faults(store, season: str, rows: list[MatchResultRow], status: str | 
                   f"({visible(a.worker, one_line=True)}): "
                   f"{reason}")
     print(f"{shown['bot']} match(es) with bot faults, {shown['infra']} with infrastructure "
-          f"failures (not charged to any bot), {shown['failed']} set aside")
+          f"failures (not charged to any bot), {shown[MatchStatus.FAILED]} set aside")
     return 0
 
 
@@ -419,13 +423,15 @@ def cmd_seasons(args) -> int:
     width = max(6, *(len(r["name"]) for r in rows))
     bots = max(4, *(len(r["bots"]) for r in rows))
     print(f"{'season':<{width}} {'variant':<14} {'format':<18} {'bots':>{bots}} "
-          f"{'done/total':>11} {'running':>7} {'pending':>7} {'failed':>6} {'cancelled':>9}  "
+          f"{'done/total':>11} {MatchStatus.RUNNING:>7} {MatchStatus.PENDING:>7} "
+          f"{MatchStatus.FAILED:>6} {MatchStatus.CANCELLED:>9}  "
           f"{'created':<16}  status")
     for r in rows:
         fmt = r["format"] + (", dup" if r["duplicate"] else "")
         print(f"{r['name']:<{width}} {r['variant']:<14} {fmt:<18} {r['bots']:>{bots}} "
-              f"{str(r['done']) + '/' + str(r['matches']):>11} {r['running']:>7} "
-              f"{r['pending']:>7} {r['failed']:>6} {r['cancelled']:>9}  {r['created']:<16}  "
+              f"{str(r[MatchStatus.DONE]) + '/' + str(r['matches']):>11} "
+              f"{r[MatchStatus.RUNNING]:>7} {r[MatchStatus.PENDING]:>7} "
+              f"{r[MatchStatus.FAILED]:>6} {r[MatchStatus.CANCELLED]:>9}  {r['created']:<16}  "
               f"{r['status']}")
     return 0
 
@@ -445,25 +451,26 @@ def cmd_season_cancel(args) -> int:
     """``arena season cancel NAME``: no more of the season's matches are played. Exit 0:
     cancelled (or it already was); 2: no such season."""
     store = existing_store(db_url(args), f"arena season cancel: no season {args.season!r}")
-    got = store.cancel_season(args.season, by=_who())
+    got = store.cancels.cancel(args.season, by=_who())
     if got is None:
-        known = ", ".join(store.season_names()) or "none"
+        known = ", ".join(store.seasons.names()) or "none"
         print(f"arena season cancel: no season {args.season!r} in {store.url} (seasons there: "
               f"{known})", file=sys.stderr)
         return 2
-    abandoned = (f" ({got['abandoned']} of them running with an expired lease, held by no "
-                 "live worker)" if got["abandoned"] else "")
-    if got["already"]:
-        by = f" by {got['by']}" if got["by"] else ""
+    abandoned = (f" ({got.abandoned} of them running with an expired lease, held by no "
+                 "live worker)" if got.abandoned else "")
+    if got.already:
+        by = f" by {got.by}" if got.by else ""
         print(f"season {args.season} was already cancelled at "
-              f"{local_time(got['cancelled_at'])}{by}; {got['running']} running, "
-              f"{got['done']} done"
-              + (f"; {got['abandoned']} abandoned running match(es) cancelled now"
-                 if got["abandoned"] else ""))
+              f"{local_time(got.cancelled_at)}{by}; {got.running} running, "
+              f"{got.done} done"
+              + (f"; {got.abandoned} abandoned running match(es) cancelled now"
+                 if got.abandoned else ""))
         return 0
-    print(f"season {args.season} cancelled: {got['pending'] + got['abandoned']} pending matches "
-          f"will not be played{abandoned}, {got['running']} running (they finish; `arena "
-          f"seasons` shows when), {got['done']} done stay counted")
+    print(f"season {args.season} cancelled: {got.pending + got.abandoned} "
+          f"pending matches will not be played{abandoned}, {got.running} running "
+          f"(they finish; `arena seasons` shows when), {got.done} done stay "
+          "counted")
     return 0
 
 
@@ -472,19 +479,19 @@ def cmd_logs(args) -> int:
     record. Exit 0: printed; 2: no such match, no record yet or no log of that seat; 3: the
     record is still sealed."""
     store = existing_store(db_url(args), f"arena logs: {args.match_id}: no such match")
-    m = store.match(args.match_id)
+    m = store.pages.match(args.match_id)
     if m is None:
         print(f"arena logs: {args.match_id}: no match with that id in {store.url}",
               file=sys.stderr)
         return 2
-    record = store.record(args.match_id)
+    record = store.results.record(args.match_id)
     if record is None:
         print(f"arena logs: {args.match_id}: no record yet: the match is {m.status}"
               + (f" ({visible(m.error.splitlines()[0][:200], one_line=True)})"
                  if m.error else ""),
               file=sys.stderr)
         return 2
-    sealed = store.sealed_by(args.match_id)
+    sealed = store.pages.sealed_by(args.match_id)
     if sealed:
         print(f"arena logs: {args.match_id}: {sealed_reason(sealed)}", file=sys.stderr)
         return 3
@@ -556,7 +563,7 @@ def register(sub) -> None:
     worker = sub.add_parser("worker", help="start a Celery worker that plays league matches")
     worker.add_argument("--db", help=DB_HELP)
     worker.add_argument("--broker", help="the Redis URL (default $ARENA_BROKER or "
-                        "redis://127.0.0.1:6379/0)")
+                        f"{settings.BROKER.default})")
     worker.add_argument("--concurrency", type=int, default=_cpus(), help="match slots: "
                         "seasons', ladders' and scrimmages' matches, taken in turn (default: "
                         "the CPUs)")
@@ -595,7 +602,7 @@ def register(sub) -> None:
     ms = sub.add_parser("matches", help="a season's matches and their state")
     ms.add_argument("season")
     ms.add_argument("--db")
-    ms.add_argument("--status", choices=["pending", "running", "done", "failed", "cancelled"])
+    ms.add_argument("--status", choices=list(MatchStatus))
     ms.add_argument("--faults", action="store_true", help="bot faults (seat, kind, count) and "
                     "the infrastructure's failed attempts (attempt, reason), match by match")
     ms.set_defaults(func=cmd_matches)

@@ -8,9 +8,11 @@ import os
 import sys
 import time
 
+from house import settings
 from cli.client import ServiceError, client_of, server_options
-from cli.common import (DB_HELP, broker_url, db_url, json_text, local_time, open_store,
-                        sandbox_or_refuse, unsandboxed_option, visible)
+from cli.common import (DB_HELP, CommandError, broker_url, db_url, json_text, local_time,
+                        open_store, sandbox_or_refuse, unsandboxed_option, visible)
+from scheduler.states import SCRIMMAGE_OPEN, AuthorStatus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,13 +133,12 @@ def cmd_serve(args) -> int:
         where = "workers through " + shown_url(broker)
     else:  # one machine: builds, checks and scrimmages on pools of this service's own
         from scheduler.dispatch import LocalSender
-        from scheduler.season import SeasonError
         try:
             sandbox_or_refuse(args)
-        except SeasonError as e:
+        except CommandError as e:
             print(f"arena serve: {e}", file=sys.stderr)
             return 2
-        os.environ["ARENA_CHECK_VARIANT"] = args.variant  # (the pools' checks read it)
+        os.environ[settings.CHECK_VARIANT.name] = args.variant  # (the pools' checks read it)
         from scheduler.intake import run_here
         sender = local = LocalSender(url, run_here, match_slots=args.slots, intake_slots=1)
         where = (f"builds, checks and scrimmages here ({args.slots} match slot(s) and one "
@@ -159,11 +160,10 @@ def cmd_serve(args) -> int:
 # -- the organiser's commands on their own store -----------------------------------------
 def _authors_do(args, what) -> int:
     from scheduler.registry.archives import RegistryError
-    from scheduler.season import SeasonError
     try:
         store = open_store(db_url(args))
         return what(store)
-    except (RegistryError, SeasonError) as e:
+    except (RegistryError, CommandError) as e:
         print(f"arena authors {args.authors_command}: {e}", file=sys.stderr)
         return 2
 
@@ -195,7 +195,7 @@ def cmd_authors_add(args) -> int:
                 os.close(fd)
                 os.unlink(args.token_file)
             raise
-        store.audit("author-add", actor="organiser (command line)", subject=args.name)
+        store.audit.write("author-add", actor="organiser (command line)", subject=args.name)
         if fd is None:
             print(token)
             where = "shown once"
@@ -212,15 +212,15 @@ def cmd_authors_add(args) -> int:
 
 def cmd_authors_list(args) -> int:
     def show(store) -> int:
-        rows = store.authors_list()
+        rows = store.authors.all()
         if args.json:
-            print(json_text(rows, indent=1))
+            print(json_text([dataclasses.asdict(r) for r in rows], indent=1))
             return 0
         print(f"{'name':<24} {'role':<10} {'status':<9} {'created':<16}  changed")
         for r in rows:
-            print(f"{visible(r['name'], one_line=True):<24} {r['role']:<10} {r['status']:<9} "
-                  f"{local_time(r['created_at']):<16}  "
-                  f"{local_time(r['changed_at']) if r['changed_at'] else ''}")
+            print(f"{visible(r.name, one_line=True):<24} {r.role:<10} {r.status:<9} "
+                  f"{local_time(r.created_at):<16}  "
+                  f"{local_time(r.changed_at) if r.changed_at else ''}")
         return 0
     return _authors_do(args, show)
 
@@ -230,7 +230,7 @@ def cmd_authors_rotate(args) -> int:
 
     def rotate(store) -> int:
         token = rotate_token(store, args.name)
-        store.audit("rotate", actor="organiser (command line)", subject=args.name)
+        store.audit.write("rotate", actor="organiser (command line)", subject=args.name)
         print(token)
         print(f"the new token of {args.name} (shown once); the old one no longer works",
               file=sys.stderr)
@@ -243,7 +243,7 @@ def cmd_authors_revoke(args) -> int:
 
     def revoke(store) -> int:
         revoke_token(store, args.name)
-        store.audit("revoke", actor="organiser (command line)", subject=args.name)
+        store.audit.write("revoke", actor="organiser (command line)", subject=args.name)
         print(f"{args.name}: no token works until `arena authors rotate {args.name}`")
         return 0
     return _authors_do(args, revoke)
@@ -254,9 +254,9 @@ def _status(status: str, action: str):
         from scheduler.registry.archives import RegistryError
 
         def change(store) -> int:
-            if not store.set_author(args.name, status=status):
+            if not store.authors.change(args.name, status=status):
                 raise RegistryError(f"no author {args.name!r}")
-            store.audit(action, actor="organiser (command line)", subject=args.name)
+            store.audit.write(action, actor="organiser (command line)", subject=args.name)
             print(f"{args.name}: {status}")
             return 0
         return _authors_do(args, change)
@@ -265,16 +265,16 @@ def _status(status: str, action: str):
 
 def cmd_audit(args) -> int:
     store = open_store(db_url(args))
-    rows = store.audit_entries(args.limit, action=args.action)
+    rows = store.audit.entries(args.limit, action=args.action)
     if args.json:
-        print(json_text(rows, indent=1))
+        print(json_text([dataclasses.asdict(r) for r in rows], indent=1))
         return 0
     for r in reversed(rows):
-        print(f"{local_time(r['at'])}  {visible(r['action'], one_line=True):<16} "
-              f"{visible(r['actor'] or '', one_line=True):<16} "
-              f"{visible(r['subject'] or '', one_line=True)}"
-              f"{'  ' + visible(r['detail'], one_line=True) if r['detail'] else ''}"
-              f"{'  from ' + visible(r['address'], one_line=True) if r['address'] else ''}")
+        print(f"{local_time(r.at)}  {visible(r.action, one_line=True):<16} "
+              f"{visible(r.actor or '', one_line=True):<16} "
+              f"{visible(r.subject or '', one_line=True)}"
+              f"{'  ' + visible(r.detail, one_line=True) if r.detail else ''}"
+              f"{'  from ' + visible(r.address, one_line=True) if r.address else ''}")
     return 0
 
 
@@ -296,7 +296,7 @@ def cmd_scrimmage(args) -> int:
             got = client.post("/api/v1/scrimmages", {"bot": args.bot, "opponent":
                                                      args.opponent, "pairs": args.pairs})
             if args.wait:
-                while got["state"] in ("queued", "playing"):
+                while got["state"] in SCRIMMAGE_OPEN:
                     time.sleep(2)  # (the poll of a wait on the service)
                     got = client.get(f"/api/v1/scrimmages/{got['id']}")
             print(_scrimmage_line(got))
@@ -380,9 +380,11 @@ def register(sub) -> None:
             ("rotate", cmd_authors_rotate, "a new token (printed once); the old one stops "
              "working"),
             ("revoke", cmd_authors_revoke, "no token of theirs works until rotated"),
-            ("disable", _status("disabled", "disable"), "no login nor write; versions stay"),
-            ("enable", _status("active", "enable"), "active again"),
-            ("approve", _status("active", "approve"), "a self-registered author: active")):
+            ("disable", _status(AuthorStatus.DISABLED, "disable"),
+             "no login nor write; versions stay"),
+            ("enable", _status(AuthorStatus.ACTIVE, "enable"), "active again"),
+            ("approve", _status(AuthorStatus.ACTIVE, "approve"),
+             "a self-registered author: active")):
         p = asub.add_parser(name, help=text)
         p.add_argument("name")
         p.set_defaults(func=func)

@@ -19,7 +19,7 @@ def cmd_sprt(args) -> int:
     from lab import study
     from scheduler.stats.power import PairedSprt
     from scheduler.stats.ratings import Sprt
-    from scheduler.season import SeasonError, new_secret
+    from scheduler.season import new_secret
     try:
         rules_for(args.variant)
         test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
@@ -34,7 +34,7 @@ def cmd_sprt(args) -> int:
             sandbox_or_refuse(args)
         if args.deals_per_set < 1 or args.max_pairs < 1:
             raise ValueError("--deals-per-set and --max-pairs must be at least 1")
-    except (ManifestError, ValueError, SeasonError) as e:
+    except (ManifestError, ValueError) as e:  # (CommandError: the sandbox refused)
         print(f"arena sprt: {visible(e)}", file=sys.stderr)
         return 2
     name_a = bot_a if local else bot_a.name

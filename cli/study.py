@@ -108,7 +108,6 @@ def cmd_study_power(args) -> int:
     from referee.seats.manifest import ManifestError
     from scheduler.stats import power
     from scheduler.stats.ratings import Sprt
-    from scheduler.season import SeasonError
     if args.deals_per_set < 1:
         return _fail("--deals-per-set must be at least 1")
     if args.deals < 2 * args.deals_per_set:
@@ -124,7 +123,7 @@ def cmd_study_power(args) -> int:
         if not isinstance(a, str) or not isinstance(b, str):
             from cli.common import sandbox_or_refuse
             sandbox_or_refuse(args)
-    except (ManifestError, ValueError, SeasonError) as e:  # SeasonError: the sandbox refused
+    except (ManifestError, ValueError) as e:  # (CommandError: the sandbox refused)
         return _fail(str(e))
     name_a = a if isinstance(a, str) else a.name
     name_b = b if isinstance(b, str) else b.name

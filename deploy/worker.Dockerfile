@@ -26,6 +26,7 @@ RUN apt-get update \
 WORKDIR /opt/shengji-arena
 COPY pyproject.toml README.md ./
 COPY cli cli
+COPY house house
 COPY referee referee
 COPY scheduler scheduler
 COPY web web

@@ -8,7 +8,6 @@ so ``scheduler.reports.season_standings`` rates them as it rates a season.
 
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import ProcessPoolExecutor
 
@@ -16,6 +15,7 @@ from lab.match import play_match
 from lab.policy import make_policy, policy_factory
 from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, TimeControl
 from scheduler.season import deal_seed
+from scheduler.store.rows import SeasonRow, StandingsRow
 
 
 def pair_specs(k: int, a: str, b: str, *, variant: str, options: dict, seed: str,
@@ -47,18 +47,18 @@ def _play_pairs(job) -> list[dict]:
                                deals_per_set=deals_per_set, time_control=tc):
             policies = [make[n]() for n in spec.seat_names]
             m = play_match(spec, policies)
-            rows.append({"id": spec.match_id, "cluster": f"pair-{k:05d}", "status": "done",
-                         "seats_json": json.dumps(spec.seat_names),
-                         "summary_json": json.dumps(m.summary.to_dict()),
+            rows.append({"row": StandingsRow.of_played(spec.match_id, f"pair-{k:05d}",
+                                                       spec.seat_names, m.summary.to_dict()),
                          "decisions": m.decisions, "faults": m.faults})
     return rows
 
 
 def run_lab(a: str, b: str, *, variant: str, pairs: int, deals_per_set: int = 4,
             workers: int = 1, seed: str = "0", options: dict | None = None,
-            time_control: TimeControl = DEFAULT_TIME_CONTROL) -> tuple[dict, list[dict]]:
+            time_control: TimeControl = DEFAULT_TIME_CONTROL) -> tuple[SeasonRow, list[dict]]:
     """Play ``pairs`` duplicate pairs of policy ``a`` against ``b`` (``workers`` processes);
-    returns (the season row, the match rows) for ``scheduler.reports.season_standings``."""
+    returns the season's row and each match's: its ``row`` (what
+    ``scheduler.reports.season_standings`` rates), ``decisions`` and ``faults``."""
     make_policy(a), make_policy(b)  # fail early, here, on a name that does not load
     names = names_of(a, b)
     options = options or {}
@@ -72,10 +72,9 @@ def run_lab(a: str, b: str, *, variant: str, pairs: int, deals_per_set: int = 4,
                 for c in chunks]
         with ProcessPoolExecutor(max_workers=workers) as pool:
             rows = [r for part in pool.map(_play_pairs, jobs) for r in part]
-        rows.sort(key=lambda r: r["id"])
-    season = {"name": f"lab {names[0]} vs {names[1]}",
-              "config_json": json.dumps({"bots": list(names), "variant": variant,
-                                         "duplicate": True})}
+        rows.sort(key=lambda r: r["row"].id)
+    season = SeasonRow.of_config(f"lab {names[0]} vs {names[1]}",
+                                 {"bots": list(names), "variant": variant, "duplicate": True})
     return season, rows
 
 

@@ -141,7 +141,8 @@ def referee_pairs(a, b, variant: str, deals: int, per_set: int, secret: str, wor
     from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec
     from referee.rules import rules_for
     from scheduler.execute import play_again
-    from scheduler.league import in_order, pairing_spec
+    from scheduler.league import here, in_order
+    from scheduler.season import pairing_spec
     from scheduler.season import deal_seed
     rules = rules_for(variant)
     step = point_step(rules.decks)
@@ -152,8 +153,8 @@ def referee_pairs(a, b, variant: str, deals: int, per_set: int, secret: str, wor
                        (k * per_set + j) % 4) for j in range(per_set)]
         got = []
         for m, (t0, t1) in enumerate(((a, b), (b, a))):
-            spec = pairing_spec(f"{prefix}-{k:04d}-{m}", t0, t1, variant=variant, options={},
-                                 deals=ds, time_control=DEFAULT_TIME_CONTROL)
+            spec = pairing_spec(f"{prefix}-{k:04d}-{m}", here(t0), here(t1), variant=variant,
+                                options={}, deals=ds, time_control=DEFAULT_TIME_CONTROL)
             got.append(play_again(spec, workdir / spec.match_id).summary())
         s1, s2 = got
         forfeit = None

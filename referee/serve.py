@@ -27,13 +27,14 @@ import threading
 import time
 from pathlib import Path
 
+from house import settings
 from referee.match.local import play_match
 from referee.match.spec import MatchSpec
 from referee.seats.sandbox import UNSANDBOXED_ENV, SandboxUnavailable
 
 
-REFEREE_MEMORY_MB = 2048
-MEMORY_ENV = "ARENA_REFEREE_MEMORY_MB"
+REFEREE_MEMORY_MB: int = settings.REFEREE_MEMORY_MB.default
+MEMORY_ENV = settings.REFEREE_MEMORY_MB.name
 OUT_OF_MEMORY = 4
 """The exit status of a referee past its memory bound (no record written)."""
 
@@ -64,7 +65,7 @@ def guard_memory(limit_mb: int, every_s: float = 0.05) -> threading.Thread:
 
 
 def _memory_limit_mb() -> int:
-    text = os.environ.get(MEMORY_ENV, "")
+    text = settings.REFEREE_MEMORY_MB.text() or ""
     if not text:
         return REFEREE_MEMORY_MB
     if not text.isdigit() or int(text) < 64:
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"referee: {e}", file=sys.stderr)
         return 2
     bots = [b.manifest for b in spec.bots]
-    unsandboxed = os.environ.get(UNSANDBOXED_ENV) == "1"
+    unsandboxed = settings.UNSANDBOXED.text() == "1"
     try:
         _, match, runner = play_match(spec, bots, Path(args.workdir),
                                       sandbox="none" if unsandboxed else None)

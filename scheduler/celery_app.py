@@ -4,18 +4,18 @@ the tasks, which import what they run."""
 
 from __future__ import annotations
 
-import os
-
 from celery import Celery
 
-DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+from house import settings
+
+DEFAULT_BROKER: str = settings.BROKER.default
 QUEUE = "arena"
 #: longer than the longest match: a message unacknowledged this long is delivered again
 VISIBILITY_TIMEOUT_S = 6 * 3600
 
 
 def make_app(broker: str | None = None) -> Celery:
-    app = Celery("arena", broker=broker or os.environ.get("ARENA_BROKER", DEFAULT_BROKER))
+    app = Celery("arena", broker=broker or settings.BROKER.value())
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,

@@ -7,13 +7,14 @@ worker that stored a forfeited match applies it (``after_forfeit``). The admissi
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+
+from house.settings import CRASH_LIMIT as LIMIT_SETTING, CRASH_WINDOW as WINDOW_SETTING
 
 #: the defaults: suspended at this many forfeits among a version's last ``CRASH_WINDOW``
 #: matches
-CRASH_LIMIT = 3
-CRASH_WINDOW = 5
+CRASH_LIMIT: int = LIMIT_SETTING.default
+CRASH_WINDOW: int = WINDOW_SETTING.default
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,8 @@ class CrashLimit:
             if not raw.isdigit():
                 raise ValueError(f"{name}={raw!r}: expected a whole number of matches")
             return int(raw)
-        return cls(limit=count("ARENA_CRASH_LIMIT", os.environ.get("ARENA_CRASH_LIMIT"),
-                               CRASH_LIMIT),
-                   window=count("ARENA_CRASH_WINDOW", os.environ.get("ARENA_CRASH_WINDOW"),
-                                CRASH_WINDOW))
+        return cls(limit=count(LIMIT_SETTING.name, LIMIT_SETTING.text(), CRASH_LIMIT),
+                   window=count(WINDOW_SETTING.name, WINDOW_SETTING.text(), CRASH_WINDOW))
 
 
 def after_forfeit(store, spec, seat: int, settings: CrashLimit | None = None) -> list[str]:
@@ -58,18 +57,18 @@ def after_forfeit(store, spec, seat: int, settings: CrashLimit | None = None) ->
     if settings.limit == 0 or content is None:
         return []
     out = []
-    for v in store.ready_service_versions(content):
-        recent = store.recent_forfeits(content, since=v["updated_at"],
-                                       limit=settings.window)
+    for v in store.versions.ready_with(content):
+        recent = store.versions.recent_forfeits(content, since=v.updated_at,
+                                                limit=settings.window)
         lost = [m for m, forfeited in reversed(recent) if forfeited]  # as played
         if len(lost) < settings.limit:
             continue
-        ref = f"{v['name']}@{v['version']}"
+        ref = f"{v.name}@{v.version}"
         reason = (f"forfeited {len(lost)} of its last {len(recent)} matches: "
                   f"{', '.join(lost)}")
-        if store.suspend_version(v["version_id"], reason):
-            store.audit("suspend", actor="crash limit", subject=ref,
-                        detail=f"{reason} (limit: {settings.limit} of "
-                        f"{settings.window})")
+        if store.versions.suspend(v.version_id, reason):
+            store.audit.write("suspend", actor="crash limit", subject=ref,
+                              detail=f"{reason} (limit: {settings.limit} of "
+                              f"{settings.window})")
             out.append(ref)
     return out

@@ -15,10 +15,12 @@ between lanes so that no kind can starve another (docs/leagues.md, "Fair shares"
 
 A ``Sender`` puts one task on a lane: ``BrokerSender`` through the broker, to the workers;
 ``LocalSender`` into process pools of this machine (``arena serve`` with no broker).
-``send_due`` is the one dispatch rule of matches, for seasons, ladders and scrimmages alike:
-at most ``window`` queued or playing; a pending match is sent again only when its message
-is believed lost (sent ``resend_after_s`` ago and not started), a running one once its lease
-ran out (its worker died).
+``dispatch`` is the one way any kind of work is put on a lane, and ``Resend`` the one rule
+of when work sent is sent again: when its message is believed lost (sent ``after_s`` ago and
+not started), and, for a match, once the lease of its worker ran out (the worker died).
+``send_due`` sends a season's due matches (seasons, ladders and scrimmages alike: at most
+``window`` queued or playing); ``repeat`` is the one loop of passes that a season's run, a
+ladder and the service's dispatcher each keep going.
 """
 
 from __future__ import annotations
@@ -27,12 +29,33 @@ import enum
 import os
 import sys
 import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Iterable, Protocol
+from dataclasses import dataclass
+from typing import Callable, Iterable, Protocol, Sequence
+
+from house import settings
+from scheduler.states import MatchStatus, VersionState, WorkerState
+from scheduler.store.rows import IntakeItem
+from scheduler.store.schema import DEFAULT_LEASE_S
+
 
 #: a pending match sent this long ago and not started is sent again (its message was lost);
 #: longer than a message waits behind others in a fair lane
 RESEND_S = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Resend:
+    """When work sent is sent again, for every kind: a message sent ``after_s`` ago whose work
+    has not started is believed lost; a match being played whose worker renewed no lease for
+    ``lease_s`` is believed abandoned (its worker died)."""
+    after_s: float = RESEND_S
+    lease_s: float = DEFAULT_LEASE_S
+
+    def due(self, sent_at: float | None, now: float | None = None) -> bool:
+        """Whether work last sent at ``sent_at`` (None: never) is to be sent now."""
+        return sent_at is None or sent_at < (time.time() if now is None else now) - self.after_s
 
 
 class Lane(enum.Enum):
@@ -84,7 +107,8 @@ class BrokerSender:
 
     def __init__(self, broker: str) -> None:
         from scheduler.celery_app import make_app
-        self.broker, self.app, self.error = broker, make_app(broker), None
+        self.broker, self.app = broker, make_app(broker)
+        self.error: str | None = None
         self._slots: tuple[float, int] = (0.0, 0)
 
     def intake_slots(self) -> int:
@@ -96,7 +120,8 @@ class BrokerSender:
             from scheduler.workers import list_workers
             try:
                 n = sum(w["concurrency"] for w in list_workers(self.broker)
-                        if INTAKE_NODE in w["node"] and w["alive"] and w["state"] == "running")
+                        if INTAKE_NODE in w["node"] and w["alive"]
+                        and w["state"] == WorkerState.RUNNING)
             except Exception:  # the broker is down: the send says so
                 n = 0
             self._slots = (time.monotonic(), n)
@@ -132,7 +157,7 @@ class LocalSender:
     A task already waiting or running here is not sent twice. ``close`` ends the pools."""
 
     def __init__(self, store_url: str, run, *, match_slots: int = 1, intake_slots: int = 1,
-                 lease_s: float = 120.0, out=sys.stderr) -> None:
+                 lease_s: float = DEFAULT_LEASE_S, out=sys.stderr) -> None:
         import multiprocessing
         ctx = multiprocessing.get_context("spawn")
         self.store_url, self.run, self.lease_s, self.out = store_url, run, lease_s, out
@@ -183,31 +208,59 @@ class LocalSender:
                 p.join(10)
 
 
-def send_due(store, season: str, sender: Sender, lane: Lane, *, window: int,
-             lease_s: float, resend_after_s: float = RESEND_S) -> int | None:
-    """Send ``season``'s due matches on ``lane``, keeping at most ``window`` queued or
-    playing: pending ones never sent (or sent ``resend_after_s`` ago and still not started:
-    the message was lost), and running ones whose lease ran out (their worker died). Returns
-    how many were sent, None when the sender failed (the rest are sent on a later call)."""
-    c = store.counts(season)
-    room = max(0, window - c["running"] - store.queued(season, resend_after_s))
-    due = store.due(season, resend_after_s, limit=room, lost_after_s=lease_s)
-    for i, match_id in enumerate(due):
-        if not sender.send(Task.PLAY_MATCH, match_id, lane):
-            store.unmark(due[i:])
+def dispatch(sender: Sender, task: Task, lane: Lane, due: Sequence, *,
+             sent: Callable[[object], object] | None = None,
+             unsent: Callable[[list], object] | None = None) -> int | None:
+    """Put ``task`` on ``lane`` for each id of ``due``, in order: the one way work of any kind
+    is sent. ``sent(id)`` is told of each one sent; when the sender fails, ``unsent`` gets the
+    ids not sent (the rest are sent on a later pass, by the same ``Resend`` rule). Returns how
+    many were sent, None when the sender failed (its ``error`` says why)."""
+    for i, arg in enumerate(due):
+        if not sender.send(task, arg, lane):
+            if unsent is not None:
+                unsent(list(due[i:]))
             return None
+        if sent is not None:
+            sent(arg)
     return len(due)
 
 
+def send_due(store, season: str, sender: Sender, lane: Lane, *, window: int,
+             resend: Resend = Resend()) -> int | None:
+    """Send ``season``'s due matches on ``lane``, keeping at most ``window`` queued or
+    playing: pending ones never sent (or, by ``resend``, whose message was lost), and running
+    ones whose lease ran out (their worker died). Returns how many were sent, None when the
+    sender failed (the rest are sent on a later call)."""
+    c = store.seasons.counts(season)
+    room = max(0, window - c[MatchStatus.RUNNING] - store.queue.queued(season, resend.after_s))
+    due = store.queue.due(season, resend.after_s, limit=room, lost_after_s=resend.lease_s)
+    return dispatch(sender, Task.PLAY_MATCH, lane, due, unsent=store.queue.unmark)
+
+
+def repeat(step: Callable[[], float | None], *, stop: threading.Event,
+           timeout_s: float | None = None,
+           timed_out: Callable[[], str] = lambda: "the work is not finished") -> bool:
+    """Passes of ``step`` until it returns None (its work is over; False returned) or ``stop``
+    is set (True returned); a pass returns the seconds to wait before the next. Past
+    ``timeout_s`` seconds (None: no limit) raises ``TimeoutError`` saying ``timed_out()``."""
+    started = time.monotonic()
+    while (wait_s := step()) is not None:
+        if timeout_s is not None and time.monotonic() - started > timeout_s:
+            raise TimeoutError(timed_out())
+        if stop.wait(wait_s):
+            return True
+    return False
+
+
 #: the most versions of one author in the intake lane at once (``author_share``)
-PER_AUTHOR_ENV = "ARENA_INTAKE_PER_AUTHOR"
+PER_AUTHOR_ENV = settings.INTAKE_PER_AUTHOR.name
 
 
 def author_share(window: int) -> int:
     """How many versions of one author may be in the intake lane at once, of ``window``:
     ``ARENA_INTAKE_PER_AUTHOR`` if set, else half the window rounded up (one of one or two
     slots), so that another author's upload finds a slot free."""
-    text = os.environ.get(PER_AUTHOR_ENV, "").strip()
+    text = (settings.INTAKE_PER_AUTHOR.text() or "").strip()
     if not text:
         return max(1, -(-window // 2))
     if not text.isdigit() or int(text) < 1:
@@ -216,49 +269,49 @@ def author_share(window: int) -> int:
     return int(text)
 
 
-def intake_order(queue: Iterable[dict], window: int,
+def intake_order(queue: Iterable[IntakeItem], window: int,
                  per_author: int | None = None) -> list[int]:
     """Which queued versions to send to the intake lane now, authors taking turns: at most
     ``window`` versions sent and not finished (``sent``: sent and still queued, or being built
     or checked) at once, and at most ``per_author`` (None: ``author_share(window)``) of one
     author; among those waiting, the author with the fewest in the lane goes first (then the
     oldest upload), so one author's slow builds hold back another's by at most one build and,
-    of two slots or more, leave one free for another author. ``queue``: rows with
-    ``version_id``, ``author``, ``state``, ``sent`` (bool), oldest first."""
+    of two slots or more, leave one free for another author. ``queue``: the store's intake
+    queue, oldest first."""
     rows = list(queue)
     share = author_share(window) if per_author is None else per_author
     in_lane: dict[str | None, int] = {}
     for r in rows:
-        if r["state"] != "queued" or r["sent"]:
-            in_lane[r["author"]] = in_lane.get(r["author"], 0) + 1
+        if r.state != VersionState.QUEUED or r.sent:
+            in_lane[r.author] = in_lane.get(r.author, 0) + 1
     room = window - sum(in_lane.values())
-    waiting = [r for r in rows if r["state"] == "queued" and not r["sent"]]
+    waiting = [r for r in rows if r.state == VersionState.QUEUED and not r.sent]
     chosen: list[int] = []
     while room > 0:
-        waiting = [r for r in waiting if in_lane.get(r["author"], 0) < share]
+        waiting = [r for r in waiting if in_lane.get(r.author, 0) < share]
         if not waiting:
             break
-        pick = min(waiting, key=lambda r: (in_lane.get(r["author"], 0), r["version_id"]))
+        pick = min(waiting, key=lambda r: (in_lane.get(r.author, 0), r.version_id))
         waiting.remove(pick)
-        chosen.append(pick["version_id"])
-        in_lane[pick["author"]] = in_lane.get(pick["author"], 0) + 1
+        chosen.append(pick.version_id)
+        in_lane[pick.author] = in_lane.get(pick.author, 0) + 1
         room -= 1
     return chosen
 
 
-def ahead_in_intake(queue: Iterable[dict], version_id: int) -> dict[str, int]:
+def ahead_in_intake(queue: Iterable[IntakeItem], version_id: int) -> dict[str, int]:
     """What queued version ``version_id`` waits behind at the intake, by state: those being
     built or checked, and the queued ones that go first (sent already, or before it in the
     authors' turns of ``intake_order``)."""
     rows = list(queue)
-    ahead = {"queued": 0, "building": 0, "checking": 0}
+    ahead = {VersionState.QUEUED: 0, VersionState.BUILDING: 0, VersionState.CHECKING: 0}
     for r in rows:
-        if r["state"] in ("building", "checking"):
-            ahead[r["state"]] += 1
-        elif r["sent"] and r["version_id"] != version_id:
-            ahead["queued"] += 1
+        if r.state in (VersionState.BUILDING, VersionState.CHECKING):
+            ahead[r.state] += 1
+        elif r.sent and r.version_id != version_id:
+            ahead[VersionState.QUEUED] += 1
     every = len(rows) + sum(ahead.values())
     order = intake_order(rows, every, per_author=every)  # (the turns; the share only delays)
     if version_id in order:
-        ahead["queued"] += order.index(version_id)
+        ahead[VersionState.QUEUED] += order.index(version_id)
     return ahead

@@ -31,14 +31,18 @@ from pathlib import Path
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from house import settings
 from referee.match.matchfile import MatchFile
 from referee.match.socket_folders import pid_gone
 from referee.match.spec import MatchSpec
 
 from scheduler import metrics
+from scheduler.errors import ArenaError
+from scheduler.states import MatchStatus, PlayOutcome
 from scheduler.stats.scores import match_tally
 from scheduler.store import (DEFAULT_LEASE_S, MAX_ATTEMPTS, MatchRow, Store, open_store,
                              worker_name)
+from scheduler.store.rows import tally_columns
 
 ROOT = Path(__file__).resolve().parent.parent
 _PR_SET_PDEATHSIG = 1
@@ -47,7 +51,7 @@ _PR_SET_PDEATHSIG = 1
 BOT_LOG_KEPT = 32 * 1024
 
 
-class MatchFailed(RuntimeError):
+class MatchFailed(ArenaError, RuntimeError):
     """The referee process ended without a record."""
 
 
@@ -56,11 +60,11 @@ class HandedBack(RuntimeError):
 
 
 #: a file whose existence tells this process to stop (``arena worker`` creates it on SIGTERM)
-STOP_FILE_ENV = "ARENA_STOP_FILE"
+STOP_FILE_ENV = settings.STOP_FILE.name
 STOP_FILE_PREFIX = "arena-worker-"
 #: seconds a match in play may still take once its worker is told to stop; then it is handed
 #: back (0, the default: at once)
-STOP_GRACE_ENV = "ARENA_STOP_GRACE_S"
+STOP_GRACE_ENV = settings.STOP_GRACE_S.name
 #: how often a playing process looks whether it was told to stop
 STOP_POLL_S = 0.25
 _stop_seen_at: float | None = None
@@ -194,7 +198,7 @@ def _stop_handled() -> None:
 
 
 def stop_grace_setting() -> float:
-    raw = os.environ.get(STOP_GRACE_ENV, "").strip()
+    raw = (settings.STOP_GRACE_S.text() or "").strip()
     try:
         return max(0.0, float(raw)) if raw else 0.0
     except ValueError:
@@ -205,7 +209,7 @@ def must_hand_back() -> bool:
     """Whether the match in play must go back now: this process was told to stop (a signal,
     or the stop file) more than the grace ago."""
     if _stop_seen_at is None:
-        path = os.environ.get(STOP_FILE_ENV)
+        path = settings.STOP_FILE.text()
         if not (path and os.path.exists(path)):
             return False
         request_stop()
@@ -348,28 +352,28 @@ def _gone(owner: str | None) -> bool:
 
 def max_attempts_setting() -> int:
     """``ARENA_MAX_ATTEMPTS``, else 3: attempts of a match before it is set aside."""
-    raw = os.environ.get("ARENA_MAX_ATTEMPTS", "")
+    raw = settings.MAX_ATTEMPTS.text() or ""
     return int(raw) if raw.isdigit() and int(raw) >= 1 else MAX_ATTEMPTS
 
 
-class StoreUnavailable(RuntimeError):
+class StoreUnavailable(ArenaError, RuntimeError):
     """The store did not take a played match's result within the retry budget."""
 
 
 def _write(store: Store, row: MatchRow, variant: str, match: MatchFile, duration: float,
            owner: str, retry_s: float) -> bool:
-    """``store.finish`` until it answers: a store that is away at commit time is waited for
+    """``store.results.finish`` until it answers: a store that is away at commit time is waited for
     (up to ``retry_s``); the write is keyed by the match id, so retrying never doubles it. The
     result's tally columns are counted here, from the summary as played."""
     deadline = time.monotonic() + retry_s
     delay, notes = 0.25, []
     summary = match.summary()
     args = (match.result.to_dict(), summary.to_dict(), match.to_dict(), duration, owner)
-    tally = match_tally(summary, variant)
+    tally = tally_columns(match_tally(summary, variant))
     while True:
         try:
-            return store.finish(row.id, row.season, *args, note="; ".join(notes) or None,
-                                tally=tally)
+            return store.results.finish(row.id, row.season, *args,
+                                        note="; ".join(notes) or None, tally=tally)
         except (OperationalError, InterfaceError) as e:
             first = (str(getattr(e, "orig", None) or e).strip().splitlines() or [""])[0]
             if time.monotonic() + delay > deadline:
@@ -406,20 +410,21 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
     owner = owner or worker_name()
     limit = max_attempts or max_attempts_setting()
     store = open_store(db_url)
-    row = store.claim(match_id, owner, lease_s, max_attempts=limit)
+    row = store.queue.claim(match_id, owner, lease_s, max_attempts=limit)
     if row is None:  # a match left running by a dead process of this host: take it now
-        held = store.match(match_id)
-        if held and held.status == "running" and _gone(held.lease_owner):
-            row = store.claim(match_id, owner, lease_s, max_attempts=limit,
-                              take_from=held.lease_owner)
-            held = store.match(match_id) if row is None else held
+        held = store.pages.match(match_id)
+        if held and held.status == MatchStatus.RUNNING and _gone(held.lease_owner):
+            row = store.queue.claim(match_id, owner, lease_s, max_attempts=limit,
+                                    take_from=held.lease_owner)
+            held = store.pages.match(match_id) if row is None else held
         if row is None:
             status = held.status if held else None
-            return status if status in ("failed", "cancelled") else "busy"
+            finished = status in (MatchStatus.FAILED, MatchStatus.CANCELLED)
+            return PlayOutcome(status) if finished else PlayOutcome.BUSY
 
     def renew() -> None:  # the lease outlives a long match only while we are alive
         try:
-            store.renew(match_id, owner, lease_s)
+            store.queue.renew(match_id, owner, lease_s)
         except Exception:  # a store hiccup: the next renewal tries again
             pass
 
@@ -442,20 +447,21 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
         forfeit = match.result.forfeit if match.result is not None else None
         if written and forfeit is not None:
             _crash_limit(store, spec, forfeit.seat)
-        return "done" if written else "counted"
+        return PlayOutcome.DONE if written else PlayOutcome.COUNTED
     except HandedBack as e:  # told to stop: back to the queue, charged to nobody
         _stop_handled()
         try:
-            status = store.hand_back(match_id, owner, f"{e} ({owner})")
+            status = store.queue.hand_back(match_id, owner, f"{e} ({owner})")
         except Exception:  # the store is away: the lease runs out, and the next one takes it
-            return "retry"
+            return PlayOutcome.RETRY
         metrics.match_handed_back()
-        return "handed back" if status == "pending" else status
+        return PlayOutcome.HANDED_BACK if status == MatchStatus.PENDING else status
     except Exception as e:  # anything: the match goes back for another attempt
         why = f"{type(e).__name__}: {e}"
         metrics.match_failed()
         try:
-            status = store.give_back(match_id, owner, why, max_attempts=limit)
+            status = store.queue.give_back(match_id, owner, why, max_attempts=limit)
         except Exception:  # the store is away: the lease runs out, and the match is lost
-            return "retry"  # to this attempt and taken over by the next
-        return {"pending": "retry", "cancelled": "cancelled"}.get(status, "failed")
+            return PlayOutcome.RETRY  # to this attempt and taken over by the next
+        return {MatchStatus.PENDING: PlayOutcome.RETRY,
+                MatchStatus.CANCELLED: PlayOutcome.CANCELLED}.get(status, PlayOutcome.FAILED)

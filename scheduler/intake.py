@@ -18,7 +18,6 @@ service's dispatcher sends on the scrimmage lane (``Dispatcher``; the lanes and 
 
 from __future__ import annotations
 
-import os
 import random
 import tempfile
 import threading
@@ -27,12 +26,21 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
+from house.settings import CHECK_VARIANT, SCRIMMAGE_DEALS
+from scheduler.states import MatchStatus, ScrimmageState, VersionState
+
+if TYPE_CHECKING:
+    from scheduler.store.rows import ScrimmageRow
+
+
 #: characters of a build log kept for its author (its end, from a whole line)
 BUILD_LOG_KEPT = 64 * 1024
 #: a version whose worker fell silent this long is taken again
 STALE_CLAIM_S = 1800.0
 #: the variant and deals a check and a scrimmage play unless the service says otherwise
-DEFAULT_VARIANT = "two-deck-fry"
+DEFAULT_VARIANT: str = CHECK_VARIANT.default
 SCRIMMAGE_PREFIX = "scrimmage-"
 
 
@@ -46,8 +54,7 @@ class IntakeSettings:
 
     @classmethod
     def from_env(cls) -> "IntakeSettings":
-        return cls(variant=os.environ.get("ARENA_CHECK_VARIANT", DEFAULT_VARIANT),
-                   scrimmage_deals=int(os.environ.get("ARENA_SCRIMMAGE_DEALS", "2")))
+        return cls(variant=CHECK_VARIANT.value(), scrimmage_deals=SCRIMMAGE_DEALS.value())
 
 
 def _tail(log: str) -> str:
@@ -64,40 +71,40 @@ def check_like_here(store, settings: IntakeSettings, rng: random.Random):
     left to play), on deals of a fresh secret."""
     from scheduler.league import check_like
     from scheduler.season import load_season, new_secret
-    scrimmages = store.scrimmage_seasons()
+    scrimmages = store.scrimmages.seasons()
     ladders, others = [], []
-    for name in store.season_names():  # oldest first
-        if name in scrimmages or store.cancelled(name):
+    for name in store.seasons.names():  # oldest first
+        if name in scrimmages or store.cancels.cancelled(name):
             continue
-        config = store.season(name).config
-        if config.get("format") == "ladder" and (config.get("ladder") or {}).get("open_entry"):
+        config = store.seasons.get(name).config
+        if config.ladder is not None and config.ladder.open_entry:
             ladders.append(config)
         else:
             others.append(config)
     if ladders or others:
         config = rng.choice(ladders) if ladders else others[-1]
-        played = store.next_ordinal(config["name"])
+        played = store.ladder.next_ordinal(config.name)
     else:  # the form a scrimmage's season file gives it
-        done = store.scrimmages_of()
-        like = {"id": max((x["id"] for x in done), default=0) + 1, "variant": settings.variant,
-                "pairs": done[0]["pairs"] if done else 1, "bot": "a", "opponent": "b"}
+        done = store.scrimmages.of()
+        like = _Scrimmage(max((x.id for x in done), default=0) + 1, settings.variant,
+                          done[0].pairs if done else 1, "a", "b")
         with tempfile.TemporaryDirectory(prefix="arena-intake-") as tmp:
             path = Path(tmp) / "scrimmage.toml"
             path.write_text(scrimmage_season_text(like, settings.scrimmage_deals),
                             encoding="utf-8")
-            config, played = load_season(path).config(), 0
+            config, played = load_season(path).config, 0
     return check_like(config, secret=new_secret(), rng=rng, played=played)
 
 
 def house_bots(store, *, besides: str | None = None) -> list:
     """The house bots: the organiser's versions (stored with no author, or by an organiser)
     that are ready and not withdrawn, but for content hash ``besides``; oldest first."""
-    organisers = {a["name"] for a in store.authors_list() if a["role"] == "organiser"}
-    rows = [r for r in store.bot_versions() if (r.author is None or r.author in organisers)
+    organisers = {a.name for a in store.authors.all() if a.role == "organiser"}
+    rows = [r for r in store.registry.versions() if (r.author is None or r.author in organisers)
             and r.content_hash != besides]
-    states = store.version_states([r.id for r in rows])
+    states = {s.version_id: s for s in store.versions.states([r.id for r in rows])}
     return [r for r in rows if (st := states.get(r.id)) is None
-            or (st["state"] == "ready" and st["withdrawn_at"] is None)]
+            or (st.state == VersionState.READY and st.withdrawn_at is None)]
 
 
 #: house bots tried as a check's opponent before the random sample bot is taken instead
@@ -151,9 +158,9 @@ def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir
     settings = settings or IntakeSettings.from_env()
     rng = rng or random.SystemRandom()
     me = worker_name()
-    if not store.claim_version(version_id, me, STALE_CLAIM_S):
+    if not store.versions.claim(version_id, me, STALE_CLAIM_S):
         return "not queued"
-    row = store.bot_version_by_id(version_id)
+    row = store.registry.version_by_id(version_id)
     if row is None:
         return "not queued"
     v = BotVersion.of(row)
@@ -162,13 +169,14 @@ def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir
         manifest = pin_portable(v, v.ref)
         seat = materialise(store, SeatBot(v.name, manifest, version_hash=v.content_hash))
     except BuildError as e:
-        store.set_version_state(version_id, "refused", reason=f"the build failed: {e}"[:4000],
-                                build_log=_tail(e.log), worker=me)
-        return "refused"
+        store.versions.set_state(version_id, VersionState.REFUSED,
+                                 reason=f"the build failed: {e}"[:4000],
+                                 build_log=_tail(e.log), worker=me)
+        return VersionState.REFUSED
     except (ValueError, OSError) as e:
-        store.set_version_state(version_id, "refused", reason=f"cannot be placed: {e}"[:4000],
-                                worker=me)
-        return "refused"
+        store.versions.set_state(version_id, VersionState.REFUSED,
+                                 reason=f"cannot be placed: {e}"[:4000], worker=me)
+        return VersionState.REFUSED
     log = ""
     if getattr(manifest, "build", ()):
         try:
@@ -177,22 +185,22 @@ def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir
             log = ""
     like = check_like_here(store, settings, rng)
     opponent = house_opponent(store, v.content_hash, rng, held)
-    store.set_version_state(version_id, "checking", build_log=_tail(log), worker=me)
+    store.versions.set_state(version_id, VersionState.CHECKING, build_log=_tail(log), worker=me)
     with tempfile.TemporaryDirectory(prefix="arena-intake-") as tmp:
         try:
             why = smoke_check(SeasonBot(v.ref, seat.manifest), like, opponent=opponent, rng=rng,
                               workdir=Path(workdir or tmp) / "check", infra_raises=True)
         except MatchFailed as e:  # the machine's fault, not the bot's: queued again
-            store.set_version_state(version_id, "queued", worker=me,
-                                    reason=f"a worker could not play its check ({e}); it "
-                                    "is tried again"[:4000])
-            return "queued"
+            store.versions.set_state(version_id, VersionState.QUEUED, worker=me,
+                                     reason=f"a worker could not play its check ({e}); it "
+                                     "is tried again"[:4000])
+            return VersionState.QUEUED
     if why:
-        store.set_version_state(version_id, "refused",
-                                reason=f"the smoke match failed: {why}"[:4000], worker=me)
-        return "refused"
-    store.set_version_state(version_id, "ready", worker=me)
-    return "ready"
+        store.versions.set_state(version_id, VersionState.REFUSED,
+                                 reason=f"the smoke match failed: {why}"[:4000], worker=me)
+        return VersionState.REFUSED
+    store.versions.set_state(version_id, VersionState.READY, worker=me)
+    return VersionState.READY
 
 
 def run_here(store_url: str, task: str, arg, lease_s: float) -> str:
@@ -208,18 +216,28 @@ def run_here(store_url: str, task: str, arg, lease_s: float) -> str:
     return open_scrimmage(open_store(store_url), int(arg))
 
 
-def scrimmage_season_text(scrimmage: dict, deals: int) -> str:
+@dataclass(frozen=True, slots=True)
+class _Scrimmage:
+    """What a scrimmage's season file is made of (a ``ScrimmageRow`` has it too)."""
+    id: int
+    variant: str
+    pairs: int
+    bot: str
+    opponent: str
+
+
+def scrimmage_season_text(scrimmage: ScrimmageRow | _Scrimmage, deals: int) -> str:
     """The season file of a scrimmage: its two versions, duplicate, on fresh secret deals."""
     import json
-    name = f"{SCRIMMAGE_PREFIX}{scrimmage['id']}"
+    name = f"{SCRIMMAGE_PREFIX}{scrimmage.id}"
     return "\n".join([
-        f"name = {json.dumps(name)}", f"variant = {json.dumps(scrimmage['variant'])}",
-        'format = "round_robin"', "duplicate = true", f"deal_sets = {scrimmage['pairs']}",
+        f"name = {json.dumps(name)}", f"variant = {json.dumps(scrimmage.variant)}",
+        'format = "round_robin"', "duplicate = true", f"deal_sets = {scrimmage.pairs}",
         f"deals_per_set = {deals}", f"seed = {json.dumps(name)}", "",
-        "[[bots]]", f"bot = {json.dumps(scrimmage['bot'])}",
-        f"name = {json.dumps(scrimmage['bot'])}", "",
-        "[[bots]]", f"bot = {json.dumps(scrimmage['opponent'])}",
-        f"name = {json.dumps(scrimmage['opponent'])}", ""])
+        "[[bots]]", f"bot = {json.dumps(scrimmage.bot)}",
+        f"name = {json.dumps(scrimmage.bot)}", "",
+        "[[bots]]", f"bot = {json.dumps(scrimmage.opponent)}",
+        f"name = {json.dumps(scrimmage.opponent)}", ""])
 
 
 def open_scrimmage(store, scrimmage_id: int, *, settings: IntakeSettings | None = None) -> str:
@@ -228,9 +246,9 @@ def open_scrimmage(store, scrimmage_id: int, *, settings: IntakeSettings | None 
     from scheduler.league import open_season
     from scheduler.season import SeasonError, load_season
     settings = settings or IntakeSettings.from_env()
-    s = store.scrimmage(scrimmage_id)
-    if s is None or s["state"] != "queued":
-        return s["state"] if s else "gone"
+    s = store.scrimmages.get(scrimmage_id)
+    if s is None or s.state != ScrimmageState.QUEUED:
+        return s.state if s else "gone"
     with tempfile.TemporaryDirectory(prefix="arena-scrimmage-") as tmp:
         path = Path(tmp) / "scrimmage.toml"
         path.write_text(scrimmage_season_text(s, settings.scrimmage_deals), encoding="utf-8")
@@ -238,14 +256,15 @@ def open_scrimmage(store, scrimmage_id: int, *, settings: IntakeSettings | None 
             season = load_season(path)
             open_season(season, store, workdir=Path(tmp), check=False, out=None)
         except (SeasonError, ValueError, OSError) as e:
-            store.set_scrimmage(scrimmage_id, expect=("queued",), state="failed",
-                                reason=str(e).replace(str(path), "the scrimmage")[:2000])
-            return "failed"
-    if not store.set_scrimmage(scrimmage_id, expect=("queued",), state="playing",
-                               season=season.name):
-        store.cancel_season(season.name, by="its scrimmage was cancelled")
-        return "cancelled"
-    return "playing"
+            store.scrimmages.change(scrimmage_id, expect=(ScrimmageState.QUEUED,),
+                                    state=ScrimmageState.FAILED,
+                                    reason=str(e).replace(str(path), "the scrimmage")[:2000])
+            return ScrimmageState.FAILED
+    if not store.scrimmages.change(scrimmage_id, expect=(ScrimmageState.QUEUED,),
+                                   state=ScrimmageState.PLAYING, season=season.name):
+        store.cancels.cancel(season.name, by="its scrimmage was cancelled")
+        return ScrimmageState.CANCELLED
+    return ScrimmageState.PLAYING
 
 
 class Dispatcher:
@@ -260,64 +279,70 @@ class Dispatcher:
     thread every ``every_s`` seconds."""
 
     def __init__(self, store, sender, *, window: int = 4, every_s: float = 1.0,
-                 lease_s: float = 120.0, intake_window: int | None = None,
+                 lease_s: float | None = None, intake_window: int | None = None,
                  resend_after_s: float | None = None) -> None:
-        from scheduler.dispatch import RESEND_S, BrokerSender
+        from scheduler.dispatch import BrokerSender, Resend
         self.store, self.window, self.intake_window = store, window, intake_window
         self.sender = BrokerSender(sender) if isinstance(sender, str) else sender
-        self.every_s, self.lease_s = every_s, lease_s
-        self.resend_after_s = RESEND_S if resend_after_s is None else resend_after_s
+        self.every_s = every_s
+        default = Resend()
+        self.resend = Resend(default.after_s if resend_after_s is None else resend_after_s,
+                             default.lease_s if lease_s is None else lease_s)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.broker_error: str | None = None
 
-    def _send(self, task, arg, lane) -> bool:
-        ok = self.sender.send(task, arg, lane)
+    def _dispatch(self, task, lane, due, **marks) -> bool:
+        from scheduler.dispatch import dispatch
+        sent = dispatch(self.sender, task, lane, due, **marks)
         self.broker_error = self.sender.error
-        return ok
+        return sent is not None
 
     def step(self) -> None:
         from scheduler.dispatch import Lane, Task, intake_order
         store = self.store
-        queue = store.intake_queue(self.resend_after_s, STALE_CLAIM_S)
+        queue = store.versions.intake_queue(self.resend.after_s, STALE_CLAIM_S)
         window = self.intake_window or max(1, self.sender.intake_slots())
-        for version_id in intake_order(queue, window):
-            if not self._send(Task.CHECK_VERSION, version_id, Lane.INTAKE):
-                return
-            store.mark_version_sent(version_id)
-        for s in store.scrimmages_of(states=("queued",)):
-            if s["sent_at"] is None or s["sent_at"] < time.time() - self.resend_after_s:
-                if not self._send(Task.OPEN_SCRIMMAGE, s["id"], Lane.INTAKE):
-                    return
-                store.set_scrimmage(s["id"], expect=("queued",), sent_at=time.time())
-        for s in store.scrimmages_of(states=("playing",)):
+        if not self._dispatch(Task.CHECK_VERSION, Lane.INTAKE, intake_order(queue, window),
+                              sent=store.versions.mark_sent):
+            return
+        due = [s.id for s in store.scrimmages.of(states=(ScrimmageState.QUEUED,))
+               if self.resend.due(s.sent_at)]
+        if not self._dispatch(Task.OPEN_SCRIMMAGE, Lane.INTAKE, due, sent=lambda sid:
+                              store.scrimmages.change(sid, expect=(ScrimmageState.QUEUED,),
+                                                      sent_at=time.time())):
+            return
+        for s in store.scrimmages.of(states=(ScrimmageState.PLAYING,)):
             if not self._play(s):
                 return
 
-    def _play(self, s: dict) -> bool:
+    def _play(self, s: ScrimmageRow) -> bool:
         from scheduler.dispatch import Lane, send_due
-        store, season = self.store, s["season"]
-        store.settle_cancelled(season)
-        c = store.counts(season)
-        if c["pending"] + c["running"] == 0:
-            state = "done" if c["done"] else "failed"
-            store.set_scrimmage(s["id"], expect=("playing",), state=state,
-                                reason=None if c["done"] else "no match could be played")
+        store, season = self.store, s.season
+        store.cancels.settle(season)
+        c = store.seasons.counts(season)
+        if c[MatchStatus.PENDING] + c[MatchStatus.RUNNING] == 0:
+            played = c[MatchStatus.DONE] > 0
+            state = ScrimmageState.DONE if played else ScrimmageState.FAILED
+            store.scrimmages.change(s.id, expect=(ScrimmageState.PLAYING,), state=state,
+                                    reason=None if played else "no match could be played")
             return True
         sent = send_due(store, season, self.sender, Lane.SCRIMMAGES, window=self.window,
-                        lease_s=self.lease_s, resend_after_s=self.resend_after_s)
+                        resend=self.resend)
         self.broker_error = self.sender.error
         return sent is not None
 
     def start(self) -> "Dispatcher":
-        def loop() -> None:
-            while not self._stop.is_set():
-                try:
-                    self.step()
-                except Exception as e:  # the service stays up; the next pass tries again
-                    self.broker_error = f"{type(e).__name__}: {e}"
-                self._stop.wait(self.every_s)
-        self._thread = threading.Thread(target=loop, name="arena-dispatcher", daemon=True)
+        from scheduler.dispatch import repeat
+
+        def step() -> float:
+            try:
+                self.step()
+            except Exception as e:  # the service stays up; the next pass tries again
+                self.broker_error = f"{type(e).__name__}: {e}"
+            return self.every_s
+        self._thread = threading.Thread(target=repeat, args=(step,), kwargs={"stop": self._stop},
+                                        name="arena-dispatcher", daemon=True)
         self._thread.start()
         return self
 

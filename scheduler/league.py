@@ -15,9 +15,7 @@ season (``arena season cancel``) is not: a run in progress stops once the matche
 from __future__ import annotations
 
 import contextlib
-import json
 import multiprocessing
-import os
 import random
 import signal
 import sys
@@ -29,17 +27,22 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from house import settings
 from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, SeatBot, TimeControl
 from referee.seats.manifest import changed_files
 
 from scheduler.dispatch import RESEND_S
 from scheduler.execute import MatchFailed, execute_match, play_again
-from scheduler.season import LADDER_DEFAULTS, Season, SeasonError, deal_seed
+from scheduler.season import Season, SeasonError, deal_seed, pairing_spec
+from scheduler.season_config import LadderConfig, SeasonConfig
 from scheduler.pinning import pin
+from scheduler.states import FINISHED, MatchStatus, PlayOutcome
 from scheduler.workers import process_alive
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
+from scheduler.store.rows import NewBot, StatusCounts
 
 if TYPE_CHECKING:  # numpy: imported only where a test runs
+    from referee.seats.sandbox import SandboxPolicy
     from scheduler.stats.power import SequentialResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,20 +55,9 @@ def _progress(total: int, done: int, desc: str, enabled: bool, unit: str = "matc
                 dynamic_ncols=True, file=sys.stderr, smoothing=0.1)
 
 
-def pairing_spec(match_id: str, team0, team1, *, variant: str, options: dict,
-                  deals: list[DealSpec], time_control: TimeControl,
-                  sandbox: dict | None = None) -> MatchSpec:
-    """A match of SeasonBot ``team0`` (seats 0 and 2) against ``team1`` (seats 1 and 3), its
-    seats under ``sandbox`` (a season's ``[sandbox]`` limits; None: the defaults)."""
-    seats = [team0, team1, team0, team1]
-    return MatchSpec(match_id, variant, options, deals=deals, time_control=time_control,
-                     seat_names=[b.name for b in seats], sandbox=sandbox,
-                     bots=[SeatBot.of(b.name, b.manifest) for b in seats])  # as they are here
-
-
-#: deals a match of a check plays when no season says: a season file's default
-#: ``deals_per_set`` (``scheduler.season.load_season``)
-CHECK_DEALS = 4
+def here(bot) -> SeatBot:
+    """SeasonBot ``bot`` as a seat plays it from its folder here (not a pinned version)."""
+    return SeatBot.of(bot.name, bot.manifest)
 
 
 @dataclass(frozen=True)
@@ -81,50 +73,38 @@ class CheckLike:
     options: dict
     time_control: TimeControl
     deals: tuple[DealSpec, ...]
-    sandbox: dict | None = None
+    sandbox: SandboxPolicy | None = None
 
     def match_ids(self) -> tuple[str, str]:
         return (f"{self.season}-{self.ordinal:05d}", f"{self.season}-{self.ordinal + 1:05d}")
 
 
-def planned_matches(config: dict) -> int:
-    """The matches a season of stored configuration ``config`` (``Season.config()``) plans
-    (a ladder: none, it adds them as it runs)."""
-    n = len(config.get("bots", []))
-    fmt = config.get("format", "round_robin")
-    pairings = {"round_robin": n * (n - 1) // 2, "double_round_robin": n * (n - 1),
-                "gauntlet": max(n - 1, 0)}.get(fmt, 0)
-    return pairings * config.get("deal_sets", 1) * (2 if config.get("duplicate", True) else 1)
-
-
-def check_like(config: dict, *, secret: str, rng: random.Random, played: int = 0) -> CheckLike:
+def check_like(config: SeasonConfig, *, secret: str, rng: random.Random,
+               played: int = 0) -> CheckLike:
     """A check that looks like a pair of matches of the season of ``config`` (its stored
-    configuration, ``Season.config()``): its rules, time control, fault policy, sandbox and
+    configuration): its rules, time control, fault policy, sandbox and
     deals per match, and the ids of one of its pairs: any pair it plans, or, in a ladder (or
     a season that plans none), one of the next ones after the ``played`` matches it has added.
     Its deals are keyed with ``secret`` (a season's: its first one is ``Season.check_deal``),
     and are no deal of the season's matches."""
-    seed = str(config.get("seed", config["name"]))
-    levels = tuple(config.get("start_levels") or ("2", "2"))
-    deals = tuple(DealSpec(deal_seed(secret, f"{seed}:check" + (str(j) if j else "")),
-                           levels, j % 4)
-                  for j in range(int(config.get("deals_per_set", CHECK_DEALS))))
-    planned = planned_matches(config)
+    deals = tuple(DealSpec(deal_seed(secret, f"{config.seed}:check" + (str(j) if j else "")),
+                           config.start_levels, j % 4)
+                  for j in range(config.deals_per_set))
+    planned = config.planned_matches()
     if planned >= 2:
         ordinal = 2 * rng.randrange(planned // 2)
     else:
-        ahead = {**LADDER_DEFAULTS, **(config.get("ladder") or {})}["queue_ahead"]
+        ahead = (config.ladder or LadderConfig()).queue_ahead
         ordinal = played + played % 2 + 2 * rng.randrange(max(1, ahead // 2))
-    tc = TimeControl(**config.get("time_control", {}), **config.get("fault_policy", {}))
-    return CheckLike(config["name"], ordinal, config["variant"], dict(config.get("options", {})),
-                     tc, deals, config.get("sandbox"))
+    return CheckLike(config.name, ordinal, config.variant, dict(config.options),
+                     config.time_control, deals, config.sandbox)
 
 
 def season_check(season: Season, *, rng: random.Random | None = None,
                  played: int = 0) -> CheckLike:
     """``bots check`` as season ``season`` admits a bot: one of its pairs, on check deals keyed
     with its secret (``check_like``)."""
-    return check_like(season.config(), secret=season.secret, rng=rng or random.SystemRandom(),
+    return check_like(season.config, secret=season.secret, rng=rng or random.SystemRandom(),
                       played=played)
 
 
@@ -166,9 +146,9 @@ def smoke_check(bot, like: CheckLike, *, workdir: Path, opponent=None,
         layouts = [(bot, against), (against, bot)]
         if first:
             layouts.reverse()
-        specs = [pairing_spec(mid, t0, t1, variant=like.variant, options=like.options,
-                              deals=list(like.deals), time_control=like.time_control,
-                              sandbox=like.sandbox)
+        specs = [pairing_spec(mid, here(t0), here(t1), variant=like.variant,
+                              options=like.options, deals=like.deals,
+                              time_control=like.time_control, sandbox=like.sandbox)
                  for mid, (t0, t1) in zip(like.match_ids(), layouts)]
         spoiled = False
         for (t0, _), spec, match in zip(layouts, specs, _play_all(specs, workdir)):
@@ -196,10 +176,9 @@ def startable(season: Season, i: int) -> None:
     folder its sandbox cannot read), naming the bot and the field."""
     from referee.seats.launch import check_startable
     from referee.seats.manifest import ManifestError
-    from referee.seats.sandbox import UNSANDBOXED_ENV
     bot = season.bots[i]
     try:
-        check_startable(bot.manifest, sandboxed=os.environ.get(UNSANDBOXED_ENV) != "1",
+        check_startable(bot.manifest, sandboxed=settings.UNSANDBOXED.text() != "1",
                         unbuilt=bot.version_hash is None)
     except ManifestError as e:
         raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} cannot "
@@ -210,9 +189,9 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
     """Check every bot not yet admitted at its current content; raise SeasonError if one fails.
     Writes nothing to the store; returns {bot name: content hash} of the bots it checked."""
     checked: dict[str, str] = {}
-    stored = store.season(season.name) is not None
-    known = {b["name"]: b for b in store.bots(season.name)} if stored else {}
-    played = store.next_ordinal(season.name) if stored else 0  # (a ladder's matches so far)
+    stored = store.seasons.get(season.name) is not None
+    known = {b["name"]: b for b in store.seasons.bots(season.name)} if stored else {}
+    played = store.ladder.next_ordinal(season.name) if stored else 0  # (a ladder's matches so far)
     for i, bot in enumerate(season.bots):
         h = bot.manifest.content_hash()
         prior = known.get(bot.name)
@@ -243,36 +222,37 @@ def _with_stored_secret(season: Season, store: Store, out) -> Season:
     """``season`` keyed with the secret its store keeps (a resumed season plays the same
     deals). A secret set in the file must be the stored one."""
     from dataclasses import replace
-    stored = store.season_secret(season.name)
+    stored = store.seasons.secret(season.name)
     if stored is None:  # stored before season secrets: its matches' deals are in the store
         print(f"note: season {season.name!r} was stored before deal secrets: its deals follow "
               "from its name, so a bot can tell its cards; give the season a new name for "
               "secret deals", file=out)
         return season
-    if season.secret_given and season.secret != stored["secret"]:
+    if season.secret_given and season.secret != stored.secret:
         raise SeasonError(f"{season.path}: field 'secret': season {season.name!r} already "
                           "exists in the store with another secret (other deals); give the "
                           "season a new name to start another")
-    return replace(season, secret=stored["secret"], secret_given=stored["given"])
+    return replace(season, secret=stored.secret, secret_given=stored.given)
 
 
 def open_season(season: Season, store: Store, *, workdir: Path, check: bool = True,
                 out=sys.stderr) -> int:
     """Create the season in the store (or confirm it matches the stored one); returns the
     number of matches still to play."""
-    existing = store.season(season.name)
-    cancel = store.cancelled(season.name) if existing else None
+    existing = store.seasons.get(season.name)
+    cancel = store.cancels.cancelled(season.name) if existing else None
     if cancel:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cancel["cancelled_at"]))
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cancel.cancelled_at))
         raise SeasonError(f"{season.path}: season {season.name!r} was cancelled at {when}"
-                          f"{' by ' + cancel['by'] if cancel['by'] else ''}; a cancelled "
+                          f"{' by ' + cancel.by if cancel.by else ''}; a cancelled "
+
                           "season is not played again: give the season a new name to start "
                           "another")
     if existing:
         season = _with_stored_secret(season, store, out)
     if existing and existing["config_hash"] != season.config_hash():
-        stored = existing.config
-        now = season.config()
+        stored = existing.config.to_json()
+        now = season.config.to_json()
         diff = [k for k in now if now[k] != stored.get(k)]
         raise SeasonError(f"{season.path}: season {season.name!r} already exists in the store "
                           f"with a different {', '.join(repr(d) for d in diff)}; give the "
@@ -287,49 +267,46 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
             startable(season, i)
     checked = admit(season, store, workdir=workdir, out=out) if check else {}
     if not existing:
-        bot_rows = [{"name": b.name, "version": b.manifest.version,
-                     "content_hash": b.manifest.content_hash(),
-                     "manifest_json": json.dumps({**b.to_dict(),
-                                                  "files": b.manifest.file_hashes()}),
-                     "version_hash": b.version_hash,
-                     "checked_hash": checked.get(b.name)} for b in season.bots]
-        store.create_season(season.name, season.config(), season.config_hash(),
-                            str(season.path), bot_rows, plan_rows(season, season.plan()),
-                            secret=season.secret, secret_given=season.secret_given)
+        bot_rows = [NewBot(b.name, b.manifest.version, b.manifest.content_hash(),
+                           {**b.to_dict(), "files": b.manifest.file_hashes()},
+                           b.version_hash, checked.get(b.name)) for b in season.bots]
+        store.seasons.create(season.name, season.config.to_json(), season.config_hash(),
+                             str(season.path), bot_rows, plan_rows(season, season.plan()),
+                             secret=season.secret, secret_given=season.secret_given)
     else:
         for name, h in checked.items():
-            store.mark_checked(season.name, name, h)
-        again = store.retry_failed(season.name)
+            store.seasons.mark_checked(season.name, name, h)
+        again = store.queue.retry_failed(season.name)
         if again:
             print(f"{again} failed match(es) will be tried again", file=out)
-    c = store.counts(season.name)
-    return c["pending"] + c["running"]
+    c = store.seasons.counts(season.name)
+    return c[MatchStatus.PENDING] + c[MatchStatus.RUNNING]
 
 
-def _said_cancelled(store: Store, season_name: str, counts: dict[str, int]) -> None:
+def _said_cancelled(store: Store, season_name: str, counts: StatusCounts) -> None:
     """Say that the run ended because its season was cancelled, and what was left unplayed."""
-    if store.cancelled(season_name):
-        print(f"season {season_name} was cancelled: {counts['cancelled']} matches not played, "
-              f"{counts['done']} done stay counted", file=sys.stderr)
+    if store.cancels.cancelled(season_name):
+        print(f"season {season_name} was cancelled: {counts[MatchStatus.CANCELLED]} matches "
+              f"not played, {counts[MatchStatus.DONE]} done stay counted", file=sys.stderr)
 
 
 def run_local(store: Store, season_name: str, *, workers: int = 2,
               lease_s: float = DEFAULT_LEASE_S, progress: bool = True,
-              max_attempts: int | None = None) -> dict[str, int]:
+              max_attempts: int | None = None) -> StatusCounts:
     """Play the season's remaining matches in a local process pool; returns the final counts.
     A match whose attempt failed for the infrastructure's sake is played again, up to
     ``max_attempts`` (default ``ARENA_MAX_ATTEMPTS`` or 3), then set aside as failed. Once the
     season is cancelled no match starts: the run ends when the ones in play do."""
-    store.release_owned(season_name, process_alive)  # matches of an interrupted earlier run
-    counts = store.counts(season_name)
-    total = sum(counts.values())
-    bar = _progress(total, counts["done"] + counts["failed"] + counts["cancelled"],
+    store.queue.release_owned(season_name, process_alive)  # matches of an interrupted earlier run
+    counts = store.seasons.counts(season_name)
+    total = counts.total
+    bar = _progress(total, sum(counts[s] for s in FINISHED),
                     f"{season_name} (local)", progress)
     ctx = multiprocessing.get_context("spawn")
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             while True:
-                todo = store.pending_ids(season_name)
+                todo = store.queue.pending_ids(season_name)
                 if not todo:
                     break
                 # no more matches handed to the pool than it plays at once: after Ctrl-C, the
@@ -344,17 +321,18 @@ def run_local(store: Store, season_name: str, *, workers: int = 2,
                     finished, playing = wait(playing, return_when=FIRST_COMPLETED)
                     for f in finished:
                         outcome = f.result()
-                        if outcome in ("done", "failed", "counted", "cancelled"):
+                        if outcome in (PlayOutcome.DONE, PlayOutcome.FAILED, PlayOutcome.COUNTED,
+                                       PlayOutcome.CANCELLED):
                             bar.update(1)
-                        elif outcome == "busy":
+                        elif outcome == PlayOutcome.BUSY:
                             busy += 1
-                    if store.cancelled(season_name):  # no other match starts
+                    if store.cancels.cancelled(season_name):  # no other match starts
                         waiting = iter(())
                 if busy == len(todo):  # all held by live leases elsewhere: wait for them
                     time.sleep(min(5.0, lease_s / 4))
     finally:
         bar.close()
-    counts = store.counts(season_name)
+    counts = store.seasons.counts(season_name)
     _said_cancelled(store, season_name, counts)
     return counts
 
@@ -386,50 +364,53 @@ def ctrl_c_between_steps():
 def run_distributed(store: Store, season_name: str, broker: str, *, window: int = 64,
                     lease_s: float = DEFAULT_LEASE_S, resend_after_s: float = RESEND_S,
                     poll_s: float = 1.0, progress: bool = True,
-                    timeout_s: float | None = None) -> dict[str, int]:
+                    timeout_s: float | None = None) -> StatusCounts:
     """Send the season's matches to the workers on the seasons' lane (``dispatch.send_due``:
     at most ``window`` queued or playing; a lost message or an expired lease sent again) and
     reconcile until every one is done (or, in a season cancelled meanwhile, until the matches
     in play are over: a running match whose worker is gone is cancelled, not sent again)."""
-    from scheduler.dispatch import BrokerSender, Lane, send_due
-    sender = BrokerSender(broker)
+    from scheduler.dispatch import BrokerSender, Lane, Resend, repeat, send_due
+    sender, resend = BrokerSender(broker), Resend(resend_after_s, lease_s)
     broker_down = False
-    counts = store.counts(season_name)
-    total = sum(counts.values())
-    shown = counts["done"] + counts["failed"] + counts["cancelled"]
+    counts = store.seasons.counts(season_name)
+    total = counts.total
+    shown = sum(counts[s] for s in FINISHED)
     bar = _progress(total, shown, f"{season_name} (distributed)", progress)
     started = time.monotonic()
     shown_at_start, hinted = shown, False
+
+    def step() -> float | None:
+        nonlocal counts, shown, broker_down, hinted
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        store.cancels.settle(season_name)
+        counts = store.seasons.counts(season_name)
+        finished = sum(counts[s] for s in FINISHED)
+        if finished > shown:
+            bar.update(finished - shown)
+            shown = finished
+        if counts[MatchStatus.PENDING] + counts[MatchStatus.RUNNING] == 0:
+            return None
+        sent = send_due(store, season_name, sender, Lane.SEASONS, window=window, resend=resend)
+        if sent is None and not broker_down:
+            bar.write(f"broker {broker}: {sender.error}; retrying")
+            broker_down = True
+        elif sent and broker_down:
+            bar.write(f"broker {broker} reachable again")
+            broker_down = False
+        if not hinted and time.monotonic() - started > 30 and counts[MatchStatus.RUNNING] == 0 \
+                and finished == shown_at_start:
+            bar.write(f"no match has started in 30 s: is an `arena worker` running with "
+                      f"--broker {broker} and --db {store.url}?")
+            hinted = True
+        return poll_s
+
     with ctrl_c_between_steps() as interrupted:
         try:
-            while True:
-                if interrupted.is_set():
-                    raise KeyboardInterrupt
-                store.settle_cancelled(season_name)
-                counts = store.counts(season_name)
-                finished = counts["done"] + counts["failed"] + counts["cancelled"]
-                if finished > shown:
-                    bar.update(finished - shown)
-                    shown = finished
-                if counts["pending"] + counts["running"] == 0:
-                    break
-                sent = send_due(store, season_name, sender, Lane.SEASONS, window=window,
-                                lease_s=lease_s, resend_after_s=resend_after_s)
-                if sent is None and not broker_down:
-                    bar.write(f"broker {broker}: {sender.error}; retrying")
-                    broker_down = True
-                elif sent and broker_down:
-                    bar.write(f"broker {broker} reachable again")
-                    broker_down = False
-                if not hinted and time.monotonic() - started > 30 and counts["running"] == 0 \
-                        and finished == shown_at_start:
-                    bar.write(f"no match has started in 30 s: is an `arena worker` running with "
-                              f"--broker {broker} and --db {store.url}?")
-                    hinted = True
-                if timeout_s is not None and time.monotonic() - started > timeout_s:
-                    raise TimeoutError(f"season {season_name!r} not finished after {timeout_s} s: "
-                                       f"{counts}")
-                interrupted.wait(poll_s)
+            if repeat(step, stop=interrupted, timeout_s=timeout_s,
+                      timed_out=lambda: f"season {season_name!r} not finished after "
+                                        f"{timeout_s} s: {counts}"):
+                raise KeyboardInterrupt
         finally:
             bar.close()
     _said_cancelled(store, season_name, counts)
@@ -473,8 +454,8 @@ def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
     def pair_specs(k: int) -> list[MatchSpec]:
         deals = [DealSpec(deal_seed(secret, f"sprt:set{k}:deal{j}"), ("2", "2"), j % 4)
                  for j in range(deals_per_set)]
-        return [pairing_spec(f"sprt-{k:04d}-{m}", t0, t1, variant=variant, options=options,
-                              deals=deals, time_control=time_control)
+        return [pairing_spec(f"sprt-{k:04d}-{m}", here(t0), here(t1), variant=variant,
+                             options=options, deals=deals, time_control=time_control)
                 for m, (t0, t1) in enumerate(((a, b), (b, a)))]
 
     def play_pair(k: int) -> float:

@@ -26,9 +26,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-PORT_ENV = "ARENA_METRICS_PORT"
+from house import settings
+
+PORT_ENV = settings.METRICS_PORT.name
 DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
-MADE_ENV = "ARENA_METRICS_DIR_MADE"
+MADE_ENV = settings.METRICS_DIR_MADE.name
 
 MATCH_BUCKETS = (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600)
 DECISION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30)
@@ -41,7 +43,7 @@ def port_setting(given: int | None = None) -> int | None:
         raw = str(given)
         where = "--metrics-port"
     else:
-        raw = os.environ.get(PORT_ENV, "").strip()
+        raw = (settings.METRICS_PORT.text() or "").strip()
         where = PORT_ENV
     if not raw:
         return None
@@ -52,7 +54,7 @@ def port_setting(given: int | None = None) -> int | None:
 
 def enabled() -> bool:
     """Whether this process counts: the serving process prepared the multiprocess folder."""
-    return bool(os.environ.get(PORT_ENV, "").strip() not in ("", "0")
+    return bool((settings.METRICS_PORT.text() or "").strip() not in ("", "0")
                 and os.environ.get(DIR_ENV))
 
 
@@ -180,7 +182,7 @@ class _LeagueCollector:
                                   "by status", labels=["season", "status"])
             try:
                 from scheduler.store import open_store
-                for status, n in open_store(self.store_url).counts(self.season).items():
+                for status, n in open_store(self.store_url).seasons.counts(self.season).items():
                     g.add_metric([self.season, status], float(n))
                 yield g
             except Exception:

@@ -12,7 +12,6 @@ stored before the registry has no pinned versions and plays its folders.
 from __future__ import annotations
 
 import dataclasses
-import json
 
 from referee.match.spec import SeatBot
 from referee.seats.manifest import Manifest
@@ -33,8 +32,8 @@ def pin(season: Season, store: Store, out=None) -> Season:
     version whose build fails). The manifests are then the versions as this machine
     materialises them (what ``bots check`` plays). A season stored before the registry plays
     its folders as before."""
-    existing = store.season(season.name) is not None
-    rows = {b["name"]: b for b in store.bots(season.name)} if existing else {}
+    existing = store.seasons.get(season.name) is not None
+    rows = {b["name"]: b for b in store.seasons.bots(season.name)} if existing else {}
     bots = []
     for i, bot in enumerate(season.bots):
         where = f"{season.path}: field bots[{i}]"
@@ -47,9 +46,9 @@ def pin(season: Season, store: Store, out=None) -> Season:
                 version = (resolve(store, bot.ref, playable=True) if bot.ref is not None else
                            _submit_folder(store, bot.manifest, where, out))
                 if bot.ref is None:  # the folder's own manifest, as read here
-                    version = dataclasses.replace(version, manifest_json=json.dumps(
+                    version = version.with_manifest_fields(
                         {**version.fields(), "pythonpath": [
-                            str(p) for p in portable(bot.manifest, where).pythonpath]}))
+                            str(p) for p in portable(bot.manifest, where).pythonpath]})
             else:
                 version = _pinned_version(store, rows[bot.name], where)
                 if bot.ref is not None and "@" in bot.ref and bot.ref != version.ref:
@@ -94,7 +93,7 @@ def _submit_folder(store: Store, manifest: Manifest, where: str, out):
     version holds other content already (the folder was edited, or another bot has its name),
     under ``version+HASH`` (the first 12 digits of its content hash), with a note."""
     packed = pack(manifest.folder)
-    taken = store.bot_version(manifest.name, manifest.version)
+    taken = store.registry.version(manifest.name, manifest.version)
     version = None
     if taken is not None and taken["content_hash"] != packed.content_hash:
         version = f"{manifest.version}+{packed.content_hash[:12]}"
@@ -107,9 +106,9 @@ def _submit_folder(store: Store, manifest: Manifest, where: str, out):
 
 def _pinned_version(store: Store, row: BotRow, where: str):
     """The registry version a stored season bot is pinned to."""
-    got = store.bot_version(row.manifest_fields.get("manifest_name", row.name), row.version)
+    got = store.registry.version(row.manifest_fields.get("manifest_name", row.name), row.version)
     if got is None or got.content_hash != row.version_hash:
-        got = next((r for r in store.bot_versions()
+        got = next((r for r in store.registry.versions()
                     if r.content_hash == row.version_hash), None)
     if got is None:
         raise SeasonError(f"{where}: the version the season pinned ({row.version_hash[:12]}"

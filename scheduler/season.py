@@ -34,6 +34,9 @@ Every error names the file, the field and what was expected. The match list is a
 of the file and the season's secret (``deal_seed``): the store keeps the secret, so a season
 can be resumed or re-run anywhere it reaches; without the secret no one can tell the cards from
 the names and ids a bot sees.
+
+What defines the matches is the file's ``SeasonConfig`` (``scheduler.season_config``: what the
+store keeps); every match spec of the scheduler is written by ``pairing_spec``.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import hmac
 import itertools
 import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,37 +54,33 @@ from typing import Any
 from referee.seats.manifest import Manifest, ManifestError, load_manifest, read_toml
 from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, SeatBot, TimeControl
 from referee.rules.cards import RANK_TEXT
+from referee.seats.sandbox import SandboxPolicy
 
-FORMATS = ("round_robin", "double_round_robin", "gauntlet", "ladder")
+from scheduler.errors import ArenaError
+from scheduler.season_config import LADDER_FIELDS, LadderConfig, SeasonConfig, SeasonFormat
+
+FORMATS = tuple(SeasonFormat)
 _TOP = {"name", "variant", "format", "duplicate", "deal_sets", "deals_per_set", "seed",
         "secret", "start_levels", "gauntlet", "options", "time_control", "fault_policy", "bots",
         "description", "sandbox", "queue_ahead", "placement_pairs", "active_versions",
         "bots_per_author", "rest_pairs_per_hour"}
 #: a ladder's ``bots`` when every ready version of every author enters it
 EVERY_READY = "every ready version"
-#: a ladder's own fields and their defaults (``scheduler/ladder.py``): its queue, placement,
-#: the newest versions of each bot that stay in, the bots of one author in it at once (0: no
-#: cap), and the pairs an hour it plays once its ranking is settled (``Rest``)
-LADDER_DEFAULTS = {"queue_ahead": 8, "placement_pairs": 3, "active_versions": 1,
-                   "bots_per_author": 0, "rest_pairs_per_hour": 6}
+#: a ladder's own fields and their defaults (``LadderConfig``)
+LADDER_DEFAULTS = {k: getattr(LadderConfig(), k) for k in LADDER_FIELDS}
 #: each ladder field's (least, most) value
 _LADDER_RANGE = {"queue_ahead": (2, 10_000), "placement_pairs": (0, 10_000),
                  "active_versions": (1, 10_000), "bots_per_author": (0, 10_000),
                  "rest_pairs_per_hour": (0, 3600)}
-#: ladder fields added later: stored only when set otherwise (older ladders still resume)
-_LADDER_LATER = ("bots_per_author", "rest_pairs_per_hour")
 # the referee's own defaults (one set, in the match spec)
 _TIME = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("per_decision_ms", "bank_ms")}
 _FAULT = {k: getattr(DEFAULT_TIME_CONTROL, k) for k in ("max_strikes", "reconnect_window_ms",
                                                         "connect_timeout_ms", "max_reconnects")}
-# Fields added after seasons were first stored: a stored configuration holds them only when
-# they differ from these defaults, so that a season stored before them still resumes.
-_ADDED_LATER = {"max_reconnects": 10}
 _MAY_BE_ZERO = {"max_reconnects"}  # 0: a seat whose stream drops does not come back
 _BOT = {"manifest", "bot", "name"}
 
 
-class SeasonError(ValueError):
+class SeasonError(ArenaError, ValueError):
     """A season file that cannot be used; the message names the file and the field."""
 
 
@@ -135,95 +135,88 @@ class MatchPlan:
         return f"{self.pairing}#{self.leg}#{self.deal_set}"
 
 
+def pairing_spec(match_id: str, team0: SeatBot, team1: SeatBot, *, variant: str,
+                 options: dict[str, Any], deals: Sequence[DealSpec], time_control: TimeControl,
+                 sandbox: SandboxPolicy | None = None) -> MatchSpec:
+    """The one writer of a match spec: ``team0`` (seats 0 and 2) against ``team1`` (seats 1
+    and 3) on ``deals``, under the variant and its ``options``, the time control and fault
+    policy, and the seats' ``sandbox`` limits (None: the defaults)."""
+    seats = [team0, team1, team0, team1]
+    return MatchSpec(match_id, variant, options, deals=list(deals), time_control=time_control,
+                     seat_names=[b.name for b in seats], bots=seats,
+                     sandbox=None if sandbox is None else sandbox.to_dict())
+
+
 @dataclass(frozen=True)
 class Season:
+    """A season file read: its configuration (``SeasonConfig``, what the store keeps), its
+    bots as the file names them, and the key of every deal seed (``secret``: the file's, given
+    on purpose, else a fresh one that ``open_season`` replaces by the stored season's; never in
+    the configuration nor a repr)."""
+
     path: Path
-    name: str
-    variant: str
-    format: str
-    duplicate: bool
-    deal_sets: int
-    deals_per_set: int
-    seed: str
-    start_levels: tuple[str, str]
-    gauntlet: str | None
-    options: dict[str, Any]
-    time_control: dict[str, int]
-    fault_policy: dict[str, int]
+    config: SeasonConfig
     bots: tuple[SeasonBot, ...]
-    # the key of every deal seed: the file's ``secret`` (given on purpose), else a fresh one
-    # that ``open_season`` replaces by the stored season's; never in config() nor a repr
     secret: str = field(default_factory=new_secret, repr=False)
     secret_given: bool = False
-    sandbox: dict[str, float] | None = None  # the [sandbox] limits given (None: the defaults)
-    # a ladder's (format "ladder"): its own fields, and whether every ready version enters
-    ladder: dict[str, int] | None = None
-    open_entry: bool = False
 
-    def config(self) -> dict[str, Any]:
-        """What defines the season's matches (stored; a resumed season must match it). A
-        ladder's bots join as it runs: its configuration names those its file names."""
-        ladder = ({"ladder": {**{k: v for k, v in self.ladder.items()
-                                 if k not in _LADDER_LATER or v != LADDER_DEFAULTS[k]},
-                              "open_entry": self.open_entry}}
-                  if self.format == "ladder" and self.ladder is not None else {})
-        return {**ladder, "name": self.name, "variant": self.variant, "format": self.format,
-                "duplicate": self.duplicate, "deal_sets": self.deal_sets,
-                "deals_per_set": self.deals_per_set, "seed": self.seed,
-                "start_levels": list(self.start_levels), "gauntlet": self.gauntlet,
-                "options": self.options, "time_control": self.time_control,
-                "fault_policy": {k: v for k, v in self.fault_policy.items()
-                                 if _ADDED_LATER.get(k) != v},
-                "bots": [b.name for b in self.bots],
-                **({"sandbox": self.sandbox} if self.sandbox is not None else {})}
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def variant(self) -> str:
+        return self.config.variant
+
+    @property
+    def format(self) -> SeasonFormat:
+        return self.config.format
 
     def config_hash(self) -> str:
-        text = json.dumps(self.config(), sort_keys=True, ensure_ascii=False)
+        text = json.dumps(self.config.to_json(), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def pairings(self) -> list[tuple[str, str, int]]:
         """(bot a, bot b, leg) for every pairing of the format."""
         names = [b.name for b in self.bots]
-        if self.format == "ladder":  # chosen as it runs (``scheduler.ladder``)
+        fmt, gauntlet = self.config.format, self.config.gauntlet
+        if fmt is SeasonFormat.LADDER:  # chosen as it runs (``scheduler.ladder``)
             return []
-        if self.format == "gauntlet":
-            return [(self.gauntlet, n, 0) for n in names if n != self.gauntlet]
-        legs = 2 if self.format == "double_round_robin" else 1
+        if fmt is SeasonFormat.GAUNTLET and gauntlet is not None:
+            return [(gauntlet, n, 0) for n in names if n != gauntlet]
+        legs = 2 if fmt is SeasonFormat.DOUBLE_ROUND_ROBIN else 1
         return [(a, b, leg) for leg in range(legs) for a, b in itertools.combinations(names, 2)]
-
-    @property
-    def match_time_control(self) -> TimeControl:
-        """The time control and fault policy every match of the season is played under."""
-        return TimeControl(**self.time_control, **self.fault_policy)
 
     def deal_label(self, leg: int, k: int, j: int) -> str:
         """The public label of deal ``j`` of set ``k`` of ``leg`` (its seed is keyed with the
         secret: ``deal_seed``)."""
-        return f"{self.seed}:leg{leg}:set{k}:deal{j}"
+        return f"{self.config.seed}:leg{leg}:set{k}:deal{j}"
 
     def deal_set(self, leg: int, k: int) -> tuple[DealSpec, ...]:
         """The deals of set ``k`` of ``leg``: the same cards for every pairing."""
         return tuple(DealSpec(deal_seed(self.secret, self.deal_label(leg, k, j)),
-                              self.start_levels, j % 4)
-                     for j in range(self.deals_per_set))
+                              self.config.start_levels, j % 4)
+                     for j in range(self.config.deals_per_set))
 
     def check_deal(self) -> DealSpec:
         """The deal of ``bots check`` under this season's rules: from the secret too, and no
         deal of the season's matches."""
-        return DealSpec(deal_seed(self.secret, f"{self.seed}:check"), self.start_levels, 0)
+        return DealSpec(deal_seed(self.secret, f"{self.config.seed}:check"),
+                        self.config.start_levels, 0)
 
     def plan(self) -> list[MatchPlan]:
         """Every match of the season, in the order they are enqueued."""
         out: list[MatchPlan] = []
+        duplicate = self.config.duplicate
         for p, (a, b, leg) in enumerate(self.pairings()):
-            for k in range(self.deal_sets):
+            for k in range(self.config.deal_sets):
                 deals = self.deal_set(leg, k)
-                if self.duplicate:
+                if duplicate:
                     layouts = [(a, b, False), (b, a, True)]
                 else:  # plain: one match per deal set, seating alternating
                     first = (a, b) if (k + leg) % 2 == 0 else (b, a)
                     layouts = [(first[0], first[1], False)]
-                if leg == 1 and self.duplicate:
+                if leg == 1 and duplicate:
                     layouts.reverse()
                 for team0, team1, mirror in layouts:
                     ordinal = len(out)
@@ -234,12 +227,13 @@ class Season:
         return out
 
     def match_spec(self, plan: MatchPlan) -> MatchSpec:
-        """What the referee process needs to play ``plan``."""
+        """What the referee process needs to play ``plan`` (its bots as pinned)."""
         by_name = {b.name: b for b in self.bots}
-        return MatchSpec(plan.match_id, self.variant, self.options, deals=list(plan.deals),
-                         time_control=self.match_time_control, seat_names=list(plan.seats),
-                         bots=[by_name[n].seat_bot() for n in plan.seats],
-                         sandbox=self.sandbox)
+        c = self.config
+        return pairing_spec(plan.match_id, by_name[plan.seats[0]].seat_bot(),
+                            by_name[plan.seats[1]].seat_bot(), variant=c.variant,
+                            options=c.options, deals=plan.deals, time_control=c.time_control,
+                            sandbox=c.sandbox)
 
 
 def _expect(ok: bool, path: Path, name: str, value: Any, expected: str) -> None:
@@ -282,7 +276,7 @@ def load_season(path: str | Path) -> Season:
         raise SeasonError(f"{path}: field {field_name!r}: {e}") from None
     except TypeError as e:
         raise SeasonError(f"{path}: field 'options': {e}") from None
-    fmt = data.get("format", "round_robin")
+    fmt = data.get("format", SeasonFormat.ROUND_ROBIN.value)
     _expect(fmt in FORMATS, path, "format", fmt, "one of " + ", ".join(FORMATS))
     duplicate = data.get("duplicate", True)
     _expect(isinstance(duplicate, bool), path, "duplicate", duplicate, "true or false")
@@ -303,30 +297,30 @@ def load_season(path: str | Path) -> Season:
     levels = data.get("start_levels", [rules.start_level] * 2)
     _expect(isinstance(levels, list) and len(levels) == 2 and all(x in RANK_TEXT for x in levels),
             path, "start_levels", levels, "two ranks such as [\"2\", \"2\"] (2-10, J, Q, K, A)")
-    time_control = _table(data, "time_control", _TIME, path)
-    fault_policy = _table(data, "fault_policy", _FAULT, path)
+    time_control = TimeControl(**_table(data, "time_control", _TIME, path),
+                               **_table(data, "fault_policy", _FAULT, path))
     sandbox = data.get("sandbox")
     if sandbox is not None:
-        from referee.seats.sandbox import SandboxPolicy
         try:
-            sandbox = SandboxPolicy.from_dict(sandbox, f"{path}: field 'sandbox'").to_dict()
+            sandbox = SandboxPolicy.from_dict(sandbox, f"{path}: field 'sandbox'")
         except ValueError as e:
             raise SeasonError(str(e)) from None
     ladder = None
     open_entry = False
     bots_data = data["bots"]
-    if fmt == "ladder":
+    if fmt == SeasonFormat.LADDER:
         _expect(duplicate, path, "duplicate", duplicate, "true: a ladder's unit is the "
                 "duplicate pair")
-        ladder = {}
+        given_ladder = {}
         for f, default in LADDER_DEFAULTS.items():
             v = data.get(f, default)
             least, most = _LADDER_RANGE[f]
             _expect(isinstance(v, int) and not isinstance(v, bool) and least <= v <= most,
                     path, f, v, f"an integer from {least} to {most}")
-            ladder[f] = v
+            given_ladder[f] = v
         if bots_data == EVERY_READY:
             open_entry, bots_data = True, []
+        ladder = LadderConfig(**given_ladder, open_entry=open_entry)
         _expect(isinstance(bots_data, list), path, "bots", "...",
                 f'"{EVERY_READY}" or [[bots]] entries')
     else:
@@ -368,15 +362,17 @@ def load_season(path: str | Path) -> Season:
                               "season; give one of them another name = \"...\"")
         bots.append(SeasonBot(bot_name, manifest, ref=ref))
     gauntlet = data.get("gauntlet")
-    if fmt == "gauntlet":
+    if fmt == SeasonFormat.GAUNTLET:
         _expect(gauntlet in [b.name for b in bots], path, "gauntlet", gauntlet,
                 "the name of one of the season's bots: " + ", ".join(b.name for b in bots))
     elif gauntlet is not None:
         raise SeasonError(f"{path}: field 'gauntlet': only for format = \"gauntlet\" (the "
                           f"format is {fmt!r})")
-    return Season(path=path, name=name, variant=variant, format=fmt, duplicate=duplicate,
-                  deal_sets=counts["deal_sets"], deals_per_set=counts["deals_per_set"],
-                  seed=str(seed), start_levels=(levels[0], levels[1]), gauntlet=gauntlet,
-                  options=options, time_control=time_control, fault_policy=fault_policy,
-                  bots=tuple(bots), sandbox=sandbox, ladder=ladder, open_entry=open_entry,
+    config = SeasonConfig(name=name, variant=variant, seed=str(seed),
+                          format=SeasonFormat(fmt), duplicate=duplicate,
+                          deal_sets=counts["deal_sets"], deals_per_set=counts["deals_per_set"],
+                          start_levels=(levels[0], levels[1]), gauntlet=gauntlet,
+                          options=options, time_control=time_control,
+                          bots=tuple(b.name for b in bots), sandbox=sandbox, ladder=ladder)
+    return Season(path=path, config=config, bots=tuple(bots),
                   **({"secret": secret, "secret_given": True} if secret is not None else {}))

@@ -6,7 +6,7 @@ playing), reject-on-worker-lost (a task whose worker process died goes back to t
 broker visibility timeout longer than the longest match, JSON only. The task never imports
 gRPC; the referee runs as its own process (see ``execute``).
 
-Workers read ``ARENA_BROKER`` (default redis://127.0.0.1:6379/0), ``ARENA_DB`` (the store's URL;
+Workers read ``ARENA_BROKER`` (default: ``house.settings.BROKER``), ``ARENA_DB`` (the store's URL;
 required), ``ARENA_LEASE_S`` and ``ARENA_MAX_ATTEMPTS`` (attempts of a match the infrastructure
 failed before it is set aside; 3). ``arena worker`` sets them from its flags.
 
@@ -30,8 +30,10 @@ from celery.exceptions import Reject
 from celery.signals import (task_postrun, task_prerun, worker_init, worker_process_init,
                             worker_process_shutdown, worker_shutdown, worker_shutting_down)
 
+from house import settings
 # (the app's settings, apart: the senders import them without the tasks)
 from scheduler.celery_app import make_app
+from scheduler.states import PlayOutcome
 
 
 app = make_app()
@@ -100,7 +102,7 @@ def _main_ends(**_kw) -> None:
     if "metrics" in _main:
         from scheduler import metrics
         _main["metrics"].shutdown()
-        metrics.cleanup(os.environ.get(metrics.MADE_ENV))
+        metrics.cleanup(settings.METRICS_DIR_MADE.text())
     if "stop" in _main:
         _main["stop"].unlink(missing_ok=True)
 
@@ -141,12 +143,12 @@ def _told_to_stop(_signum, _frame) -> None:
 def _warm_up(**_kw) -> None:
     """Each pool process loads the match function and connects to the store before its first
     task, so the first match does not pay for it."""
-    db = os.environ.get("ARENA_DB")
+    db = settings.DB.text()
     if db:
         from scheduler.execute import execute_match  # noqa: F401
         from scheduler.store import open_store
         try:
-            open_store(db).counts("")
+            open_store(db).seasons.counts("")
         except Exception as e:  # the task reports it properly; a worker should still start
             print(f"arena worker: the store at {db} does not answer yet: {e}", flush=True)
 
@@ -157,13 +159,13 @@ def play_match(match_id: str) -> str:
     from scheduler.execute import execute_match
     if "grpc" in sys.modules:  # gRPC must never run inside a forked worker
         raise RuntimeError("grpc was imported in a Celery worker process")
-    db = os.environ.get("ARENA_DB")
+    db = settings.DB.text()
     if not db:
         raise RuntimeError("ARENA_DB is not set: start workers with arena worker --db URL")
-    lease_s = float(os.environ.get("ARENA_LEASE_S", "120"))
+    lease_s = settings.LEASE_S.value()
     outcome = execute_match(db, match_id, lease_s=lease_s)
     print(f"match {match_id}: {outcome}", flush=True)
-    if outcome == "handed back":  # the message back to the queue: another worker plays it
+    if outcome == PlayOutcome.HANDED_BACK:  # the message back to the queue: another worker plays it
         raise Reject(f"match {match_id} handed back: its worker is stopping", requeue=True)
     return outcome
 
@@ -189,7 +191,7 @@ def open_scrimmage(scrimmage_id: int) -> str:
 
 
 def _db() -> str:
-    db = os.environ.get("ARENA_DB")
+    db = settings.DB.text()
     if not db:
         raise RuntimeError("ARENA_DB is not set: start workers with arena worker --db URL")
     return db

@@ -22,9 +22,12 @@ import socket
 import threading
 import time
 
+from house import settings
+from scheduler.states import WorkerState
+
 KEY_PREFIX = "arena:worker:"
-HEARTBEAT_ENV = "ARENA_HEARTBEAT_S"
-DEFAULT_HEARTBEAT_S = 5.0
+HEARTBEAT_ENV = settings.HEARTBEAT_S.name
+DEFAULT_HEARTBEAT_S: float = settings.HEARTBEAT_S.default
 #: heartbeats a key outlives its last one by (and at least ``MIN_TTL_S`` seconds)
 TTL_BEATS = 12
 MIN_TTL_S = 60
@@ -35,7 +38,7 @@ _clients: dict[tuple[int, str], object] = {}
 
 
 def heartbeat_setting() -> float:
-    raw = os.environ.get(HEARTBEAT_ENV, "").strip()
+    raw = (settings.HEARTBEAT_S.text() or "").strip()
     try:
         value = float(raw) if raw else DEFAULT_HEARTBEAT_S
     except ValueError:
@@ -75,7 +78,7 @@ class Heartbeat:
         self.every_s = every_s or heartbeat_setting()
         self.fields = {"node": node, "host": socket.gethostname(), "pid": str(os.getpid()),
                        "concurrency": str(concurrency), "started_at": repr(time.time()),
-                       "interval_s": repr(self.every_s), "state": "running",
+                       "interval_s": repr(self.every_s), "state": WorkerState.RUNNING,
                        "metrics_port": str(metrics_port or "")}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="arena-heartbeat", daemon=True)
@@ -98,7 +101,7 @@ class Heartbeat:
                 r.hdel(k, field)
 
     def stopping(self) -> None:
-        self.fields["state"] = "stopping"
+        self.fields["state"] = WorkerState.STOPPING
         self._safe(self.beat)
 
     def stop(self) -> None:

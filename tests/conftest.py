@@ -11,6 +11,12 @@ SHARED_COPY = ROOT / "tests" / "vectors" / "shared"
 BESIDE = ROOT.parent / "shared" / "conformance"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+# The tests live by room (tests/rules/, tests/referee/, ...): a test may take a helper from
+# another room's test module (``from test_league import _exactly_once``), so every room is on
+# the path, and a test module's name is unique across the rooms.
+for _room in sorted((ROOT / "tests").glob("*/test_*.py")):
+    if str(_room.parent) not in sys.path:
+        sys.path.append(str(_room.parent))
 
 
 RUNS = 8
@@ -102,7 +108,7 @@ def pg():
 
     from scheduler.store import Store
     try:
-        Store(PG_URL).season_names()
+        Store(PG_URL).seasons.names()
     except Exception as e:
         pytest.fail(f"PostgreSQL at {PG_URL} is needed for this test: {e}")
     return PG_URL

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -51,15 +52,78 @@ def env() -> dict[str, str]:
     return e
 
 
+#: the commands that only read or write the store (or ask a server): a test runs them in its own
+#: process, through the same ``cli.main`` with its output and exit status captured, when none
+#: of its own threads (not a daemon: a reconciler, a ladder) could print meanwhile and no
+#: ``--wait`` needs the timeout; the others start a process as a shell does
+IN_PROCESS = frozenset({"seasons", "standings", "matches", "logs", "replay", "audit",
+                        "authors", "season cancel", "rules check", "rules variants",
+                        "bots submit", "bots status", "bots show", "bots logs",
+                        "bots withdraw", "bots unsuspend"})
+
+
 def arena(*args: str, cwd: Path | None = None, timeout: float = 300,
           check: bool = False) -> subprocess.CompletedProcess:
-    """Run the arena command line in its own process."""
-    p = subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd or ROOT,
-                       env=env(), capture_output=True, text=True, timeout=timeout)
+    """Run the arena command line: in its own process, or, for a command of ``IN_PROCESS``
+    from a test running no thread of its own, in this one (a Python start-up spared)."""
+    if (args[0] in IN_PROCESS or " ".join(args[:2]) in IN_PROCESS) and \
+            "--wait" not in args and not _threads_of_the_test():
+        p = _in_this_process(args, cwd or ROOT)
+    else:
+        p = subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd or ROOT,
+                           env=env(), capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
         raise AssertionError(f"arena {' '.join(args)}: exit {p.returncode}\n{p.stdout}\n"
                              f"{p.stderr}")
     return p
+
+
+def _threads_of_the_test() -> bool:
+    """Whether a thread other than the main one and the daemons (a library's monitor, a test's
+    server) is running."""
+    return any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread())
+
+
+def _in_this_process(args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess:
+    """``arena ARGS`` run by ``cli.main`` in this process from ``cwd``, as its own process
+    would: each store opened (and its schema checked) afresh, its output and its status (an
+    uncaught error: its traceback and 1)."""
+    import contextlib
+    import io
+    import traceback
+
+    from cli.main import main
+    from scheduler.store import schema
+    out, err = io.StringIO(), io.StringIO()
+    before, environ = os.getcwd(), dict(os.environ)
+    engines, ready = dict(schema.ENGINES), set(schema.READY)
+    schema.ENGINES.clear()
+    schema.READY.clear()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(list(args))
+            except SystemExit as e:
+                status = e.code
+            except Exception:
+                traceback.print_exc()
+                status = 1
+            if isinstance(status, str):  # as Python exits with a message
+                print(status, file=sys.stderr)
+                status = 1
+    finally:
+        os.chdir(before)
+        os.environ.clear()
+        os.environ.update(environ)
+        for engine in schema.ENGINES.values():
+            engine.dispose()
+        schema.ENGINES.clear()
+        schema.ENGINES.update(engines)
+        schema.READY.clear()
+        schema.READY.update(ready)
+    return subprocess.CompletedProcess(["arena", *args], status or 0, out.getvalue(),
+                                       err.getvalue())
 
 
 class Worker:
@@ -70,7 +134,7 @@ class Worker:
                  extra_env: dict[str, str] | None = None, intake: int = 0) -> None:
         """``intake``: the slots of its intake lane (builds and checks; 0: match lanes only,
         as the tests of seasons need)."""
-        self.log_path, self.intake = log, intake
+        self.log_path, self.intake, self.told = log, intake, False
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cli", "worker", "--db", db, "--broker", broker,
@@ -99,14 +163,32 @@ class Worker:
             pass
         self.proc.wait(10)
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
+    def terminate(self) -> None:
+        """SIGTERM to the whole worker (a warm shutdown), once, not waited for."""
+        if self.proc.poll() is None and not self.told:
+            self.told = True
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def stop(self) -> None:
+        """A warm shutdown, waited for (a SIGKILL after 20 s)."""
+        if self.proc.poll() is None:
+            try:
+                self.terminate()
                 self.proc.wait(20)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
+            except subprocess.TimeoutExpired:
                 self.kill9()
         self.log.close()
+
+
+def stop_all(workers: list[Worker]) -> None:
+    """Stop several workers, their warm shutdowns side by side."""
+    for w in workers:
+        w.terminate()
+    for w in workers:
+        w.stop()
 
 
 def flush_redis(url: str = REDIS_URL) -> None:

@@ -17,6 +17,7 @@ import sys
 import time
 
 import referee.rules
+from house import settings
 from referee.play.selfplay import play
 from referee.rules import apply, family_of, new_game, rules_for
 
@@ -106,7 +107,7 @@ def _rate(engine_name: str, variant: str, deals: int) -> float:
     code = ("import sys\nfrom tools.benchengine import bench_engine\n"
             "bench_engine(sys.argv[1], int(sys.argv[2]))")
     run = subprocess.run([sys.executable, "-c", code, variant, str(deals)], capture_output=True,
-                         text=True, env=dict(os.environ, ARENA_ENGINE=engine_name))
+                         text=True, env={**os.environ, settings.ENGINE.name: engine_name})
     match = re.search(r"^deals/s\s+([0-9.]+)", run.stdout, re.M)
     if run.returncode or match is None or f"engine       {engine_name}" not in run.stdout:
         raise SystemExit(f"bench: the {engine_name} engine failed (exit {run.returncode}):\n"

@@ -70,7 +70,7 @@ def _ladder(where: Path, settled: bool, seconds: float) -> tuple[float, int]:
     time.sleep(seconds)  # (the measured span)
     stop.set()
     thread.join()
-    return _cpu() - before, store.counts("rest")["done"]
+    return _cpu() - before, store.seasons.counts("rest")["done"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -148,9 +148,9 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str, run
                 print(f"  run {run + 1}     " + "; ".join(
                     f"{m} {got_t[m]:,.0f} deals/h" for m in DELIVERY), flush=True)
         finally:
-            store.delete_season(name)
+            store.seasons.delete(name)
             for s in leagues.values():
-                store.delete_season(s.name)
+                store.seasons.delete(s.name)
 
     match_s = [r["direct"][0] for r in dispatch_runs]
     print("over the runs (median and range):")
@@ -185,7 +185,7 @@ def _dispatch(mode, season, plans, store, broker, folder) -> tuple[float, float]
             times.append(time.perf_counter() - s)
         wall = time.perf_counter() - t
         return wall / n, wall / n - statistics.mean(times)
-    store.delete_season(season.name)  # the same name again: the same match ids and seeds
+    store.seasons.delete(season.name)  # the same name again: the same match ids and seeds
     open_season(season, store, workdir=folder, check=False)
     if mode == "local":
         t = time.perf_counter()
@@ -200,19 +200,19 @@ def _dispatch(mode, season, plans, store, broker, folder) -> tuple[float, float]
             wall = time.perf_counter() - t
         finally:
             stop_workers(procs)
-    inner = statistics.mean(m["duration_s"] for m in store.matches(season.name))
+    inner = statistics.mean(m["duration_s"] for m in store.pages.matches(season.name))
     return wall / n, wall / n - inner
 
 
 def _deals_per_hour(season, store, folder, workers) -> float:
     """Deals an hour of the season played whole in the local mode with ``workers``."""
     from scheduler.league import open_season, run_local
-    store.delete_season(season.name)
+    store.seasons.delete(season.name)
     open_season(season, store, workdir=folder, check=False)
     t = time.perf_counter()
     counts = run_local(store, season.name, workers=workers, progress=False)
     wall = time.perf_counter() - t
-    if counts.get("failed"):
-        raise RuntimeError(f"season {season.name}: {counts['failed']} match(es) failed")
-    deals = season.deals_per_set * len(season.plan())  # every match plays a whole deal set
+    if counts.failed:
+        raise RuntimeError(f"season {season.name}: {counts.failed} match(es) failed")
+    deals = season.config.deals_per_set * len(season.plan())  # every match plays a whole deal set
     return deals / wall * 3600

@@ -9,8 +9,8 @@ every run plays the same cards), or those of an existing store (``--from``). The
 copied into two new SQLite stores, each made by this code, once in each format; SQLite's
 ``dbstat`` gives each table's and index's pages there. The times: compressing and reading back
 each record and JSON column in process, each way; and, with ``--other`` (a checkout of the code
-before, such as a ``git worktree``), ``Store.finish`` and ``Store.record`` of every match in a
-fresh store of each checkout, the two alternated over ``--rounds``.
+before, such as a ``git worktree``), ``store.results.finish`` and ``store.results.record`` of
+every match in a fresh store of each checkout, the two alternated over ``--rounds``.
 
 ``dictionary`` is how ``scheduler/store/packing_dictionary.py`` was made.
 """
@@ -209,15 +209,16 @@ for table, rows in given["rows"]:
                     f"({', '.join('?' * len(row))})", list(row.values()))
 con.commit()
 con.close()
+results = getattr(store, "results", store)  # (a store before it was composed by job: itself)
 write, read = [], []
 for m in given["played"]:
     t = time.perf_counter()
-    store.finish(m["id"], m["season"], m["result"], m["summary"], m["record"], m["duration_s"],
-                 "bench-store", tally=m["tally"])
+    results.finish(m["id"], m["season"], m["result"], m["summary"], m["record"], m["duration_s"],
+                   "bench-store", tally=m["tally"])
     write.append(time.perf_counter() - t)
 for m in given["played"]:
     t = time.perf_counter()
-    got = store.record(m["id"])
+    got = results.record(m["id"])
     read.append(time.perf_counter() - t)
     assert got == m["record"], m["id"]
 print(json.dumps({"write": write, "read": read}))
@@ -227,8 +228,7 @@ print(json.dumps({"write": write, "read": read}))
 def _timer_input(played: Played, path: Path) -> None:
     """What ``_TIMER`` reads: the seasons' rows to write first (their matches as planned, JSON
     text as before), and each played match's ``finish`` arguments."""
-    from scheduler.stats.scores import TALLY_COLUMNS
-    from scheduler.store import open_store
+    from scheduler.store import TALLY_COLUMNS, open_store
     store = open_store(played.url, create=False)
     records = {r["match_id"]: r["data"] for r in played.rows("records")}
     first = [(name, [dict(r, status="pending", finished_at=None) if name == "matches" else r
@@ -237,15 +237,15 @@ def _timer_input(played: Played, path: Path) -> None:
     finishes = [{"id": m.id, "season": m.season, "result": m.result,
                  "summary": m.summary.to_dict(), "record": records[m.id],
                  "duration_s": m.duration_s, "tally": {k: m[k] for k in TALLY_COLUMNS}}
-                for season in store.season_names() for m in store.matches(season)
+                for season in store.seasons.names() for m in store.pages.matches(season)
                 if m.id in records]
     path.write_text(json.dumps({"rows": first, "played": finishes}), encoding="utf-8")
 
 
 def store_times(trees: list[Path], played: Played, folder: Path, rounds: int
                 ) -> dict[Path, tuple[float, float]]:
-    """Median milliseconds of ``Store.finish`` and ``Store.record`` per match in each checkout,
-    each in a fresh SQLite store, the checkouts alternated ``rounds`` times."""
+    """Median milliseconds of ``store.results.finish`` and ``store.results.record`` per match in
+    each checkout, each in a fresh SQLite store, the checkouts alternated ``rounds`` times."""
     given = folder / "timer.json"
     _timer_input(played, given)
     times: dict[Path, tuple[list[float], list[float]]] = {t: ([], []) for t in trees}
@@ -347,7 +347,7 @@ def _print_times(codec: dict, played: Played, folder: Path, other: str | None,
         print(f"{key:<36} {b:>8.0f} {a:>8.0f}")
     trees = [ROOT] + ([Path(other).resolve()] if other else [])
     got = store_times(trees, played, folder, rounds)
-    print(f"\nStore.finish and Store.record, median ms per match ({rounds} rounds, SQLite)")
+    print(f"\nStore.finish and store.results.record, median ms per match ({rounds} rounds, SQLite)")
     for tree, (w, r) in got.items():
         label = "this checkout" if tree == ROOT else str(tree)
         print(f"{label:<36} finish {w:>6.2f}   record {r:>6.2f}")

@@ -4,7 +4,7 @@ A fresh SQLite store gets a duplicate round robin of ten bots (the Python sample
 ten names, pinned as registry versions), opened through the league's own code, and a result
 for every match inserted straight into the store's tables: each summary has the shape of a
 real two-deck match's (two deals), with dealers, attackers, points and level gains drawn at
-random and a per-bot strength so the ratings spread, and the tally columns ``Store.finish``
+random and a per-bot strength so the ratings spread, and the tally columns ``store.results.finish``
 writes beside each summary (``scheduler.stats.scores.match_tally``). Then the API standings, the
 season page, the seasons list, the bots page, the matches list (first page, filtered by bot and
 status, and by bot faults), a match page and the progress are requested ``repeat`` times each
@@ -15,7 +15,6 @@ season page and the bots page once each with the standings cleared.
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 import tempfile
@@ -74,7 +73,8 @@ def _summary(seats: list[str], strength: dict[str, float], rng: random.Random,
 def build(folder: Path, matches: int = 10000, bots: int = 10, *, variant: str = "two-deck-fry",
           duplicate: bool = True, name: str = "bench-web") -> tuple[str, str]:
     """A store at ``folder`` with a finished round robin of about ``matches`` matches (its
-    URL and the season's name); each result has the tally columns ``Store.finish`` writes."""
+    URL and the season's name); each result has the tally columns ``store.results.finish``
+    writes."""
     import io
 
     from sqlalchemy import update
@@ -86,6 +86,7 @@ def build(folder: Path, matches: int = 10000, bots: int = 10, *, variant: str = 
     from scheduler.store import Store
     from scheduler.store import matches as matches_t
     from scheduler.store import results as results_t
+    from scheduler.store.rows import encoded, tally_columns
     pairings = bots * (bots - 1) // 2
     deal_sets = max(1, round(matches / (2 * pairings)))
     url = f"sqlite:///{folder / 'bench.db'}"
@@ -96,7 +97,7 @@ def build(folder: Path, matches: int = 10000, bots: int = 10, *, variant: str = 
     strength = {f"bot{i:02d}": rng.gauss(0, 0.5) for i in range(bots)}
     now = time.time()
     rows, ids = [], []
-    for r in store.matches(name):
+    for r in store.pages.matches(name):
         seats = list(r.seats)
         s = _summary(seats, strength, rng, match_points=variant == "three-deck")
         levels = s["deals"][-1]["after"]
@@ -105,10 +106,10 @@ def build(folder: Path, matches: int = 10000, bots: int = 10, *, variant: str = 
                              "levels": d["after"]} for i, d in enumerate(s["deals"])],
                   "strikes": s["strikes"], "forfeit": None, "winner_team": None,
                   "levels": levels, "sandbox": "bubblewrap"}
-        rows.append({"match_id": r["id"], "season": name, "result_json": json.dumps(result),
-                     "summary_json": json.dumps(s), "duration_s": rng.uniform(0.5, 3.0),
+        rows.append({"match_id": r["id"], "season": name, "result_json": encoded(result),
+                     "summary_json": encoded(s), "duration_s": rng.uniform(0.5, 3.0),
                      "worker": "bench", "written_at": now,
-                     **match_tally(MatchSummary.from_dict(s), variant)})
+                     **tally_columns(match_tally(MatchSummary.from_dict(s), variant))})
         ids.append(r["id"])
     with store.engine.begin() as c:
         c.execute(results_t.insert(), rows)

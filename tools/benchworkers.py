@@ -20,6 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
+from house import settings
 from tools.benchleague import season_file, stop_workers, start_workers
 
 
@@ -49,7 +50,7 @@ def bench_workers(counts: list[int], matches: int, deals: int, pg_url: str,
         remote = Store(pg_url)
         for count in counts:
             redis.Redis.from_url(broker).flushdb()
-            remote.delete_season(name)
+            remote.seasons.delete(name)
             procs = start_workers(count, pg_url, broker, tmp)
             try:
                 loads[count] = _load()
@@ -62,8 +63,8 @@ def bench_workers(counts: list[int], matches: int, deals: int, pg_url: str,
             if counts_["done"] != n:
                 raise RuntimeError(f"{count} workers: {counts_} of {n} matches")
             rates[count] = n / walls[count] * 3600
-            inner[count] = statistics.mean(m["duration_s"] for m in remote.matches(name))
-        remote.delete_season(name)
+            inner[count] = statistics.mean(m["duration_s"] for m in remote.pages.matches(name))
+        remote.seasons.delete(name)
     from tools.benchengine import cpu_model
     shown = ",".join(map(str, counts))
     print(f"command      arena bench workers --processes {shown} --matches {matches} "
@@ -92,6 +93,6 @@ def main(args) -> int:
                   "counts such as 1,2,4", file=sys.stderr)
             return 2
         counts.append(int(part))
-    pg = args.db or os.environ.get("ARENA_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+    pg = args.db or settings.TEST_PG.value()
     broker = args.broker or "redis://127.0.0.1:6379/11"
     return bench_workers(counts, args.matches, args.deals, pg, broker)

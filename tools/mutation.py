@@ -53,9 +53,9 @@ def load_mutations(path: Path = MUTATIONS_FILE) -> tuple[Mutation, ...]:
 MUTATIONS = load_mutations()
 
 #: The fast rules tests, run when a mutation leaves every vector passing.
-TESTS = ("tests/test_conformance.py", "tests/test_structure_match.py",
-         "tests/test_actions_and_records.py", "tests/test_hidden_information.py",
-         "tests/test_greedy_bot.py")
+TESTS = ("tests/rules/test_conformance.py", "tests/rules/test_structure_match.py",
+         "tests/rules/test_actions_and_records.py", "tests/rules/test_hidden_information.py",
+         "tests/referee/test_greedy_bot.py")
 
 
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import asdict
 from enum import Enum
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 import scheduler.stats.standings  # noqa: F401 - loaded with the app, not on the first request
+from scheduler.errors import Refusal, Refused
 from scheduler.reports import (bot_versions, sealed_reason, season_rows, season_standings,
                                season_status)
+from scheduler.states import MatchStatus
 from scheduler.store import STATUSES
+from web.refusals import STATUS
 
 MAX_LIMIT = 500
 #: a ladder's pace is its matches played over the last hour (seconds)
@@ -125,9 +129,9 @@ class Detail(BaseModel):
 # -- reads shared by the pages and the API -----------------------------------------------
 
 def season_or_404(store, name: str) -> dict:
-    row = store.season(name)
+    row = store.seasons.get(name)
     if row is None:
-        raise HTTPException(404, f"no season {name!r}")
+        raise Refused(Refusal.NOT_FOUND, f"no season {name!r}")
     return row
 
 
@@ -152,7 +156,7 @@ def hidden(request: Request) -> set[str]:
 
 def visible_season(request: Request, name: str) -> None:
     if name in hidden(request):
-        raise HTTPException(404, f"no season {name!r}")
+        raise Refused(Refusal.NOT_FOUND, f"no season {name!r}")
 
 
 def visible_rows(request: Request) -> list[dict]:
@@ -162,7 +166,7 @@ def visible_rows(request: Request) -> list[dict]:
 
 def standings(request: Request, name: str) -> dict:
     """The season's standings as ``arena standings NAME --json`` prints them, less its sealed
-    matches (``Store.sealed_in``): each is counted as not yet played, and, while there are
+    matches (``store.pages.sealed_in``): each is counted as not yet played, and, while there are
     some, ``matches_sealed`` says only how many; kept until a match of the season changes
     status."""
     return _standings_entry(request, name)[1]
@@ -178,11 +182,12 @@ def _standings_entry(request: Request, name: str) -> tuple:
     store = request.app.state.store
     visible_season(request, name)
     row = season_or_404(store, name)
-    key = (name, tuple(sorted(store.counts(name).items())), store.result_count(name))
+    key = (name, tuple(sorted(store.seasons.counts(name).items())), store.results.count(name))
     cache = request.app.state.standings_cache
     if cache.get(name, (None,))[0] != key:
-        rows = store.standings_rows(name)
-        sealed = store.sealed_in(name)  # (after the rows: a match played between is in it)
+        rows = store.pages.standings_rows(name)
+        sealed = {s.id: s.seats  # (after the rows: a match played between is in it)
+                  for s in store.pages.sealed_in(name)}
         st = season_standings(row, rows, samples=1000, sealed=sealed)
         counted = st.to_dict() | ({"matches_sealed": len(sealed)} if sealed else {})
         cache[name] = (key, {**counted, "versions": bot_versions(store, name)}, sealed)
@@ -194,25 +199,25 @@ def progress(store, name: str) -> dict:
     ladder never ends: its matches played an hour (over the last hour, or since it opened)
     instead, and no time left."""
     row = season_or_404(store, name)
-    c = store.counts(name)
+    c = store.seasons.counts(name)
     now = time.time()
-    ladder = row.config.get("format") == "ladder"
-    status = season_status(c, store.cancelled(name), ladder)
+    ladder = row.config.is_ladder
+    status = season_status(c, store.cancels.cancelled(name), ladder)
     if ladder:
         window = min(HOUR_S, now - row.created_at)
-        recent = store.result_pace(name, since=now - window).recent
-        return {"season": name, "ladder": True, "total": sum(c.values()), **c,
+        recent = store.pages.result_pace(name, since=now - window).recent
+        return {"season": name, "ladder": True, "total": c.total, **c.to_dict(),
                 "status": status, "rate_per_min": None, "eta_s": None, "at": now,
                 "per_hour": round(recent / window * HOUR_S, 1) if window > 0 else None}
-    pace = store.result_pace(name, since=now - 120)
+    pace = store.pages.result_pace(name, since=now - 120)
     rate = None
     if pace.recent >= 2 and now > pace.recent_first:
         rate = pace.recent / (now - pace.recent_first) * 60
     elif pace.count >= 2 and pace.last > pace.first:
         rate = (pace.count - 1) / (pace.last - pace.first) * 60
-    left = c["pending"] + c["running"]
+    left = c[MatchStatus.PENDING] + c[MatchStatus.RUNNING]
     eta = left / rate * 60 if rate and left else (0.0 if not left else None)
-    return {"season": name, "ladder": False, "total": sum(c.values()), **c, "status": status,
+    return {"season": name, "ladder": False, "total": c.total, **c.to_dict(), "status": status,
             "rate_per_min": round(rate, 2) if rate else None,
             "eta_s": round(eta, 1) if eta is not None else None, "at": now}
 
@@ -239,14 +244,14 @@ def _match_row(r, sealed: bool = False) -> dict:
 def _seated(store, version: str, season: str | None) -> list[tuple[str, str]]:
     """(season, bot) of every bot pinned to ``version`` (``name@version``): in each season
     that pinned it, under the name the season gave it."""
-    seasons = [season] if season else store.season_names()
+    seasons = [season] if season else store.seasons.names()
     return [(s, bot) for s in seasons for bot, v in bot_versions(store, s).items()
             if v["ref"] == version]
 
 
 def _has_fault_kind(store, match_id: str, kind: str) -> bool:
     """Whether the match's stored record has a fault of ``kind``."""
-    record = store.record(match_id) or {}
+    record = store.results.record(match_id) or {}
     return any(f.get("kind") == kind for f in record.get("faults") or [])
 
 
@@ -259,13 +264,13 @@ def match_list(store, *, season: str | None = None, bot: str | None = None,
     only those whose record has a fault of that kind (a sealed match passes none of these:
     its faults are its result's); ``version``: only those a bot pinned to that
     ``name@version`` played."""
-    page = store.match_page(
+    page = store.pages.match_page(
         season=season, status=status, bot=bot,
         seated=_seated(store, version, season) if version else None, fault=fault,
         record_has=None if fault_kind is None else (
             lambda match_id: _has_fault_kind(store, match_id, fault_kind)),
         limit=limit, offset=offset, hidden=hidden_seasons, sealed_out=True)
-    sealed = store.sealed_among([r for r in page.rows if r.played])
+    sealed = store.pages.sealed_among([r for r in page.rows if r.played])
     return {"total": page.total, "limit": limit, "offset": offset,
             "matches": [_match_row(r, r.id in sealed) for r in page.rows]}
 
@@ -284,22 +289,22 @@ def match_detail(store, match_id: str, *, hidden_seasons=(), log_seats=None) -> 
     """A match: its row and, once its record may be served, its deals, faults (with the
     faulting bots' log tails: of the seats ``log_seats`` only, where given), decision timings
     and bot versions. A sealed record serves none of that: only who it waits for."""
-    r = store.match_and_result(match_id)
+    r = store.pages.match_and_result(match_id)
     if r is None or r.season in hidden_seasons:
-        raise HTTPException(404, f"no match {match_id!r}")
+        raise Refused(Refusal.NOT_FOUND, f"no match {match_id!r}")
     row = _match_row(r)
-    sealed = store.sealed_by(match_id) if r.played else []
+    sealed = store.pages.sealed_by(match_id) if r.played else []
     if sealed:
         row.update(dict.fromkeys(RESULT_FIELDS))
         return {"match": row, "sealed": True, "sealed_reason": sealed_reason(sealed),
-                "sealed_by": sealed}
+                "sealed_by": [asdict(s) for s in sealed]}
     out = {"match": row, "sealed": False,
            "attempts": [{k: a[k] for k in ("attempt", "worker", "started_at", "ended_at",
                                           "outcome", "reason")}
-                        for a in store.attempt_log(r.season, match_id)]}
+                        for a in store.pages.attempt_log(r.season, match_id)]}
     if r.played:
         out["deals"] = [d.to_dict() for d in r.summary.deals]
-    record = store.record(match_id) if r.played else None
+    record = store.results.record(match_id) if r.played else None
     if record:
         from referee.match.matchfile import MatchFile
         match = MatchFile.from_dict(record, match_id)  # one that does not read back: an error
@@ -321,7 +326,7 @@ def detail_for(request: Request, match_id: str) -> dict:
     store = request.app.state.store
     if getattr(request.app.state, "service", None) is None:
         return match_detail(store, match_id)
-    from web.service import Refused, own_seats
+    from web.service import own_seats
     who = viewer(request)
     secret = hidden(request)
     try:
@@ -339,8 +344,8 @@ def bot_list(request: Request) -> list[dict]:
             "files", "submitted_at")
     out = []
     secret = hidden(request)
-    for v in store.bot_versions():
-        seasons = [s for s in store.pinning_seasons(v["content_hash"]) if s not in secret]
+    for v in store.registry.versions():
+        seasons = [s for s in store.registry.pinning_seasons(v["content_hash"]) if s not in secret]
         ratings = {}
         for season in seasons:
             st = standings(request, season)
@@ -389,8 +394,8 @@ def ladder(request: Request, name: str) -> dict[str, Any]:
     from scheduler.ladder import ladder_history, ladder_table
     visible_season(request, name)
     row = season_or_404(request.app.state.store, name)
-    if row.config.get("format") != "ladder":
-        raise HTTPException(404, f"season {name!r} is not a ladder")
+    if not row.config.is_ladder:
+        raise Refused(Refusal.NOT_FOUND, f"season {name!r} is not a ladder")
     store = request.app.state.store
     return {"season": name, "versions": ladder_table(store, name),
             "history": ladder_history(store, name)}
@@ -422,7 +427,8 @@ def api_match(request: Request, match_id: str):
     """A match's deals, faults, log tails, timings and versions; 403 while sealed."""
     got = detail_for(request, match_id)
     if got["sealed"]:
-        return JSONResponse(MatchDetail(**got).model_dump(), status_code=403)
+        return JSONResponse(MatchDetail(**got).model_dump(),
+                            status_code=STATUS[Refusal.FORBIDDEN])
     return got
 
 

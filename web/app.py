@@ -17,7 +17,9 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import cookie_parser
 
+from scheduler.errors import Refusal, Refused
 from scheduler.store import NoStore, open_store  # noqa: F401  (NoStore: raised by create_app)
+from web.refusals import STATUS, headers_of, status_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -96,7 +98,6 @@ class BoundedBodies:
             await self.app(scope, receive, send)
             return
         from web import service
-        from web.service import Refused
         state = self.dashboard.state
         store, config = state.store, state.service
         path, method = scope["path"], scope["method"]
@@ -118,10 +119,11 @@ class BoundedBodies:
                         service.SESSION_COOKIE)
                     viewer = await to_thread.run_sync(service.session_viewer, store, cookie)
                     if viewer is None:
-                        raise Refused(401, "log in first (/login) with the token the "
-                                      "organiser gave you")
+                        raise Refused(Refusal.UNAUTHENTICATED, "log in first (/login) with "
+                                      "the token the organiser gave you")
                 elif upload == "token" and viewer is None:
-                    raise Refused(401, "send your token as 'Authorization: Bearer TOKEN'")
+                    raise Refused(Refusal.UNAUTHENTICATED,
+                                  "send your token as 'Authorization: Bearer TOKEN'")
                 if upload:
                     await to_thread.run_sync(service.within_refused_uploads, store, config,
                                              viewer, address)
@@ -131,9 +133,10 @@ class BoundedBodies:
             except _Gone:
                 return
             except Refused as e:
-                if holder is not None and e.status in (408, 413):  # (its slot was held)
+                # an upload refused for its body counts (its slot was held)
+                if holder is not None and e.kind in (Refusal.TOO_SLOW, Refusal.TOO_LARGE):
                     await to_thread.run_sync(service.count_refused_upload, store, config,
-                                             holder, f"{e.status} {e.detail}", address)
+                                             holder, f"{status_of(e)} {e.detail}", address)
                 await self._refuse(scope, send, e, close=has_body)
                 return
             if body is None:
@@ -156,13 +159,12 @@ class BoundedBodies:
 
     async def _body(self, scope, receive, headers) -> bytes:
         """The request's body, within its limit (413) and in time (408)."""
-        from web.service import Refused
         config = self.dashboard.state.service
         limit = self.limit(scope["path"])
         declared = headers.get("content-length")
         declared = int(declared) if declared is not None and declared.isdigit() else None
         if declared is not None and declared > limit:
-            raise Refused(413, f"the body is over the limit of {limit} bytes")
+            raise Refused(Refusal.TOO_LARGE, f"the body is over the limit of {limit} bytes")
         pause = config.body_s
         deadline = time.monotonic() + pause + (declared if declared is not None
                                                else limit) / config.body_rate
@@ -172,15 +174,15 @@ class BoundedBodies:
             with anyio.move_on_after(max(0.0, min(pause, deadline - time.monotonic()))):
                 message = await receive()
             if message is None:
-                raise Refused(408, f"the body did not arrive in time: it may pause at most "
-                              f"{pause:g} s, and must keep up {config.body_rate} bytes a "
-                              f"second after its first {pause:g} s")
+                raise Refused(Refusal.TOO_SLOW, f"the body did not arrive in time: it may "
+                              f"pause at most {pause:g} s, and must keep up "
+                              f"{config.body_rate} bytes a second after its first {pause:g} s")
             if message["type"] == "http.disconnect":
                 raise _Gone()
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                raise Refused(413, f"the body is over the limit of {limit} bytes")
+                raise Refused(Refusal.TOO_LARGE, f"the body is over the limit of {limit} bytes")
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -188,14 +190,15 @@ class BoundedBodies:
     async def _refuse(self, scope, send, e, *, close: bool) -> None:
         """``e`` answered as the app's handler would (JSON on the API, else a page), without
         reading the body; with ``close``, the connection then closed."""
-        headers = e.headers()
+        headers = headers_of(e)
         if close:
             headers["Connection"] = "close"
         if _is_api_path(scope["path"]) or scope["path"].startswith("/static/"):
-            response = JSONResponse({"detail": e.detail}, status_code=e.status, headers=headers)
+            response = JSONResponse({"detail": e.detail}, status_code=status_of(e),
+                                    headers=headers)
         else:
             from web import pages
-            response = await to_thread.run_sync(pages.error_page, Request(scope), e.status,
+            response = await to_thread.run_sync(pages.error_page, Request(scope), status_of(e),
                                                 e.detail)
             response.headers.update(headers)
 
@@ -232,7 +235,6 @@ def create_app(db_url: str, service=None) -> FastAPI:
     under /api/v1 and the authors' pages; then scrimmages and seat logs are shown to their
     authors only."""
     from web import api, pages
-    from web.service import Refused
     app = Dashboard(title="Shengji Arena", summary="Seasons, standings, matches and bots of "
                     "a results store" + (", and the submission service of its authors"
                                          if service is not None else ", read only"),
@@ -254,8 +256,8 @@ def create_app(db_url: str, service=None) -> FastAPI:
             problems.append(f"{'.'.join(loc) or 'request'}: {e.get('msg', 'invalid')}")
         detail = "bad parameter " + "; ".join(problems)
         if _is_api(request):
-            return JSONResponse({"detail": detail}, status_code=400)
-        return pages.error_page(request, 400, detail)
+            return JSONResponse({"detail": detail}, status_code=STATUS[Refusal.MALFORMED])
+        return pages.error_page(request, STATUS[Refusal.MALFORMED], detail)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
@@ -267,10 +269,10 @@ def create_app(db_url: str, service=None) -> FastAPI:
     @app.exception_handler(Refused)
     async def refused(request: Request, exc: Refused):
         if _is_api(request):
-            return JSONResponse({"detail": exc.detail}, status_code=exc.status,
-                                headers=exc.headers())
-        page = pages.error_page(request, exc.status, exc.detail)
-        page.headers.update(exc.headers())
+            return JSONResponse({"detail": exc.detail}, status_code=status_of(exc),
+                                headers=headers_of(exc))
+        page = pages.error_page(request, status_of(exc), exc.detail)
+        page.headers.update(headers_of(exc))
         return page
 
     app.include_router(api.router)

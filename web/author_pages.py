@@ -11,26 +11,26 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
+from scheduler.errors import Refusal, Refused
 from scheduler.ladder import ladder_places
 from scheduler.registry.archives import size_text
+from scheduler.states import VersionState
 from web import results, scrimmages, service
-from web.service import SESSION_COOKIE, SESSION_S, Refused, Viewer, page_viewer
+from web.refusals import SeeOther, headers_of, status_of
+from web.service import SESSION_COOKIE, SESSION_S, Viewer, page_viewer
 
 router = APIRouter(include_in_schema=False)
 #: the newest matches of each version in each season shown on /me (its page shows more)
 ON_ME = 5
 
 
-class LoginFirst(Refused):
-    """A page asked for without a session: 303 to ``/login``, which comes back to it."""
+class LoginFirst(SeeOther):
+    """A page asked for without a session: to ``/login``, which comes back to it."""
 
     def __init__(self, request: Request) -> None:
-        super().__init__(303, "log in first (/login) with the token the organiser gave you")
         here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        self.location = "/login?" + urlencode({"next": local_path(here)})
-
-    def headers(self) -> dict[str, str]:
-        return {"Location": self.location}
+        super().__init__(Refusal.UNAUTHENTICATED, "log in first (/login) with the token the "
+                         "organiser gave you", "/login?" + urlencode({"next": local_path(here)}))
 
 
 def local_path(path: object) -> str:
@@ -46,7 +46,8 @@ def _author(request: Request) -> Viewer:
     """The session's author, for a form's write (401 without one)."""
     who = page_viewer(request)
     if who is None:
-        raise Refused(401, "log in first (/login) with the token the organiser gave you")
+        raise Refused(Refusal.UNAUTHENTICATED,
+                      "log in first (/login) with the token the organiser gave you")
     return who
 
 
@@ -96,7 +97,8 @@ def _same_origin(request: Request) -> None:
         return
     host = urlsplit("//" + request.headers.get("host", "")).hostname or ""
     if said == "null" or (urlsplit(said).hostname or "") != host:  # (a proxy may drop the port)
-        raise Refused(403, "login: a form from another site (its Origin is not this service)")
+        raise Refused(Refusal.FORBIDDEN,
+                      "login: a form from another site (its Origin is not this service)")
 
 
 @router.post("/login")
@@ -106,7 +108,7 @@ async def login(request: Request):
     form = await _form(request, config.limits.body_bytes)
     token = form.get("token")
     if not isinstance(token, str) or not token.strip():
-        raise Refused(400, "token: expected the token the organiser gave you")
+        raise Refused(Refusal.MALFORMED, "token: expected the token the organiser gave you")
     cookie, _ = service.login(store, config, token, _address(request))
     out = RedirectResponse(local_path(form.get("next", "/me")), status_code=303)
     out.set_cookie(SESSION_COOKIE, cookie, max_age=int(SESSION_S), httponly=True,
@@ -119,8 +121,8 @@ async def logout(request: Request):
     who = _author(request)
     form = await _form(request, request.app.state.service.limits.body_bytes)
     service.check_csrf(who, form.get("csrf"))
-    request.app.state.store.end_session(service.digest(request.cookies[SESSION_COOKIE]))
-    request.app.state.store.audit("logout", actor=who.name, address=_address(request))
+    request.app.state.store.sessions.end(service.digest(request.cookies[SESSION_COOKIE]))
+    request.app.state.store.audit.write("logout", actor=who.name, address=_address(request))
     out = RedirectResponse("/", status_code=303)
     out.delete_cookie(SESSION_COOKIE, path="/")
     return out
@@ -137,13 +139,13 @@ def _me_page(request: Request, who: Viewer, code: int = 200, headers=None,
     ``form`` kept) and its status."""
     store = request.app.state.store
     mine = service.my_versions(store, who)
-    ready_mine = [v for v in mine if v["state"] == "ready" and not v["withdrawn"]
+    ready_mine = [v for v in mine if v["state"] == VersionState.READY and not v["withdrawn"]
                   and (v["author"] == who.name or who.organiser)]
-    rows = store.bot_versions()
-    states = store.version_states([r.id for r in rows])
+    rows = store.registry.versions()
+    states = {s.version_id: s for s in store.versions.states([r.id for r in rows])}
     opponents = [f"{r.name}@{r.version}" for r in rows
                  if (st := states.get(r.id)) is None
-                 or (st["state"] == "ready" and st["withdrawn_at"] is None)]
+                 or (st.state == VersionState.READY and st.withdrawn_at is None)]
     played = [(v, results.version_results(request, who, v["name"], v["version"], limit=ON_ME))
               for v in mine if v["seasons"]]
     ladders = ladder_places(store, [f"{v['name']}@{v['version']}" for v in ready_mine])
@@ -167,11 +169,11 @@ async def upload(request: Request):
     data = form.get("archive")
     try:
         if not isinstance(data, bytes):
-            raise Refused(400, "archive: expected a file (.tar, .tar.gz or .zip)")
+            raise Refused(Refusal.MALFORMED, "archive: expected a file (.tar, .tar.gz or .zip)")
         v = await run_in_threadpool(service.take_upload, request.app.state.store, config, who,
                                     data, address=_address(request))
     except Refused as e:  # shown on /me, above its form
-        return await run_in_threadpool(_me_page, request, who, e.status, e.headers(),
+        return await run_in_threadpool(_me_page, request, who, status_of(e), headers_of(e),
                                        upload_error=e.detail)
     return RedirectResponse(f"/me/bots/{v['name']}/{v['version']}", status_code=303)
 
@@ -224,11 +226,11 @@ async def scrimmage_ask(request: Request):
     try:
         pairs = kept["pairs"]
         if not pairs.isdigit() or len(pairs) > 3:
-            raise Refused(400, "pairs: expected a whole number")
+            raise Refused(Refusal.MALFORMED, "pairs: expected a whole number")
         got = scrimmages.request(request.app.state.store, config, who, kept["bot"],
                                  kept["opponent"], int(pairs), address=_address(request))
     except Refused as e:  # shown on /me, above its form, the fields as they were
-        return _me_page(request, who, e.status, e.headers(), scrimmage_error=e.detail,
+        return _me_page(request, who, status_of(e), headers_of(e), scrimmage_error=e.detail,
                         form=kept)
     return RedirectResponse(f"/me/scrimmages/{got['id']}", status_code=303)
 

@@ -53,7 +53,7 @@ def season(request: Request, name: str):
     names = [b["name"] for b in st["bots"]]
     three_deck = any(b["match_points"] is not None for b in st["bots"])
     ladder = plot = None
-    if request.app.state.store.season(name).config.get("format") == "ladder":
+    if request.app.state.store.seasons.get(name).config.is_ladder:
         ladder = api.ladder(request, name)
         plot = history_plot(ladder["history"], [v["bot"] for v in ladder["versions"]])
     return _render(request, "season.html", st=st, prog=prog, bars=bars, names=names,
@@ -68,10 +68,10 @@ def ladder_version(request: Request, name: str, bot: str):
     got = api.ladder(request, name)
     row = next((v for v in got["versions"] if v["bot"] == bot), None)
     if row is None:
-        from fastapi import HTTPException
-        raise HTTPException(404, f"no version {bot!r} in ladder {name!r}")
-    history = [h for h in request.app.state.store.rating_history(name) if h["bot"] == bot]
-    plot = history_plot([{"units": i + 1, "ratings": {bot: h["mu"] - 3 * h["sigma"]}}
+        from scheduler.errors import Refusal, Refused
+        raise Refused(Refusal.NOT_FOUND, f"no version {bot!r} in ladder {name!r}")
+    history = [h for h in request.app.state.store.ladder.rating_history(name) if h.bot == bot]
+    plot = history_plot([{"units": i + 1, "ratings": {bot: h.mu - 3 * h.sigma}}
                          for i, h in enumerate(history)], [bot])
     return _render(request, "ladder_version.html", season=name, v=row, history=history,
                    plot=plot, when=when)

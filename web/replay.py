@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from referee.match.matchfile import MatchFile
@@ -35,6 +35,7 @@ from referee.rules.events import (Buried, BuriedPublic, CardDealt, CardsPassed,
                                   TrumpSet)
 from referee.rules.record import replayed
 from referee.rules.trump import TRUMP, TrumpContext
+from scheduler.errors import Refusal, Refused
 from scheduler.reports import sealed_reason
 
 router = APIRouter()
@@ -301,27 +302,27 @@ def build_steps(events: list[Event], orders: list[TrumpContext | None] | None = 
 def _match(request: Request, match_id: str) -> MatchFile:
     from web.api import hidden
     store = request.app.state.store
-    m = store.match(match_id)
+    m = store.pages.match(match_id)
     if m is not None and m.season in hidden(request):
-        raise HTTPException(404, f"no match record with id {match_id}")
-    sealed = store.sealed_by(match_id)
+        raise Refused(Refusal.NOT_FOUND, f"no match record with id {match_id}")
+    sealed = store.pages.sealed_by(match_id)
     if sealed:
-        raise HTTPException(403, f"match {match_id}: {sealed_reason(sealed)}")
-    data = store.record(match_id)
+        raise Refused(Refusal.FORBIDDEN, f"match {match_id}: {sealed_reason(sealed)}")
+    data = store.results.record(match_id)
     if data is None:
-        raise HTTPException(404, f"no match record with id {match_id}")
+        raise Refused(Refusal.NOT_FOUND, f"no match record with id {match_id}")
     try:
         return MatchFile.from_dict(data, match_id)
     except ValueError as e:
-        raise HTTPException(500, f"match {match_id}: the stored record cannot be read: "
-                                 f"{e}") from None
+        raise Refused(Refusal.FAILED, f"match {match_id}: the stored record cannot be read: "
+                                      f"{e}") from None
 
 
 def _seat(seat: str | None) -> int | None:
     if seat is None or seat == "":
         return None
     if seat not in ("0", "1", "2", "3"):
-        raise HTTPException(400, f"bad parameter seat: {seat!r}: expected a seat 0-3")
+        raise Refused(Refusal.MALFORMED, f"bad parameter seat: {seat!r}: expected a seat 0-3")
     return int(seat)
 
 
@@ -347,8 +348,8 @@ def replay_api(request: Request, match_id: str, seat: str | None = None) -> dict
     try:
         return replay_of(match, view)
     except ValueError as e:  # an event that cannot be read
-        raise HTTPException(500, f"match {match_id}: the stored record cannot be read: "
-                                 f"{e}") from None
+        raise Refused(Refusal.FAILED, f"match {match_id}: the stored record cannot be read: "
+                                      f"{e}") from None
 
 
 @router.get("/matches/{match_id}/replay", response_class=HTMLResponse, include_in_schema=False)

@@ -15,10 +15,12 @@ from urllib.parse import quote
 
 from fastapi.responses import Response
 
+from scheduler.errors import Refusal, Refused
 from scheduler.ladder import ladder_places
 from scheduler.reports import bot_versions, sealed_reason
-from scheduler.stats.scores import TALLY_COLUMNS, match_tally
-from web.service import Refused, Viewer, own_seats, owned
+from scheduler.season_config import SeasonConfig
+from scheduler.stats.scores import match_tally
+from web.service import Viewer, own_seats, owned
 
 #: matches of a season shown at once (the page's "older" link and the API's offset go on)
 PAGE = 20
@@ -42,12 +44,12 @@ def match_line(r, bots, sealed: bool) -> dict:
            "points": None, "forfeit": None, "match_url": f"/matches/{path}",
            "replay_url": None, "record_url": None}
     if r.played and not sealed:
-        tally = ({k: r[k] for k in TALLY_COLUMNS} if r.deal_count is not None
-                 else match_tally(r.summary, r.variant))
-        score = tally[f"score_{team}"]
-        out.update(score=score, net=tally[f"net_{team}"], points=tally[f"attack_points_{team}"],
+        tally = r if r.deal_count is not None else match_tally(r.summary, r.variant)
+        score = getattr(tally, f"score_{team}")
+        out.update(score=score, net=getattr(tally, f"net_{team}"),
+                   points=getattr(tally, f"attack_points_{team}"),
                    outcome="win" if score > 0.5 else "loss" if score < 0.5 else "draw",
-                   forfeit=tally["forfeit_team"] == team,
+                   forfeit=tally.forfeit_team == team,
                    replay_url=f"/matches/{path}/replay",
                    record_url=f"/api/v1/matches/{path}/record")
     return out
@@ -56,11 +58,12 @@ def match_line(r, bots, sealed: bool) -> dict:
 def match_lines(store, rows, bots) -> list[dict]:
     """``match_line`` of each row, the sealed ones told in one read a season."""
     rows = list(rows)
-    sealed = store.sealed_among([r for r in rows if r.played])
+    sealed = store.pages.sealed_among([r for r in rows if r.played])
     return [match_line(r, bots, r.id in sealed) for r in rows]
 
 
-def _rank(store, season: str, config: dict, bots: list[str], standings: dict) -> dict:
+def _rank(store, season: str, config: SeasonConfig, bots: list[str],
+          standings: dict) -> dict:
     """The version's rating and rank in the season: a ladder's openskill rating (mu, its
     interval mu +- 2 sigma, as ``scheduler.ladder.ladder_table``), else its Bradley-Terry
     standings line; its pairs; None for the rank before it has played."""
@@ -73,7 +76,7 @@ def _rank(store, season: str, config: dict, bots: list[str], standings: dict) ->
         out.update({k: line[k] for k in ("wins", "draws", "losses", "net_levels")},
                    points=line["wins"] + line["draws"] / 2,
                    pairs=line["pairs_won"] + line["pairs_drawn"] + line["pairs_lost"])
-    if config.get("format") == "ladder":
+    if config.is_ladder:
         from scheduler.ladder import ladder_table
         table = ladder_table(store, season)
         at = next((i for i, v in enumerate(table) if v["bot"] in bots), None)
@@ -100,23 +103,24 @@ def version_results(request, viewer: Viewer, name: str, version: str, *,
     from web.api import sealed_in, standings
     store = request.app.state.store
     row = owned(store, viewer, name, version)
-    scrimmages = store.scrimmage_seasons()
-    seasons = [s for s in store.pinning_seasons(row.content_hash) if s not in scrimmages]
+    scrimmages = store.scrimmages.seasons()
+    seasons = [s for s in store.registry.pinning_seasons(row.content_hash) if s not in scrimmages]
     if season is not None:
         if season not in seasons:
-            raise Refused(404, f"{name}@{version} plays in no season {season!r}")
+            raise Refused(Refusal.NOT_FOUND, f"{name}@{version} plays in no season {season!r}")
         seasons = [season]
     out = []
     for s in seasons:
-        config = store.season(s).config
+        config = store.seasons.get(s).config
         bots = [b for b, v in bot_versions(store, s).items() if v["hash"] == row.content_hash]
         rank = _rank(store, s, config, bots, standings(request, s))
         waiting = sum(1 for seats in sealed_in(request, s).values() if set(seats) & set(bots))
-        page = store.seated_page(s, bots, limit=limit, offset=offset)
-        out.append({"season": s, "format": config.get("format"),
-                    "variant": config.get("variant"), "bots": bots, **rank,
+        page = store.pages.seated_page(s, bots, limit=limit, offset=offset)
+        out.append({"season": s, "format": config.format.value,
+                    "variant": config.variant, "bots": bots, **rank,
                     "matches": {"total": page.total, "limit": limit, "offset": offset,
-                                "counts": store.seated_counts(s, bots), "sealed": waiting,
+                                "counts": store.pages.seated_counts(s, bots).to_dict(),
+                                "sealed": waiting,
                                 "rows": match_lines(store, page.rows, set(bots))}})
     return {"version": f"{name}@{version}", "seasons": out,
             "ladders": ladder_places(store, [f"{name}@{version}"])[f"{name}@{version}"]}
@@ -132,17 +136,17 @@ def own_record(store, viewer: Viewer, match_id: str) -> bytes:
     (what ``arena replay FILE`` reads), the bot logs of the other seats left out. Another
     author's match, one not played and one that is not there answer the same 404; a record
     still sealed (its mirror, or another match on its cards, not yet played), 403."""
-    missing = Refused(404, f"no match record {match_id!r} of your bots")
+    missing = Refused(Refusal.NOT_FOUND, f"no match record {match_id!r} of your bots")
     try:
         seats = own_seats(store, viewer, match_id)
     except Refused:
         raise missing from None
-    record = store.record(match_id) if seats else None
+    record = store.results.record(match_id) if seats else None
     if record is None:
         raise missing
-    sealed = store.sealed_by(match_id)
+    sealed = store.pages.sealed_by(match_id)
     if sealed:
-        raise Refused(403, f"match {match_id}: {sealed_reason(sealed)}")
+        raise Refused(Refusal.FORBIDDEN, f"match {match_id}: {sealed_reason(sealed)}")
     return json.dumps(_redacted(record, seats), ensure_ascii=False).encode()
 
 

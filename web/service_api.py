@@ -4,6 +4,7 @@ states and logs, scrimmages, and the organiser's side. Every write needs a token
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter, Body, Header, Path, Query, Request
@@ -11,8 +12,10 @@ from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from scheduler.errors import Refusal, Refused
+from scheduler.states import SCRIMMAGE_OPEN, AuthorStatus
 from web import results, scrimmages, service
-from web.service import Refused, Viewer
+from web.service import Viewer
 
 router = APIRouter(prefix="/api/v1", tags=["service"])
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -157,7 +160,7 @@ def _address(request: Request) -> str:
 def author(request: Request, authorization: str | None = Header(None)) -> Viewer:
     """The author of the bearer token; API writes take no cookie (no cross-site writes)."""
     if service.bearer(authorization) is None:
-        raise Refused(401, "send your token as 'Authorization: Bearer TOKEN'")
+        raise Refused(Refusal.UNAUTHENTICATED, "send your token as 'Authorization: Bearer TOKEN'")
     return service.required(service.token_checked(request)
                             or service.viewer_of(_store(request), authorization, None))
 
@@ -165,7 +168,7 @@ def author(request: Request, authorization: str | None = Header(None)) -> Viewer
 def organiser(request: Request, authorization: str | None = Header(None)) -> Viewer:
     who = author(request, authorization)
     if not who.organiser:
-        raise Refused(403, "the organiser's only")
+        raise Refused(Refusal.FORBIDDEN, "the organiser's only")
     return who
 
 
@@ -174,7 +177,7 @@ def me(request: Request, authorization: str | None = Header(None)) -> dict[str, 
     """Who the token is, and the limits."""
     who = author(request, authorization)
     lim = _config(request).limits
-    return {"name": who.name, "role": who.role, "limits": lim.__dict__}
+    return {"name": who.name, "role": who.role, "limits": asdict(lim)}
 
 
 @router.post("/bots", status_code=202, response_model=VersionView, responses=REFUSALS,
@@ -295,13 +298,13 @@ def register(request: Request, reg: Registration = Body(...)) -> dict[str, str]:
     from scheduler.registry.archives import RegistryError
     config, store = _config(request), _store(request)
     if not config.self_registration:
-        raise Refused(403, "self-registration is off: ask the organiser for a token")
-    service.within_registrations(store, config, _address(request))
+        raise Refused(Refusal.FORBIDDEN, "self-registration is off: ask the organiser for a token")
+    service.within_registrations(store, _address(request))
     try:
-        token = add_author(store, reg.name, status="pending")
+        token = add_author(store, reg.name, status=AuthorStatus.PENDING)
     except RegistryError as e:
-        raise Refused(400, f"name: {e}") from None
-    store.audit("register", actor=reg.name, address=_address(request))
+        raise Refused(Refusal.MALFORMED, f"name: {e}") from None
+    store.audit.write("register", actor=reg.name, address=_address(request))
     return {"name": reg.name, "token": token, "status": "pending: the organiser approves it"}
 
 
@@ -310,7 +313,7 @@ def register(request: Request, reg: Registration = Body(...)) -> dict[str, str]:
 def admin_authors(request: Request,
                   authorization: str | None = Header(None)) -> list[dict[str, Any]]:
     organiser(request, authorization)
-    return _store(request).authors_list()
+    return [asdict(a) for a in _store(request).authors.all()]
 
 
 @router.post("/admin/authors/{name}/disable", responses=REFUSALS)
@@ -318,10 +321,11 @@ def admin_disable(request: Request, name: str = Path(pattern=NAME),
                   authorization: str | None = Header(None)) -> dict[str, str]:
     """The author can no longer log in nor write; their versions stay."""
     who = organiser(request, authorization)
-    if not _store(request).set_author(name, status="disabled"):
-        raise Refused(404, f"no author {name!r}")
-    _store(request).audit("disable", actor=who.name, subject=name, address=_address(request))
-    return {"name": name, "status": "disabled"}
+    if not _store(request).authors.change(name, status=AuthorStatus.DISABLED):
+        raise Refused(Refusal.NOT_FOUND, f"no author {name!r}")
+    _store(request).audit.write("disable", actor=who.name, subject=name,
+                                address=_address(request))
+    return {"name": name, "status": AuthorStatus.DISABLED}
 
 
 @router.post("/admin/bots/{name}/{version}/withdraw", responses=REFUSALS)
@@ -331,9 +335,9 @@ def admin_withdraw(request: Request, name: str = Path(pattern=NAME),
     """Out of every future season (those that pinned it keep it)."""
     who = organiser(request, authorization)
     row = service.owned(_store(request), who, name, version)
-    _store(request).withdraw_version(row.id, f"withdrawn by {who.name}")
-    _store(request).audit("withdraw", actor=who.name, subject=f"{name}@{version}",
-                          address=_address(request))
+    _store(request).versions.withdraw(row.id, f"withdrawn by {who.name}")
+    _store(request).audit.write("withdraw", actor=who.name, subject=f"{name}@{version}",
+                                address=_address(request))
     return {"version": f"{name}@{version}", "status": "withdrawn"}
 
 
@@ -343,12 +347,12 @@ def admin_queue(request: Request,
     """Versions waiting for a worker and scrimmages not over."""
     organiser(request, authorization)
     store = _store(request)
-    return {"versions": store.version_queue(),
-            "scrimmages": store.scrimmages_of(states=("queued", "playing"))}
+    return {"versions": [asdict(v) for v in store.versions.queue()],
+            "scrimmages": [asdict(s) for s in store.scrimmages.of(states=SCRIMMAGE_OPEN)]}
 
 
 @router.get("/admin/audit", responses=REFUSALS)
 def admin_audit(request: Request, authorization: str | None = Header(None)
                 ) -> list[dict[str, Any]]:
     organiser(request, authorization)
-    return _store(request).audit_entries(200)
+    return [asdict(e) for e in _store(request).audit.entries(200)]

@@ -7,7 +7,7 @@ from collections import Counter
 from referee.conformance import (CaseError, check_keys, class_text, count_vector, deal_common,
                                  diff, legal_expect, only, read_cards, text, verdict)
 from referee.rules.cards import POINTS, RANK_TEXT, SUITS, parse_cards, parse_rank
-from referee.rules.families.single_deck import rules as sd
+from referee.rules.families.single_deck import combos, declare, flow, scoring
 
 
 
@@ -17,14 +17,14 @@ def _sd_dun_kinds(case, plays, ctx):
         raise CaseError("dun_kinds: expected a list as long as trick")
     out = []
     for i, p in enumerate(plays):
-        r = sd.dun_rank(p)
+        r = combos.dun_rank(p)
         given = kinds[i] if kinds else None
-        if given not in (None, sd.SOFT, sd.HARD, sd.GOLD):
+        if given not in (None, combos.SOFT, combos.HARD, combos.GOLD):
             raise CaseError(f"dun_kinds[{i}] = {given!r}: expected soft, hard, gold or null")
         if r is None:
             out.append(None)
         else:
-            out.append(given or (sd.GOLD if r == ctx.level else sd.HARD))
+            out.append(given or (combos.GOLD if r == ctx.level else combos.HARD))
     return out
 
 
@@ -32,10 +32,10 @@ def _sd_trick(case, ctx):
     """Plays, the lead's format, the strongest dun kind so far, and the winner index."""
     plays = [read_cards(p, "trick") for p in case["trick"]]
     kinds = _sd_dun_kinds(case, plays, ctx)
-    lead_kind, c = sd.lead_format(plays[0], ctx)
-    if lead_kind == sd.INVALID:
+    lead_kind, c = combos.lead_format(plays[0], ctx)
+    if lead_kind == combos.INVALID:
         raise CaseError(f"the lead {text(plays[0])} is not a legal lead")
-    best, req = sd.trick_winner(plays, ctx, kinds)
+    best, req = combos.trick_winner(plays, ctx, kinds)
     return plays, lead_kind, c, req, best
 
 
@@ -44,23 +44,25 @@ def _sd_format(rules, ctx, case, expect):
         raise CaseError("expect: expected an object")
     check_keys(expect, {"format", "suit", "units", "dun"})
     cards = read_cards(case["cards"], "cards")
-    kind, c = sd.lead_format(cards, ctx)
+    kind, c = combos.lead_format(cards, ctx)
     diffs = []
     if kind != expect.get("format"):
         diffs.append(f"format {kind!r}, expected {expect.get('format')!r}")
-    if "suit" in expect and kind not in (sd.INVALID, sd.DUN) and class_text(c) != expect["suit"]:
+    if ("suit" in expect and kind not in (combos.INVALID, combos.DUN)
+            and class_text(c) != expect["suit"]):
         diffs.append(f"suit {class_text(c)!r}, expected {expect['suit']!r}")
     if "units" in expect:
-        units = sd.lead_units(cards, ctx)
-        if [Counter(u) for u in units] != [Counter(read_cards(u, "units")) for u in expect["units"]]:
+        units = combos.lead_units(cards, ctx)
+        want = [Counter(read_cards(u, "units")) for u in expect["units"]]
+        if [Counter(u) for u in units] != want:
             diffs.append(f"units {[text(u) for u in units]}, expected {expect['units']}")
     if "dun" in expect:
-        r = sd.dun_rank(cards)
+        r = combos.dun_rank(cards)
         holder = case.get("holder", "other")
         if holder not in ("dealer", "other"):
             raise CaseError(f"holder {holder!r}: expected dealer or other")
-        got = None if r is None else sd.dun_kind(r, ctx, holder == "dealer",
-                                                 bool(case.get("revealed", False)))
+        got = None if r is None else combos.dun_kind(r, ctx, holder == "dealer",
+                                                     bool(case.get("revealed", False)))
         if got != expect["dun"]:
             diffs.append(f"dun {got!r}, expected {expect['dun']!r}")
     return "; ".join(diffs) or None
@@ -73,7 +75,7 @@ def _sd_follow(rules, ctx, case, expect):
     play = read_cards(case["play"], "play")
     if Counter(play) - Counter(hand):
         raise CaseError(f"play {text(play)} is not part of hand {text(hand)}")
-    reason = sd.follow_error(plays[0], lead_kind, c, req, count_vector(hand), play, ctx)
+    reason = combos.follow_error(plays[0], lead_kind, c, req, count_vector(hand), play, ctx)
     return verdict(reason is None, reason, expect)
 
 
@@ -87,17 +89,18 @@ def _sd_throw(rules, ctx, case, expect):
         raise CaseError("expect: expected an object")
     check_keys(expect, {"ok", "forced", "penalty"})
     lead = read_cards(case["lead"], "lead")
-    kind, c = sd.lead_format(lead, ctx)
-    if kind == sd.INVALID:
+    kind, c = combos.lead_format(lead, ctx)
+    if kind == combos.INVALID:
         raise CaseError(f"the lead {text(lead)} is not one suit")
     others = [count_vector(read_cards(h, "others")) for h in case["others"]]
-    forced, penalty = (sd.judge_throw(lead, c, others, ctx) if kind == sd.THROW
+    forced, penalty = (combos.judge_throw(lead, c, others, ctx) if kind == combos.THROW
                        else (None, 0))
     diffs = []
     if (forced is None) != expect.get("ok"):
         diffs.append(f"ok {forced is None}, expected {expect.get('ok')}")
     if forced is not None:
-        if "forced" in expect and Counter(forced) != Counter(read_cards(expect["forced"], "forced")):
+        want = Counter(read_cards(expect["forced"], "forced")) if "forced" in expect else None
+        if want is not None and Counter(forced) != want:
             diffs.append(f"forced {text(forced)}, expected {expect['forced']}")
         if "penalty" in expect and expect["penalty"] != penalty:
             diffs.append(f"penalty {penalty}, expected {expect['penalty']}")
@@ -111,7 +114,7 @@ def _sd_deal_result(rules, ctx, case, expect):
     kitty = read_cards(deal["kitty"], "kitty")
     wc = deal["last_trick"].get("winning_card")
     card = parse_cards([wc])[0] if wc else None
-    out = sd.settle(
+    out = scoring.settle(
         rules, dealer=dealer, levels=levels, attacker_points=deal["attacker_points"],
         kitty_points=sum(POINTS[k] for k in kitty), attackers_won_last=dug,
         last_winning_card=card, trump=ctx.suit)
@@ -145,16 +148,16 @@ def _sd_declare(rules, ctx, case, expect):
     phase = case.get("phase", "dealing")
     if phase not in ("dealing", "after_burial"):
         raise CaseError(f"phase {phase!r}: expected 'dealing' or 'after_burial'")
-    reason = sd.reveal_error(cards, ctx.level, bool(case.get("current")), phase == "dealing",
-                             uprising_levels)
+    reason = declare.reveal_error(cards, ctx.level, bool(case.get("current")),
+                                  phase == "dealing", uprising_levels)
     got = verdict(reason is None, reason, expect)
     if got or reason is not None:
         return got
     if "trump" in case and SUITS[cards[0] // 13] != case["trump"]:
         return f"trump {SUITS[cards[0] // 13]!r}, expected {case['trump']!r}"
     if "new_dealer" in case:
-        nd = sd.reveal_dealer(seat, cards[0], None if first or uprising_levels else dealer,
-                              uprising_levels)
+        nd = declare.reveal_dealer(seat, cards[0], None if first or uprising_levels else dealer,
+                                   uprising_levels)
         if nd != case["new_dealer"]:
             return f"new dealer {nd}, expected {case['new_dealer']}"
     return None
@@ -181,7 +184,7 @@ def _sd_bury(rules, ctx, case, expect):
     if Counter(bury) - Counter(hand):
         return verdict(False, "the burial is not part of the hand", expect)
     counts = count_vector(hand)
-    reason = sd.bury_error(rules, counts, bury, ctx, sd.side_suits_held(counts, ctx))
+    reason = flow.bury_error(rules, counts, bury, ctx, flow.side_suits_held(counts, ctx))
     return verdict(reason is None, reason, expect)
 
 
@@ -198,10 +201,11 @@ def _sd_pre_kitty(rules, ctx, case, expect):
         raise CaseError("'cards' are the four cards of a hard_dun reveal")
     seat, dealer = case["seat"], case["dealer"]
     hand = count_vector(read_cards(case["hand"], "hand"))
-    ok = sd.pre_kitty_eligible(_PRE_KITTY_STEPS[action], seat, dealer, hand, ctx)
+    ok = flow.pre_kitty_eligible(_PRE_KITTY_STEPS[action], seat, dealer, hand, ctx)
     reason = None
     if ok and action == "hard_dun":
-        reason = sd.dun_reveal_error(read_cards(case.get("cards") or [], "cards"), hand, ctx.level)
+        shown = read_cards(case.get("cards") or [], "cards")
+        reason = flow.dun_reveal_error(shown, hand, ctx.level)
         ok = reason is None
     return verdict(ok, reason, expect)
 
@@ -210,7 +214,7 @@ def _sd_kitty_flip(rules, ctx, case, expect):
     if not isinstance(expect, dict):
         raise CaseError("expect: expected an object")
     check_keys(expect, {"trump"})
-    suit = sd.flip_suit(read_cards(case["kitty"], "kitty"), ctx.level)
+    suit = declare.flip_suit(read_cards(case["kitty"], "kitty"), ctx.level)
     return None if SUITS[suit] == expect["trump"] else \
         f"trump {SUITS[suit]!r}, expected {expect['trump']!r}"
 

@@ -8,7 +8,7 @@ from referee.conformance import (CaseError, check_keys, class_text, count_vector
                                  diff, legal_expect, only, read_cards, text, verdict)
 from referee.rules.cards import BIG_JOKER, RANK_TEXT, SUITS, parse_suit
 from referee.rules.state import Declaration
-from referee.rules.families.three_deck import rules as td
+from referee.rules.families.three_deck import combos, declare, flow, scoring
 
 
 
@@ -18,13 +18,13 @@ def _td_format(rules, ctx, case, expect):
     check_keys(expect, {"format", "suit", "units"})
     only(case, "three-deck", "holder", "revealed")
     cards = read_cards(case["cards"], "cards")
-    kind, c = td.lead_format(cards, ctx)
+    kind, c = combos.lead_format(cards, ctx)
     diffs = []
     if kind != expect.get("format"):
         diffs.append(f"format {kind!r}, expected {expect.get('format')!r}")
-    if "suit" in expect and kind != td.INVALID and class_text(c) != expect["suit"]:
+    if "suit" in expect and kind != combos.INVALID and class_text(c) != expect["suit"]:
         diffs.append(f"suit {class_text(c)!r}, expected {expect['suit']!r}")
-    if "units" in expect and kind != td.INVALID:
+    if "units" in expect and kind != combos.INVALID:
         if [Counter(read_cards(u, "units")) for u in expect["units"]] != [Counter(cards)]:
             diffs.append(f"units {[text(cards)]}, expected {expect['units']}")
     return "; ".join(diffs) or None
@@ -34,19 +34,20 @@ def _td_follow(rules, ctx, case, expect):
     legal_expect(expect)
     only(case, "three-deck", "dun_kinds")
     trick = [read_cards(p, "trick") for p in case["trick"]]
-    if td.lead_format(trick[0], ctx)[0] == td.INVALID:
+    if combos.lead_format(trick[0], ctx)[0] == combos.INVALID:
         raise CaseError(f"the lead {text(trick[0])} is not a legal lead")
     hand = read_cards(case["hand"], "hand")
     play = read_cards(case["play"], "play")
     if Counter(play) - Counter(hand):
         raise CaseError(f"play {text(play)} is not part of hand {text(hand)}")
-    reason = td.follow_error(trick[0], count_vector(hand), play, ctx, rules.pair_following == "live")
+    reason = combos.follow_error(trick[0], count_vector(hand), play, ctx,
+                                 rules.pair_following == "live")
     return verdict(reason is None, reason, expect)
 
 
 def _td_winner(rules, ctx, case, expect):
     only(case, "three-deck", "dun_kinds")
-    got = td.trick_winner([read_cards(p, "trick") for p in case["trick"]], ctx)
+    got = combos.trick_winner([read_cards(p, "trick") for p in case["trick"]], ctx)
     return None if got == expect else f"winner {got}, expected {expect}"
 
 
@@ -61,9 +62,10 @@ def _td_deal_result(rules, ctx, case, expect):
         if set(t) - {"giver", "receiver", "count"}:
             raise CaseError("deal.tribute: expected giver, receiver, count")
         tribute = (t["giver"], t["receiver"], t["count"])
-    out = td.settle(rules, dealer=dealer, levels=levels,
-                    attacker_points=deal["attacker_points"], kitty=read_cards(deal["kitty"], "kitty"),
-                    attackers_won_last=dug, dry_pot=bool(deal.get("dry_pot")), tribute=tribute)
+    out = scoring.settle(rules, dealer=dealer, levels=levels,
+                         attacker_points=deal["attacker_points"],
+                         kitty=read_cards(deal["kitty"], "kitty"), attackers_won_last=dug,
+                         dry_pot=bool(deal.get("dry_pot")), tribute=tribute)
     new = out.levels
     win = out.winner_team
     got = {"attacker_total": out.attacker_total,
@@ -90,13 +92,13 @@ def _td_declare(rules, ctx, case, expect):
         cc = read_cards(cur["cards"], "current.cards")
         csuit = parse_suit(cur["suit"]) if "suit" in cur else None
         if not first:
-            shape = td.declaration_shape(cc, ctx.level, csuit)
+            shape = declare.declaration_shape(cc, ctx.level, csuit)
             if shape is None:
                 raise CaseError(f"current {text(cc)} is not a three-deck declaration")
             current = Declaration(cur["seat"], cc, shape[0], shape[1], False)
-    sit = td.Situation(first_deal=first, grabbed=bool(cur) and first, current=current,
-                       level=ctx.level)
-    reason, decl = td.judge_declaration(sit, seat, cards, suit)
+    sit = declare.Situation(first_deal=first, grabbed=bool(cur) and first, current=current,
+                            level=ctx.level)
+    reason, decl = declare.judge_declaration(sit, seat, cards, suit)
     got = verdict(reason is None, reason, expect)
     if got or decl is None:
         return got
@@ -114,7 +116,7 @@ def _td_bury(rules, ctx, case, expect):
     hand = read_cards(case["hand"], "hand")
     bury = read_cards(case["bury"], "bury")
     reason = ("the burial is not part of the hand" if Counter(bury) - Counter(hand)
-              else td.bury_error(rules, count_vector(hand), bury))
+              else flow.bury_error(rules, count_vector(hand), bury))
     return verdict(reason is None, reason, expect)
 
 
@@ -129,15 +131,15 @@ def _td_tribute(rules, ctx, case, expect):
     if ("cards" in expect) != (hand is not None):
         raise CaseError("expect.cards and giver_hand go together: the cards given are read off "
                         "the giver's hand")
-    count, direction = td.tribute_plan(
-        prev["attacker_total"], td.joker_units(read_cards(prev["kitty"], "kitty")),
+    count, direction = flow.tribute_plan(
+        prev["attacker_total"], scoring.joker_units(read_cards(prev["kitty"], "kitty")),
         bool(case.get("giver_three_bj")), bool(case.get("giver_partner_three_bj")))
     got = {"count": count, "direction": direction}
     if hand is not None:
         counts = count_vector(read_cards(hand, "giver_hand"))
         if case.get("giver_three_bj") != (counts[BIG_JOKER] >= 3):
             raise CaseError("giver_three_bj contradicts giver_hand")
-        given = td.tribute_cards(counts, count, ctx)
+        given = flow.tribute_cards(counts, count, ctx)
         want = Counter(read_cards(expect["cards"], "expect.cards"))
         got["cards"] = expect["cards"] if Counter(given) == want else text(given)
     return diff(expect, got)
@@ -149,7 +151,7 @@ def _td_tribute_return(rules, ctx, case, expect):
     cards = read_cards(case["cards"], "cards")
     if Counter(cards) - Counter(hand):
         raise CaseError(f"cards {text(cards)} are not part of hand {text(hand)}")
-    reason = td.return_error(count_vector(hand), cards, case["count"], ctx)
+    reason = flow.return_error(count_vector(hand), cards, case["count"], ctx)
     return verdict(reason is None, reason, expect)
 
 
@@ -157,29 +159,30 @@ def _td_first_dealer(rules, ctx, case, expect):
     if not isinstance(expect, dict):
         raise CaseError("expect: expected an object")
     check_keys(expect, {"dealer", "trump"})
-    dealer, suit = td.first_dealer(read_cards(case["kitty"], "kitty"), case["first_seat"],
-                                   rules.first_flip)
+    dealer, suit = declare.first_dealer(read_cards(case["kitty"], "kitty"), case["first_seat"],
+                                        rules.first_flip)
     return diff(expect, {"dealer": dealer, "trump": SUITS[suit] if suit is not None else None})
 
 
 def _td_dry_pot(rules, ctx, case, expect):
     if not isinstance(expect, bool):
         raise CaseError("expect: expected true or false")
-    got = td.is_dry_pot(read_cards(case["kitty"], "kitty"), ctx)
+    got = flow.is_dry_pot(read_cards(case["kitty"], "kitty"), ctx)
     return None if got == expect else f"dry pot {got}, expected {expect}"
 
 
 def _td_joker_bury(rules, ctx, case, expect):
     legal_expect(expect)
     kitty = read_cards(case["kitty"], "kitty")
-    reason = td.joker_bury_error(kitty, kitty, count_vector(read_cards(case["hand"], "hand")),
-                                 read_cards(case["jokers"], "jokers"), read_cards(case["take"], "take"),
-                                 ctx, bool(case.get("dry_pot")), case["seat"] == case["dealer"])
+    reason = flow.joker_bury_error(kitty, kitty, count_vector(read_cards(case["hand"], "hand")),
+                                   read_cards(case["jokers"], "jokers"),
+                                   read_cards(case["take"], "take"), ctx,
+                                   bool(case.get("dry_pot")), case["seat"] == case["dealer"])
     return verdict(reason is None, reason, expect)
 
 
 def _td_title(rules, ctx, case, expect):
-    got = td.title(case["match_points"])
+    got = scoring.title(case["match_points"])
     return None if got == expect else f"title {got!r}, expected {expect!r}"
 
 

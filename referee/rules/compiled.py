@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 import warnings
 from importlib.abc import MetaPathFinder
@@ -20,6 +19,8 @@ from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleS
 from importlib.util import spec_from_file_location
 from pathlib import Path
 from typing import Any, Sequence
+
+from house import settings
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build" / "compiled"
@@ -68,7 +69,7 @@ def stale(manifest: dict[str, Any], root: Path = ROOT) -> list[str]:
 def choose(build: Path = BUILD) -> str:
     """Install the compiled modules if ``ARENA_ENGINE`` allows it and they are fresh; returns
     the engine that will run: ``"compiled"`` or ``"pure"``."""
-    mode = os.environ.get("ARENA_ENGINE", "auto") or "auto"
+    mode = settings.ENGINE.value()
     if mode not in ("auto", "pure", "compiled"):
         raise ValueError(f"ARENA_ENGINE={mode!r}: expected pure, compiled or auto")
     if mode == "pure":

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from house import settings
 from referee.seats.launch import (ARENA_ROOT, LOG_LIMIT, LOG_TAIL, PROTO_DIR_ENV, PROTOS,
                                   reap_uid, sdk_folders)
 from referee.seats.manifest import Manifest
@@ -47,15 +48,15 @@ from referee.seats.runtimes import resolve, step_runtimes
 from referee.seats.sandbox import (MB, PATH, SandboxPolicy, SandboxUnavailable, SeatCgroup,
                                    claim_uid, require_sandbox, sandbox_command, seccomp_fd)
 
-BUILD_TIMEOUT_S = 600.0
+BUILD_TIMEOUT_S: float = settings.BUILD_TIMEOUT_S.default
 """Seconds of wall-clock time a whole build may take (``ARENA_BUILD_TIMEOUT_S`` sets it)."""
-TIMEOUT_ENV = "ARENA_BUILD_TIMEOUT_S"
+TIMEOUT_ENV = settings.BUILD_TIMEOUT_S.name
 BUILD_LOG = ".arena-build.log"
 """The build log's name in the built folder."""
-BUILD_DISK_MB = 512
+BUILD_DISK_MB: int = settings.BUILD_DISK_MB.default
 """MiB a sandboxed build's folder may hold, its sources included (``ARENA_BUILD_DISK_MB``
 sets it): room for a Rust target folder or ``node_modules``."""
-DISK_ENV = "ARENA_BUILD_DISK_MB"
+DISK_ENV = settings.BUILD_DISK_MB.name
 BLOCK = 4096
 """What each entry of a built folder counts at least (a folder, a link, a file rounded up):
 the disk a file system spends on it."""
@@ -127,7 +128,7 @@ class BuildResult:
 
 def build_timeout() -> float:
     """The build time limit: ``ARENA_BUILD_TIMEOUT_S`` if set, else ``BUILD_TIMEOUT_S``."""
-    text = os.environ.get(TIMEOUT_ENV)
+    text = settings.BUILD_TIMEOUT_S.text()
     if not text:
         return BUILD_TIMEOUT_S
     try:
@@ -141,7 +142,7 @@ def build_timeout() -> float:
 
 def build_disk_mb() -> int:
     """The build disk limit in MiB: ``ARENA_BUILD_DISK_MB`` if set, else ``BUILD_DISK_MB``."""
-    text = os.environ.get(DISK_ENV, "").strip()
+    text = (settings.BUILD_DISK_MB.text() or "").strip()
     if not text:
         return BUILD_DISK_MB
     if not text.isdigit() or int(text) < 1:
@@ -385,14 +386,14 @@ def _copy_tree(view: Path, into: Path) -> None:
                 os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-CACHE_ENV = "ARENA_BOT_CACHE"
+CACHE_ENV = settings.BOT_CACHE.name
 
 
 def cache_dir() -> Path:
     """Where this machine keeps built bots and fetched bot versions (``ARENA_BOT_CACHE``;
     default ``~/.cache/shengji-arena/bots``): the same folder for ``arena match`` and a
     worker."""
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "shengji-arena" / "bots")
+    return Path(settings.BOT_CACHE.text() or Path.home() / ".cache" / "shengji-arena" / "bots")
 
 
 def built(manifest: Manifest, cache: Path | None = None, *, policy: Any = None) -> Manifest:

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import shengji_arena
 
+from house import settings
+
 from referee.seats import gate as gate_module
 from referee.seats.manifest import Manifest, ManifestError
 from referee.seats.runtimes import resolve, runtime_of
@@ -45,9 +47,11 @@ SDK = ARENA_ROOT / "sdk" / "python" / "src"
 """The Python SDK's modules (``arena_sdk``; ``arena_bot`` and ``arena_policy``, its former
 names): on every Python bot's ``PYTHONPATH``, and what the registry's ``@sdk`` names."""
 ENGINE = (ARENA_ROOT / "referee" / "__init__.py", ARENA_ROOT / "referee" / "rules",
-          ARENA_ROOT / "referee" / "play", ARENA_ROOT / "referee" / "wire")
+          ARENA_ROOT / "referee" / "play", ARENA_ROOT / "referee" / "wire",
+          ARENA_ROOT / "house")
 """The rules engine as the SDK carries it (its package ``sdk/python`` ships the same folders):
-what of ``referee`` a sandboxed Python bot sees, not its seats, match or server."""
+what of ``referee`` a sandboxed Python bot sees, not its seats, match or server, and the
+settings table the engine reads (``house``)."""
 SAMPLES = ARENA_ROOT / "sample_bots" / "python"
 """The Python samples' folder, where the SDK was: a manifest's ``pythonpath`` may still name it
 (the search sample does, for the greedy sample it falls back on)."""
@@ -55,7 +59,7 @@ PROTOS = Path(shengji_arena.__file__).resolve().parent.parent
 """The folder holding the generated protocol package ``shengji_arena``: what every Python gRPC
 bot imports from the arena, and of ``shengji_arena/v1/referee.proto``: a bot's build and a
 gRPC bot find the protocol there (``ARENA_PROTO_DIR``), so a bot's folder carries no copy of it."""
-PROTO_DIR_ENV = "ARENA_PROTO_DIR"
+PROTO_DIR_ENV = settings.PROTO_DIR.name
 BOTZONE_USER = "botzone"
 """The ``USER`` a Botzone bot is given (some Botzone bots check that it is set)."""
 GATE = Path(gate_module.__file__).resolve()
@@ -129,10 +133,10 @@ def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: st
     shows only the engine: unsandboxed, the bot runs on the arena's interpreter, which has the
     engine), and for a Botzone bot, ``USER`` (``BOTZONE_USER``)."""
     env = dict(os.environ if base is None else base)
-    for name in ("PYTHONPATH", "ARENA_REFEREE", "ARENA_TOKEN", PROTO_DIR_ENV):
+    for name in ("PYTHONPATH", settings.REFEREE.name, settings.TOKEN.name, PROTO_DIR_ENV):
         env.pop(name, None)
-    env["ARENA_SEAT"] = str(seat)
-    env["ARENA_MATCH_ID"] = match_id
+    env[settings.SEAT.name] = str(seat)
+    env[settings.MATCH_ID.name] = match_id
     if manifest.protocol == "botzone":
         env["USER"] = BOTZONE_USER
     paths = [str(p) for p in manifest.pythonpath]
@@ -140,8 +144,8 @@ def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: st
         if address is None or token is None:
             raise ValueError(f"{manifest.label}: a gRPC bot needs the referee's address and "
                              "its seat's token")
-        env["ARENA_REFEREE"] = address
-        env["ARENA_TOKEN"] = token
+        env[settings.REFEREE.name] = address
+        env[settings.TOKEN.name] = token
         env[PROTO_DIR_ENV] = str(PROTOS)
         paths.append(str(PROTOS))
     paths += [str(p) for p in sdk_folders([runtime_of(manifest)])[1]
@@ -369,7 +373,8 @@ def sandbox_pythonpath(manifest: Manifest) -> list[Path]:
                 f"{manifest.path or manifest.label}: field 'pythonpath'[{i}] = {str(p)!r}: "
                 "outside the bot's folder; a sandboxed bot imports only from its own folder, "
                 f"the Python SDK ({SDK}), the Python samples ({SAMPLES}) and the rules engine "
-                f"(the arena's folder, {ARENA_ROOT}: its referee package's rules, play and wire)")
+                f"(the arena's folder, {ARENA_ROOT}: its referee package's rules, play and wire, "
+                "and the settings table)")
     return list(dict.fromkeys(out))
 
 

@@ -54,6 +54,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from house import settings
+
 if TYPE_CHECKING:
     from referee.seats.runtimes import Runtime
 
@@ -75,7 +77,7 @@ ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-c
 """The files and folders of ``/etc`` a sandbox sees (those present)."""
 ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 KINDS = ("bubblewrap", "none")
-UNSANDBOXED_ENV = "ARENA_UNSANDBOXED"
+UNSANDBOXED_ENV = settings.UNSANDBOXED.name
 """Set to "1" (by ``--unsandboxed``) for the referee processes of a season: bots unsandboxed."""
 MB = 1024 * 1024
 MIN_CPU_CORES, MAX_CPU_CORES = 0.01, 1024

@@ -5,7 +5,7 @@ cost more than all the rest of a request, so it is encoded here from pieces made
 form of each card text, field keys, small numbers) and parsed back by protobuf. Field numbers
 come from the generated descriptors, never typed here. The message is the one the constructor
 gives from the same ``Observation`` (``protocol.observation_message``;
-tests/test_link_fast_paths.py compares the two on every seat of every variant).
+tests/referee/test_link_fast_paths.py compares the two on every seat of every variant).
 """
 
 from __future__ import annotations

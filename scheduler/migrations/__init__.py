@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import exc, text
 from sqlalchemy.engine import Connection, Engine, make_url
 
+from scheduler.errors import ArenaError
+
 if TYPE_CHECKING:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
@@ -33,7 +35,7 @@ BASELINE = "0001_baseline"
 LOCK_KEY = zlib.crc32(b"shengji-arena store schema")
 
 
-class StoreVersionError(RuntimeError):
+class StoreVersionError(ArenaError, RuntimeError):
     """The store's schema cannot be brought to this code's head."""
 
 

@@ -19,9 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from house import settings
 from referee.seats.manifest import BUILD_OUTPUT
+from scheduler.errors import ArenaError
 
-ARCHIVE_LIMIT = 64 << 20
+ARCHIVE_LIMIT: int = settings.BOT_SIZE_LIMIT.default
 """The default limit of a version's uncompressed tar, in bytes."""
 EXCLUDED = BUILD_OUTPUT
 """Folders a version's archive leaves out: what a build or a tool makes, and ``.git``
@@ -30,14 +32,14 @@ ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 CHUNK = 1 << 16
 
 
-class RegistryError(ValueError):
+class RegistryError(ArenaError, ValueError):
     """A bot version refused or not found; the message names the folder or archive, the path
     inside it and the reason."""
 
 
 def size_limit() -> int:
     """The limit of a version's uncompressed tar: ``ARENA_BOT_SIZE_LIMIT`` bytes, else 64 MiB."""
-    text = os.environ.get("ARENA_BOT_SIZE_LIMIT", "").strip()
+    text = (settings.BOT_SIZE_LIMIT.text() or "").strip()
     if not text:
         return ARCHIVE_LIMIT
     if not text.isdigit() or int(text) <= 0:
@@ -507,7 +509,7 @@ def _clear(fd: int) -> list[str]:
 
 def stored_archive(store, content_hash: str) -> bytes:
     """The canonical tar of ``content_hash`` from the store, verified."""
-    data = store.bot_archive(content_hash)
+    data = store.registry.archive(content_hash)
     if data is None:
         raise RegistryError(f"{content_hash}: no such bot version archive in the store")
     try:

@@ -25,12 +25,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from house import settings
 from referee.seats.build import BUILT_MARK, cache_dir, failed_log_path, tree_bytes
 
 from scheduler.registry.archives import (RegistryError, Unpacker, sha256_file,
                                          stored_archive)
 
-CACHE_MB = 2048
+CACHE_MB: int = settings.BOT_CACHE_MB.default
 _HASH = re.compile(r"[0-9a-f]{64}")
 BUILT = "-built"
 """A version's built folder in the cache: ``<hash>-built``."""
@@ -45,7 +46,7 @@ def default_cache_dir() -> Path:
 
 def cache_budget() -> int:
     """The cache's size in bytes: ``ARENA_BOT_CACHE_MB`` (default 2048) MiB."""
-    text = os.environ.get("ARENA_BOT_CACHE_MB", "").strip() or str(CACHE_MB)
+    text = (settings.BOT_CACHE_MB.text() or "").strip() or str(CACHE_MB)
     try:
         mb = float(text)
     except ValueError:

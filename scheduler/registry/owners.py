@@ -9,7 +9,13 @@ import re
 import secrets
 import unicodedata
 
+from typing import TYPE_CHECKING
+
 from scheduler.registry.archives import RegistryError, quote, sha256
+from scheduler.states import AuthorStatus
+
+if TYPE_CHECKING:
+    from scheduler.store.rows import AuthorRow
 
 NAME_RULE = "1 to 64 ASCII letters, digits, '.', '_' or '-', beginning with a letter or a digit"
 VERSION_RULE = ("1 to 64 ASCII letters, digits, '.', '_', '-' or '+', beginning with a letter or "
@@ -150,7 +156,7 @@ def _new_token() -> tuple[str, str]:
     return token, sha256(token.encode())
 
 
-def add_author(store, name: str, *, role: str = "author", status: str = "active") -> str:
+def add_author(store, name: str, *, role: str = "author", status: str = AuthorStatus.ACTIVE) -> str:
     """A new author and their token (shown once; only its sha256 is stored). ``role``
     "organiser": sees and does everything the service offers; ``status`` "pending": a
     self-registered author the organiser has not approved yet. A name that resembles an
@@ -160,12 +166,13 @@ def add_author(store, name: str, *, role: str = "author", status: str = "active"
     check_author(name, "author")
     if role not in ROLES:
         raise RegistryError(f"author {name!r}: role {role!r}: expected one of {ROLES}")
-    like = resembled(name, [a["name"] for a in store.authors_list()])
+    like = resembled(name, [a.name for a in store.authors.all()])
     if like is not None:
-        whose = "an existing author's name" if status == "pending" else f"the author {like!r}"
+        whose = ("an existing author's name" if status == AuthorStatus.PENDING
+                 else f"the author {like!r}")
         raise RegistryError(f"author {name!r} resembles {whose}: choose another name")
     token, digest = _new_token()
-    if not store.add_author(name, digest, role=role, status=status):
+    if not store.authors.add(name, digest, role=role, status=status):
         raise RegistryError(f"author {name!r} exists already")
     return token
 
@@ -173,26 +180,26 @@ def add_author(store, name: str, *, role: str = "author", status: str = "active"
 def rotate_token(store, name: str) -> str:
     """A new token for ``name`` (shown once); the old one, and their sessions, stop working."""
     token, digest = _new_token()
-    if not store.set_author(name, token_hash=digest):
+    if not store.authors.change(name, token_hash=digest):
         raise RegistryError(f"no author {name!r}")
     return token
 
 
 def revoke_token(store, name: str) -> None:
     """No token of ``name``'s works until ``rotate_token`` gives a new one."""
-    if not store.set_author(name, token_hash=""):
+    if not store.authors.change(name, token_hash=""):
         raise RegistryError(f"no author {name!r}")
 
 
-def token_author(store, token: str) -> dict | None:
+def token_author(store, token: str) -> AuthorRow | None:
     """The active author ``token`` is the token of (compared by its sha256), or None."""
     if not token or len(token) > 512:
         return None
-    got = store.author_by_token_hash(sha256(token.encode()))
-    return got if got is not None and got["status"] == "active" else None
+    got = store.authors.by_token_hash(sha256(token.encode()))
+    return got if got is not None and got.status == AuthorStatus.ACTIVE else None
 
 
 def check_token(store, name: str, token: str) -> bool:
     """``token`` is active author ``name``'s (compared by its sha256, in constant time)."""
-    stored = store.author_token_hash(name)
+    stored = store.authors.token_hash(name)
     return bool(stored) and hmac.compare_digest(stored, sha256(token.encode()))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import os
 import posixpath
 import stat
@@ -23,7 +22,8 @@ from scheduler.registry.archives import RegistryError, opened, quote, stored_arc
 from scheduler.registry.owners import (check_author, check_name, check_token, check_version,
                                        owner_label, resembled)
 from scheduler.registry.packing import pack_folder
-from scheduler.store.rows import BotVersionRow
+from scheduler.states import VersionState
+from scheduler.store.rows import BotVersionRow, NewVersion
 
 
 @dataclass(frozen=True)
@@ -210,26 +210,23 @@ def store_prepared(store, p: Prepared, source: Path, *, name: str | None = None,
     ``submit`` says; ``source`` is how messages name it."""
     from scheduler.store import NameHeld
     fields = dict(p.fields)
-    owners = store.bot_names()
+    owners = {o.name: o.owner for o in store.registry.names()}
     fields.update(name=check_name(name or p.name, source, owners),
                   version=check_version(version or p.version, source),
                   command=list(p.command), protocol=p.protocol)
     if p.build:
         fields["build"] = [list(step) for step in p.build]  # its normal form
-    row = {"name": fields["name"], "version": fields["version"],
-           "content_hash": p.content_hash, "author": author,
-           "protocol": p.protocol, "language": p.language, "size": p.size,
-           "files": p.files, "manifest_json": json.dumps(fields, sort_keys=True),
-           "submitted_at": time.time()}
+    row = NewVersion(fields["name"], fields["version"], p.content_hash, author, p.protocol,
+                     p.language, p.size, p.files, fields, time.time())
     try:
-        stored, created = store.add_bot_version(row, p.packed,
-                                                resembles=lambda names: resembled(
-                                                    row["name"], names), state=state)
+        stored, created = store.registry.add(row, p.packed,
+                                             resembles=lambda names: resembled(
+                                                 row.name, names), state=state)
     except NameHeld as e:
-        if e.name == row["name"]:
+        if e.name == row.name:
             raise RegistryError(f"{source}: the bot {e.name!r} belongs to {owner_label(e.owner)}: "
                                 f"only they add versions of it; choose another name") from None
-        raise RegistryError(f"{source}: name {row['name']!r} resembles the bot {e.name!r} "
+        raise RegistryError(f"{source}: name {row.name!r} resembles the bot {e.name!r} "
                             f"(held by {owner_label(e.owner)}) once shown: choose another "
                             "name") from None
     got = BotVersion.of(stored, already=not created)
@@ -247,20 +244,21 @@ def resolve(store, ref: str, *, playable: bool = False) -> BotVersion:
     is ready once a worker built and checked it) and not withdrawn, and ``name@version`` that
     is not is refused with its state."""
     name, sep, version = ref.partition("@")
-    rows = store.bot_versions(name)
-    states = store.version_states([r["id"] for r in rows]) if playable and rows else {}
+    rows = store.registry.versions(name)
+    states = ({s.version_id: s for s in store.versions.states([r.id for r in rows])}
+              if playable and rows else {})
 
     def unplayable(row) -> str | None:
-        st = states.get(row["id"])
+        st = states.get(row.id)
         if st is None:
             return None
-        if st["withdrawn_at"] is not None:
+        if st.withdrawn_at is not None:
             return "withdrawn by the organiser"
-        if st["state"] != "ready":
-            return st["state"] + (f" ({st['reason']})" if st["reason"] else "")
+        if st.state != VersionState.READY:
+            return st.state + (f" ({st.reason})" if st.reason else "")
         return None
     if sep:
-        row = next((r for r in rows if r["version"] == version), None)
+        row = next((r for r in rows if r.version == version), None)
         if row is not None:
             why = unplayable(row) if playable else None
             if why is not None:
@@ -268,14 +266,14 @@ def resolve(store, ref: str, *, playable: bool = False) -> BotVersion:
             return BotVersion.of(row)
         if rows:
             raise RegistryError(f"{ref}: no such version of {name}; its versions: "
-                                f"{', '.join(r['version'] for r in rows)}")
+                                f"{', '.join(r.version for r in rows)}")
     elif rows:
         ready = [r for r in rows if not playable or unplayable(r) is None]
         if ready:
             return BotVersion.of(ready[-1])
         raise RegistryError(f"{ref}: no version of {name} is ready to play: "
                             + "; ".join(f"{r['version']} {unplayable(r)}" for r in rows[-3:]))
-    names = sorted({r["name"] for r in store.bot_versions()})
+    names = sorted({r["name"] for r in store.registry.versions()})
     raise RegistryError(f"{ref}: no such bot in the registry; "
                         + (f"its bots: {', '.join(names)}" if names else
                            "it is empty (arena bots submit DIR)"))
@@ -299,11 +297,11 @@ def remove(store, ref: str) -> BotVersion:
     if not ref.partition("@")[2]:
         raise RegistryError(f"{ref}: name the version to remove (name@version)")
     v = resolve(store, ref)
-    got = store.remove_bot_version(v.name, v.version)
-    if got["seasons"]:
-        raise RegistryError(f"{v.ref}: pinned by season{'s' if len(got['seasons']) > 1 else ''}"
-                            f" {', '.join(got['seasons'])}; a version stays while a season "
+    got = store.registry.remove(v.name, v.version)
+    if got.seasons:
+        raise RegistryError(f"{v.ref}: pinned by season{'s' if len(got.seasons) > 1 else ''}"
+                            f" {', '.join(got.seasons)}; a version stays while a season "
                             "pins it")
-    if not got["removed"]:
+    if not got.removed:
         raise RegistryError(f"{v.ref}: removed by another at the same moment")
     return v

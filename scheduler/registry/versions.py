@@ -18,6 +18,7 @@ from referee.match.spec import SeatBot
 from referee.seats.launch import ARENA_ROOT, SDK
 from referee.seats.manifest import Manifest
 
+from scheduler.errors import ArenaError
 from scheduler.registry.archives import RegistryError, opened
 from scheduler.registry.cache import built_path, default_cache_dir, evict, fetch, using
 from scheduler.registry.packing import pack
@@ -67,7 +68,7 @@ def pin_portable(version, where: str = "bot") -> Manifest:
     return portable(version.manifest(), where)
 
 
-class BuildError(ValueError):
+class BuildError(ArenaError, ValueError):
     """A bot version whose build failed; the message names it, the command and the log's end;
     ``log``: the build's whole log (bounded)."""
 

@@ -280,7 +280,7 @@ class PairedSprt(WaldBounds):
     v is the sample variance times (N + ``pad``) / N: an estimated variance is too small about
     half the time and the LLR, divided by it, then overshoots; without the factor, simulated
     error rates were 6-7% for a nominal 5% when d1 - d0 is a quarter of the scores' spread or
-    more, with it 3-5% (tests/test_power.py, docs/statistics.md). No decision before
+    more, with it 3-5% (tests/scheduler/test_power.py, docs/statistics.md). No decision before
     ``min_pairs`` scores."""
 
     d0: float

@@ -4,8 +4,8 @@ which the store, the standings and the estimators share."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 # -- the continuous outcome of a deal ------------------------------------------------------
 def point_step(decks: int) -> float:
@@ -31,26 +31,39 @@ def deal_scores(summary, variant: str) -> list[float]:
     return [round(deal_outcome(d, 0, step), 6) for d in summary.deals]
 
 
-#: what ``match_tally`` gives: the ``results`` columns the standings count a match by; team 0
-#: is seats 0 and 2, team 1 seats 1 and 3
-TALLY_COLUMNS = ("deal_count", "score_0", "score_1", "net_0", "net_1", "forfeit_team",
-                 "strikes_0", "strikes_1", "faults", "gain_0", "gain_1", "attacks_0",
-                 "attack_points_0", "attacks_1", "attack_points_1", "match_points_json",
-                 "deal_scores_json")
+@dataclass(frozen=True, slots=True)
+class MatchTally:
+    """What the standings count of a match; team 0 is seats 0 and 2, team 1 seats 1 and 3:
+    its deals; each team's score, net level gain, strikes, level gains summed over the deals,
+    deals attacked and points taken attacking; the forfeiting team, the bot faults, the seats'
+    match points (three-deck; else None) and team 0's continuous outcome of each deal."""
+    deal_count: int
+    score_0: float
+    score_1: float
+    net_0: int
+    net_1: int
+    forfeit_team: int | None
+    strikes_0: int
+    strikes_1: int
+    faults: int
+    gain_0: int
+    gain_1: int
+    attacks_0: int
+    attack_points_0: int
+    attacks_1: int
+    attack_points_1: int
+    match_points: tuple[int, ...] | None
+    deal_scores: tuple[float, ...]
 
 
-def match_tally(summary, variant: str) -> dict:
-    """What the standings count of a match (a ``MatchSummary``), one number a column: its deals;
-    each team's score, net level gain, strikes, level gains summed over the deals, deals
-    attacked and points taken attacking; the forfeiting team, the bot faults, the seats' match
-    points (JSON, three-deck) and team 0's continuous outcome of each deal (JSON)."""
+def match_tally(summary, variant: str) -> MatchTally:
+    """What the standings count of a match (a ``MatchSummary``)."""
     deals = summary.deals
     strikes = summary.strikes
     out = {"deal_count": len(deals), "forfeit_team": summary.forfeit_team,
            "faults": summary.faults,
-           "match_points_json": (json.dumps(list(summary.match_points))
-                                 if summary.match_points else None),
-           "deal_scores_json": json.dumps(deal_scores(summary, variant))}
+           "match_points": tuple(summary.match_points) if summary.match_points else None,
+           "deal_scores": tuple(deal_scores(summary, variant))}
     for t in (0, 1):
         out[f"score_{t}"] = float(summary.score[t])
         out[f"net_{t}"] = summary.net[t]
@@ -58,7 +71,7 @@ def match_tally(summary, variant: str) -> dict:
         out[f"gain_{t}"] = sum(d.gain[t] for d in deals)
         out[f"attacks_{t}"] = sum(1 for d in deals if d.attackers == t)
         out[f"attack_points_{t}"] = sum(d.attacker_total for d in deals if d.attackers == t)
-    return out
+    return MatchTally(**out)
 
 
 #: the continuous outcome of a deal a forfeit left unplayed, for the side that did not forfeit

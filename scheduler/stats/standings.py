@@ -21,19 +21,23 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from operator import attrgetter
 from types import SimpleNamespace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from referee.rules import family_of, rules_for
 
+from scheduler.states import MatchStatus
 from scheduler.stats.power import gaussian_ratings
 from scheduler.stats.ratings import rating_history, rating_intervals
 from scheduler.stats.scores import FORFEIT_OUTCOME, pair_result
+
+if TYPE_CHECKING:
+    from scheduler.season_config import SeasonConfig
 
 #: virtual draws of each bot against an average one: shrinks ratings a little towards 0 and
 #: keeps a one-sided record finite (3-0 between two bots is not yet evidence at 95%)
@@ -136,14 +140,14 @@ class CountedMatch(Protocol):
     match_points: list[int] | None
 
 
-def compute(season: str, config: Mapping, match_rows: Sequence[CountedMatch], *,
+def compute(season: str, config: SeasonConfig, match_rows: Sequence[CountedMatch], *,
             samples: int = 1000, seed: int = 0) -> Standings:
     """Standings of season ``season`` (its stored configuration ``config``: bots, variant,
     duplicate) from its matches in play order, each played one with its tally."""
-    names = list(config["bots"])
+    names = list(config.bots)
     lines = {n: BotLine(n) for n in names}
-    title = family_of(rules_for(config["variant"])).title  # match points (积分) and titles
-    failed = sum(1 for row in match_rows if row.status == "failed")
+    title = family_of(rules_for(config.variant)).title  # match points (积分) and titles
+    failed = sum(1 for row in match_rows if row.status == MatchStatus.FAILED)
     played = [row for row in match_rows if row.played]
     counted = _Counted(played, names)
     counted.add_to(lines)
@@ -160,8 +164,8 @@ def compute(season: str, config: Mapping, match_rows: Sequence[CountedMatch], *,
                 for seat in (t, t + 2):
                     b.titles[title(mp[seat])] = b.titles.get(title(mp[seat]), 0) + 1
     # results by unit: the duplicate pair (both matches needed) or the match
-    units, paired, h2h = counted.units(config["duplicate"], [r.cluster for r in played])
-    if config["duplicate"]:
+    units, paired, h2h = counted.units(config.duplicate, [r.cluster for r in played])
+    if config.duplicate:
         for [(a, b, score_a)] in units:
             for bot, sc in ((a, score_a), (b, 1 - score_a)):
                 line = lines[bot]
@@ -176,8 +180,8 @@ def compute(season: str, config: Mapping, match_rows: Sequence[CountedMatch], *,
     for n, (r, lo, hi) in fit.ratings.items():
         lines[n].paired_rating, lines[n].paired_low, lines[n].paired_high = r, lo, hi
     ranked = sorted(lines.values(), key=lambda b: (-b.rating, -b.score, b.name))
-    return Standings(season=season, variant=config["variant"],
-                     duplicate=config["duplicate"], matches_done=len(played),
+    return Standings(season=season, variant=config.variant,
+                     duplicate=config.duplicate, matches_done=len(played),
                      matches_total=len(match_rows), deals=int(counted.deals.sum()),
                      units=len(units), lines=ranked, head_to_head=h2h, matches_failed=failed,
                      paired_sigma=fit.sigma, paired_units=fit.units,

@@ -1,19 +1,26 @@
 """The results store (SQLAlchemy): SQLite by default, PostgreSQL by URL for many machines.
 
-``open_store(url)`` opens it, the one way the command line, the workers and the dashboard do;
-``Store`` is its methods, each one short transaction, composed of the stores by job:
+``open_store(url)`` opens it, the one way the command line, the workers and the dashboard do.
+A ``Store`` is composed by job: each job is an attribute, a small class of its own module whose
+methods are each one short transaction and hand out frozen rows (``store.queue.claim(...)``):
 
-- ``schema``: the tables, the constants, the engines (``metadata``: the models);
-- ``rows``: the typed rows the reads return; every JSON column is decoded there only;
-- ``season_rows``: a season, its secret, its bots and its matches' plan; counts; removal;
-- ``cancels``: cancelling a season;
-- ``queue``: the lease queue (claim, renew, give back, hand back, what to enqueue);
-- ``result_rows``: a played match written once, its duplicate pair scored, its record;
-- ``registry_rows``: the bot registry's versions and archives;
-- ``service_rows``: the submission service's authors, version states, sessions, scrimmages,
-  audit log and rate-limit events;
-- ``ladder_rows``: a ladder's entries, added matches and rating history;
-- ``pages``: the reads of the dashboard and the command line's listings.
+- ``store.seasons`` (``season_rows``): a season, its secret, its bots and its matches' plan;
+  counts; removal;
+- ``store.cancels`` (``cancels``): cancelling a season;
+- ``store.queue`` (``queue``): the lease queue (claim, renew, give back, hand back, what to
+  enqueue);
+- ``store.results`` (``result_rows``): a played match written once, its duplicate pair scored,
+  its record;
+- ``store.registry`` (``registry_rows``): the bot registry's versions and archives;
+- ``store.authors`` (``author_rows``), ``store.versions`` (``version_rows``: the states of the
+  versions the service took in), ``store.sessions`` (``session_rows``), ``store.scrimmages``
+  (``scrimmage_rows``), ``store.audit`` (``audit_rows``: the audit log and rate-limit events):
+  the submission service's rows;
+- ``store.ladder`` (``ladder_rows``): a ladder's entries, added matches and rating history;
+- ``store.pages`` (``pages``): the reads of the dashboard and the command line's listings.
+
+Beside them: ``schema`` (the tables, the constants, the engines; ``metadata``: the models) and
+``rows`` (the typed rows; every JSON column is encoded and decoded there only).
 
 Opening a store migrates it to ``metadata`` (``scheduler/migrations``: a model changed is a new
 revision there), and a store newer than this code is refused (``StoreVersionError``).
@@ -23,33 +30,39 @@ from __future__ import annotations
 
 import os
 
+from house import settings
 from scheduler import migrations
+from scheduler.errors import ArenaError
 from scheduler.migrations import StoreVersionError
-from scheduler.stats.scores import TALLY_COLUMNS
+from scheduler.store.audit_rows import Audit
+from scheduler.store.author_rows import Authors
 from scheduler.store.cancels import Cancels
 from scheduler.store.pages import Pages
 from scheduler.store.queue import LeaseQueue
-from scheduler.store.registry_rows import REGISTRY_LOCK, NameHeld, RegistryRows
+from scheduler.store.registry_rows import REGISTRY_LOCK, NameHeld, Registry
 from scheduler.store.result_rows import Results
 from scheduler.store.rows import (AttemptRow, BotRow, BotVersionRow, FaultRow, MatchPage,
                                   MatchResultRow, MatchRow, PairScoreRow, ResultPace,
                                   SeasonOverview, SeasonRow, StandingsRow)
 from scheduler.store.schema import (CANCELLED, COUNTED_FIRST, DEFAULT_LEASE_S, ENGINES,
-                                    JSON_COLUMNS, LOST, MAX_ATTEMPTS, READY, STATUSES, attempts,
-                                    authors, bot_archives, bot_versions, bots, compress,
-                                    decompress, engine_for, matches, metadata, pair_scores,
-                                    records, results, season_cancels, season_secrets, seasons,
-                                    SCRIMMAGE_STATES, VERSION_STATES, worker_name)
-from scheduler.store.ladder_rows import LadderRows
+                                    JSON_COLUMNS, LOST, MAX_ATTEMPTS, READY, SCRIMMAGE_STATES,
+                                    STATUSES, TALLY_COLUMNS, VERSION_STATES, attempts, authors,
+                                    bot_archives, bot_versions, bots, compress, decompress,
+                                    engine_for, matches, metadata, pair_scores, records, results,
+                                    season_cancels, season_secrets, seasons, worker_name)
+from scheduler.store.ladder_rows import Ladder
+from scheduler.store.scrimmage_rows import Scrimmages
 from scheduler.store.season_rows import Seasons, plan_rows
-from scheduler.store.service_rows import ServiceRows
+from scheduler.store.session_rows import Sessions
+from scheduler.store.version_rows import Versions
 
 __all__ = [
     "AttemptRow", "BotRow", "BotVersionRow", "CANCELLED", "COUNTED_FIRST", "DEFAULT_LEASE_S",
     "DEFAULT_URL", "FaultRow", "JSON_COLUMNS", "LOST", "MAX_ATTEMPTS", "MatchPage",
     "MatchResultRow", "MatchRow", "NameHeld", "NoStore", "PairScoreRow", "REGISTRY_LOCK",
     "ResultPace", "STATUSES", "SeasonOverview", "SeasonRow", "StandingsRow", "Store",
-    "StoreError", "StoreVersionError", "SCRIMMAGE_STATES", "VERSION_STATES", "TALLY_COLUMNS", "URL_ENV", "attempts", "authors",
+    "StoreError", "StoreVersionError", "SCRIMMAGE_STATES", "VERSION_STATES", "TALLY_COLUMNS",
+    "URL_ENV", "attempts", "authors",
     "bot_archives", "bot_versions", "bots", "compress", "decompress", "engine_for", "matches",
     "metadata", "open_store", "pair_scores", "plan_rows", "records", "results",
     "season_cancels", "season_secrets", "seasons", "shown_url", "store_url", "worker_name"]
@@ -57,21 +70,36 @@ __all__ = [
 #: the engines by (process, URL), under their earlier name
 _ENGINES = ENGINES
 
-DEFAULT_URL = "sqlite:///arena.db"
+DEFAULT_URL: str = settings.DB.default
 #: the environment variable naming the store
-URL_ENV = "ARENA_DB"
+URL_ENV = settings.DB.name
 
 
-class Store(Seasons, Cancels, LeaseQueue, Results, RegistryRows, ServiceRows, LadderRows,
-            Pages):
-    """The store at ``url``; every method is one short transaction."""
+class Store:
+    """The store at ``url``, composed by job: each attribute but ``url`` and ``engine`` is one
+    job's rows (a caller names the job it uses: ``store.queue.claim(...)``)."""
+
+    __slots__ = ("url", "engine", "seasons", "cancels", "queue", "results", "registry",
+                 "authors", "versions", "sessions", "scrimmages", "audit", "ladder", "pages")
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.engine = engine_for(url)
-        if self.engine not in READY:  # once per process: a worker opens a store per match
-            _migrated(self.engine, url)
-            READY.add(self.engine)
+        self.engine = engine = engine_for(url)
+        if engine not in READY:  # once per process: a worker opens a store per match
+            _migrated(engine, url)
+            READY.add(engine)
+        self.seasons = Seasons(engine)
+        self.cancels = Cancels(engine)
+        self.queue = LeaseQueue(engine)
+        self.results = Results(engine)
+        self.registry = Registry(engine)
+        self.authors = Authors(engine)
+        self.versions = Versions(engine)
+        self.sessions = Sessions(engine)
+        self.scrimmages = Scrimmages(engine)
+        self.audit = Audit(engine)
+        self.ladder = Ladder(engine)
+        self.pages = Pages(engine)
 
 
 def _migrated(engine, url: str, attempts: int = 6) -> None:
@@ -94,7 +122,7 @@ def _migrated(engine, url: str, attempts: int = 6) -> None:
             time.sleep(0.1 * 2 ** attempt)  # (a backoff before the transaction again)
 
 
-class StoreError(RuntimeError):
+class StoreError(ArenaError, RuntimeError):
     """A store that cannot be opened; the message begins with its URL."""
 
 
@@ -113,7 +141,7 @@ def store_url(given: str | None = None) -> str:
     """The store's URL: ``given``, else ``$ARENA_DB``, else ``DEFAULT_URL``; a SQLite file's
     path (``records/demo.db``: a file that is there, or a name ending in .db, .sqlite or
     .sqlite3) is that SQLite store."""
-    url = given or os.environ.get(URL_ENV) or DEFAULT_URL
+    url = given or settings.DB.text() or DEFAULT_URL
     if "://" not in url and (url.endswith((".db", ".sqlite", ".sqlite3")) or
                              os.path.isfile(url)):
         return f"sqlite:///{url}"

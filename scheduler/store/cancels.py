@@ -14,6 +14,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.engine import Engine
 
+from scheduler.states import AttemptOutcome, MatchStatus
+from scheduler.store.plain_rows import Cancelling, SeasonCancel
 from scheduler.store.schema import (CANCELLED, LOST, attempts, matches, season_cancels,
                                     seasons)
 
@@ -27,32 +29,34 @@ def cancel_abandoned(c, ids: list[str], why: str, now: float) -> None:
     """Running matches ``ids``, held by nobody: ``cancelled``, their attempts lost."""
     if not ids:
         return
-    c.execute(update(matches).where(matches.c.id.in_(ids), matches.c.status == "running")
-              .values(status="cancelled", lease_owner=None, lease_until=None,
+    c.execute(update(matches).where(matches.c.id.in_(ids), matches.c.status == MatchStatus.RUNNING)
+              .values(status=MatchStatus.CANCELLED, lease_owner=None, lease_until=None,
                       finished_at=now, error=why))
     c.execute(update(attempts).where(attempts.c.match_id.in_(ids),
-                                     attempts.c.outcome == "running")
-              .values(outcome="lost", ended_at=now, reason=why))
+                                     attempts.c.outcome == AttemptOutcome.RUNNING)
+              .values(outcome=AttemptOutcome.LOST, ended_at=now, reason=why))
 
 
 def abandoned(c, season: str, now: float) -> list[str]:
     """The season's running matches whose lease has run out."""
     return list(c.execute(select(matches.c.id)
                           .where(matches.c.season == season,
-                                 matches.c.status == "running",
+                                 matches.c.status == MatchStatus.RUNNING,
                                  matches.c.lease_until < now)).scalars())
 
 
 class Cancels:
-    """Cancelling a season, and what is left of it."""
+    """Cancelling a season, and what is left of it (``store.cancels``)."""
 
-    engine: Engine
+    __slots__ = ("engine",)
 
-    def cancel_season(self, name: str, by: str | None = None) -> dict | None:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def cancel(self, name: str, by: str | None = None) -> Cancelling | None:
         """Cancel season ``name`` in one transaction: its pending matches, and running ones
         whose lease expired, become ``cancelled``; running ones with a live lease finish.
-        Returns {"already", "cancelled_at", "by", "pending", "abandoned", "running", "done"}
-        (what this call changed; "already": it was cancelled before), None for no season.
+        Returns what this call changed, None for no season.
         Cancelling again cancels the running matches abandoned since."""
         now = time.time()
         try:
@@ -60,17 +64,18 @@ class Cancels:
         except IntegrityError:  # cancelled at the same moment by another: it already was
             return self._cancel(name, by, now)
 
-    def _cancel(self, name: str, by: str | None, now: float) -> dict | None:
+    def _cancel(self, name: str, by: str | None, now: float) -> Cancelling | None:
         with self.engine.begin() as c:
             if c.execute(select(seasons.c.name).where(seasons.c.name == name)).first() is None:
                 return None
             prior = c.execute(select(season_cancels).where(season_cancels.c.season == name)
-                              ).mappings().first()
+                              ).first()
             if prior is None:
                 c.execute(season_cancels.insert().values(season=name, cancelled_at=now, by=by))
             pending = c.execute(update(matches)
-                                .where(matches.c.season == name, matches.c.status == "pending")
-                                .values(status="cancelled", finished_at=now,
+                                .where(matches.c.season == name,
+                                       matches.c.status == MatchStatus.PENDING)
+                                .values(status=MatchStatus.CANCELLED, finished_at=now,
                                         error=CANCELLED)).rowcount
             gone = abandoned(c, name, now)
             cancel_abandoned(c, gone, f"{CANCELLED} while its lease had run out (no live "
@@ -78,20 +83,20 @@ class Cancels:
             left = dict(c.execute(select(matches.c.status, func.count())
                                   .where(matches.c.season == name)
                                   .group_by(matches.c.status)).all())
-        return {"already": prior is not None,
-                "cancelled_at": prior["cancelled_at"] if prior else now,
-                "by": prior["by"] if prior else by, "pending": pending,
-                "abandoned": len(gone), "running": left.get("running", 0),
-                "done": left.get("done", 0)}
+        return Cancelling(already=prior is not None,
+                          cancelled_at=prior.cancelled_at if prior else now,
+                          by=prior.by if prior else by, pending=pending,
+                          abandoned=len(gone), running=left.get(MatchStatus.RUNNING, 0),
+                          done=left.get(MatchStatus.DONE, 0))
 
-    def cancelled(self, season: str) -> dict | None:
-        """{"cancelled_at", "by"} when season ``season`` was cancelled, else None."""
+    def cancelled(self, season: str) -> SeasonCancel | None:
+        """When season ``season`` was cancelled and by whom, else None."""
         with self.engine.connect() as c:
             row = c.execute(select(season_cancels.c.cancelled_at, season_cancels.c.by)
-                            .where(season_cancels.c.season == season)).mappings().first()
-        return dict(row) if row else None
+                            .where(season_cancels.c.season == season)).first()
+        return SeasonCancel(row.cancelled_at, row.by) if row else None
 
-    def settle_cancelled(self, season: str) -> int:
+    def settle(self, season: str) -> int:
         """In a cancelled season, running matches whose lease expired (their worker is gone):
         ``cancelled``. Returns how many; 0 for a season not cancelled."""
         now = time.time()

@@ -10,55 +10,61 @@ from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from scheduler.states import MATCH_OPEN, MatchStatus
+from scheduler.store.plain_rows import LadderEntryRow, RatingRow
+from scheduler.store.rows import NewBot
 from scheduler.store.schema import bots, ladder_entries, ladder_ratings, matches
 
 
-class LadderRows:
-    """A ladder's entries, its added matches and its rating history."""
+class Ladder:
+    """A ladder's entries, its added matches and its rating history (``store.ladder``)."""
 
-    engine: Engine
+    __slots__ = ("engine",)
 
-    def join_ladder(self, season: str, bot_rows: list[dict], authors: dict[str, str | None]
-                    ) -> None:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def join(self, season: str, bot_rows: list[NewBot], authors: dict[str, str | None]
+             ) -> None:
         """Versions join: their ``bots`` rows and their entries, in one transaction."""
         now = time.time()
         with self.engine.begin() as c:
-            c.execute(bots.insert(), [dict(b, season=season) for b in bot_rows])
+            c.execute(bots.insert(), [dict(b.columns(), season=season) for b in bot_rows])
             c.execute(ladder_entries.insert(), [
-                {"season": season, "bot": b["name"], "author": authors.get(b["name"]),
+                {"season": season, "bot": b.name, "author": authors.get(b.name),
                  "joined_at": now} for b in bot_rows])
 
-    def add_ladder_entries(self, season: str, names: list[str]) -> None:
+    def add_entries(self, season: str, names: list[str]) -> None:
         """Entries of bots already in the season (those its file names), the organiser's."""
         now = time.time()
         with self.engine.begin() as c:
             c.execute(ladder_entries.insert(), [{"season": season, "bot": n, "author": None,
                                                  "joined_at": now} for n in names])
 
-    def retire_from_ladder(self, season: str, bot: str) -> None:
+    def retire(self, season: str, bot: str) -> None:
         with self.engine.begin() as c:
             c.execute(update(ladder_entries).where(
                 ladder_entries.c.season == season, ladder_entries.c.bot == bot,
                 ladder_entries.c.retired_at.is_(None)).values(retired_at=time.time()))
 
-    def rejoin_ladder(self, season: str, bot: str) -> None:
+    def rejoin(self, season: str, bot: str) -> None:
         """A retired entry plays again (its older version is the one to play once more)."""
         with self.engine.begin() as c:
             c.execute(update(ladder_entries).where(
                 ladder_entries.c.season == season, ladder_entries.c.bot == bot)
                 .values(retired_at=None))
 
-    def ladder_entries(self, season: str) -> list[dict]:
+    def entries(self, season: str) -> list[LadderEntryRow]:
         with self.engine.connect() as c:
-            return [dict(r) for r in c.execute(select(ladder_entries).where(
+            return [LadderEntryRow(**r) for r in c.execute(select(ladder_entries).where(
                 ladder_entries.c.season == season).order_by(ladder_entries.c.joined_at,
                                                             ladder_entries.c.bot)).mappings()]
 
     def add_matches(self, season: str, plans: list[dict]) -> None:
         """Matches (``plan_rows``) added to a running season, pending."""
         with self.engine.begin() as c:
-            c.execute(matches.insert(), [dict(p, season=season, status="pending", attempts=0)
-                                         for p in plans])
+            c.execute(matches.insert(), [dict(p, season=season, status=MatchStatus.PENDING,
+                                              attempts=0) for p in plans])
 
     def next_ordinal(self, season: str) -> int:
         with self.engine.connect() as c:
@@ -80,18 +86,16 @@ class LadderRows:
             return False
         return True
 
-    def rating_history(self, season: str) -> list[dict]:
+    def rating_history(self, season: str) -> list[RatingRow]:
         """Every rating recorded, in the order the pairs were rated."""
         with self.engine.connect() as c:
-            return [dict(r) for r in c.execute(select(ladder_ratings).where(
+            return [RatingRow(**r) for r in c.execute(select(ladder_ratings).where(
                 ladder_ratings.c.season == season).order_by(ladder_ratings.c.pair_index,
                                                             ladder_ratings.c.bot)).mappings()]
 
-    def ladder_matches_in_play(self, season: str) -> int:
+    def in_play(self, season: str) -> int:
         """The ladder's matches not yet over (pending or running)."""
         with self.engine.connect() as c:
             return c.execute(select(func.count()).select_from(matches).where(
-                matches.c.season == season, matches.c.status.in_(("pending", "running")))
+                matches.c.season == season, matches.c.status.in_(MATCH_OPEN))
             ).scalar_one()
-
-

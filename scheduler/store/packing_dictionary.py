@@ -6,7 +6,7 @@ version, and the old ones stay).
 the Python sample bots greedy and random, one per variant (three-deck, single-deck, two-deck-80,
 two-deck-fry: ``arena season run``, two deals a match), then that two-deck-fry match's spec,
 result and summary as the store keeps them. Its sha256 is pinned by
-``tests/test_record_storage.py``.
+``tests/scheduler/test_record_storage.py``.
 """
 
 V1 = (

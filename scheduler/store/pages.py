@@ -5,35 +5,36 @@ filtered, a match and what keeps its record sealed, the attempts, the pace of th
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 from collections.abc import Callable
 
 from sqlalchemy import and_, case, false, func, or_, select, true
 from sqlalchemy.engine import Engine
 
-from scheduler.stats.scores import TALLY_COLUMNS
+from scheduler.states import MatchStatus
+from scheduler.store.plain_rows import SealedResult, SealingMatch, SeasonCancel, StatusCounts
 from scheduler.store.result_rows import with_results
 from scheduler.store.rows import (AttemptRow, FaultRow, MatchPage, MatchResultRow, MatchRow,
-                                  ResultPace, SeasonOverview, StandingsRow, deal_seeds)
-from scheduler.store.schema import (STATUSES, attempts, matches, results, season_cancels,
+                                  ResultPace, SeasonOverview, StandingsRow, deal_seeds,
+                                  decoded, encoded)
+from scheduler.store.schema import (TALLY_COLUMNS, attempts, matches, results, season_cancels,
                                     seasons)
 
 
 def _seats_like(bot: str):
     """The matches in which a bot of that name sat (its name's ``%`` and ``_`` taken as they
     are, not as wildcards)."""
-    return matches.c.seats_json.contains(json.dumps(bot), autoescape=True)
+    return matches.c.seats_json.contains(encoded(bot), autoescape=True)
 
 
-def _sealing(row: MatchRow, unfinished) -> list[dict]:
+def _sealing(row: MatchRow, unfinished) -> list[SealingMatch]:
     """Of ``unfinished`` (the other matches of ``row``'s season not done nor cancelled), those
     on any of its cards (its mirror, the mirror first), as ``Pages.sealed_by`` says them."""
     mine = row.deal_seeds
-    out = [{"id": o.id, "status": o.status, "mirror": o.cluster == row.cluster}
+    out = [SealingMatch(o.id, o.status, o.cluster == row.cluster)
            for o in unfinished if o.id != row.id and (o.cluster == row.cluster
                                                      or mine & o.deal_seeds)]
-    return sorted(out, key=lambda o: not o["mirror"])
+    return sorted(out, key=lambda o: not o.mirror)
 
 
 class _Seals:
@@ -86,7 +87,7 @@ class _SeedBook:
         for i in range(0, len(missing), 500):
             for mid, spec in c.execute(select(matches.c.id, matches.c.spec_json).where(
                     matches.c.season == season, matches.c.id.in_(missing[i:i + 500]))):
-                got[mid] = deal_seeds(json.loads(spec))
+                got[mid] = deal_seeds(decoded(spec))
         if got:
             with self.lock:
                 if self.size + len(got) > self.LIMIT:
@@ -105,11 +106,9 @@ class _SeedBook:
         return _Seals((r.id, r.cluster, seeds[r.id]) for r in rows)
 
 
-_BOOK_LOCK = threading.Lock()
-
 #: the statuses of a match not over yet: named (not "not done"), so that the status index
 #: finds the few of them in a season of thousands
-UNFINISHED = tuple(s for s in STATUSES if s not in ("done", "cancelled"))
+UNFINISHED = tuple(s for s in MatchStatus if s not in (MatchStatus.DONE, MatchStatus.CANCELLED))
 
 
 def _unfinished(c, season: str) -> list[MatchRow]:
@@ -133,24 +132,29 @@ def _standings_select():
 
 
 class Pages:
-    """Reading seasons, matches and attempts."""
+    """Reading seasons, matches and attempts (``store.pages``)."""
 
-    engine: Engine
+    __slots__ = ("engine", "seed_book")
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        #: the deal seeds of this store's matches, read once each
+        self.seed_book = _SeedBook()
 
     def overview(self) -> list[SeasonOverview]:
         """Every season, oldest first: its row (no secret), its counts by status and its
-        cancel ({"cancelled_at", "by"} or None)."""
+        cancel (None: not cancelled)."""
         with self.engine.connect() as c:
             rows = list(c.execute(select(seasons).order_by(seasons.c.created_at,
                                                            seasons.c.name)).mappings())
             by_status = c.execute(select(matches.c.season, matches.c.status, func.count())
                                   .group_by(matches.c.season, matches.c.status)).all()
-            cancels = {r.season: {"cancelled_at": r.cancelled_at, "by": r.by}
+            cancels = {r.season: SeasonCancel(r.cancelled_at, r.by)
                        for r in c.execute(select(season_cancels))}
-        counts: dict[str, dict[str, int]] = {}
+        counts: dict[str, list] = {}
         for season, status, n in by_status:
-            counts.setdefault(season, dict.fromkeys(STATUSES, 0))[status] = n
-        return [SeasonOverview(**r, counts=counts.get(r["name"], dict.fromkeys(STATUSES, 0)),
+            counts.setdefault(season, []).append((status, n))
+        return [SeasonOverview(**r, counts=StatusCounts.of(counts.get(r["name"], ())),
                                cancel=cancels.get(r["name"])) for r in rows]
 
     def matches(self, season: str) -> list[MatchResultRow]:
@@ -179,11 +183,11 @@ class Pages:
             row = c.execute(with_results().where(matches.c.id == match_id)).mappings().first()
         return MatchResultRow(**row) if row else None
 
-    def sealed_by(self, match_id: str) -> list[dict]:
+    def sealed_by(self, match_id: str) -> list[SealingMatch]:
         """The matches whose play keeps ``match_id``'s record sealed: every other match of its
         season on any of its cards (its duplicate mirror; and, since every pairing meets the
         same deal sets, the other pairings' matches on them) that is not done yet, the mirror
-        first; [] when the record may be served. Each is {"id", "status", "mirror"}. A
+        first; [] when the record may be served. A
         cancelled match is never played, so it seals nothing."""
         with self.engine.connect() as c:
             row = c.execute(select(matches).where(matches.c.id == match_id)).mappings().first()
@@ -207,31 +211,22 @@ class Pages:
                     out.update(r.id for r in mine if seals.seal(r.id, r.cluster, seeds[r.id]))
         return out
 
-    @property
-    def seed_book(self) -> _SeedBook:
-        """This store's ``_SeedBook``."""
-        book = self.__dict__.get("_seed_book")
-        if book is None:
-            with _BOOK_LOCK:
-                book = self.__dict__.setdefault("_seed_book", _SeedBook())
-        return book
-
-    def sealed_in(self, season: str) -> dict[str, tuple[str, ...]]:
+    def sealed_in(self, season: str) -> list[SealedResult]:
         """The season's played matches (those with a result) whose records are sealed
-        (``sealed_by``), by id: the bots in their seats. What the served standings leave out
+        (``sealed_by``), with the bots in their seats. What the served standings leave out
         until the matches on their cards are over; one read of the season's unfinished
         matches and, only when there are some, one of its played ones."""
         with self.engine.connect() as c:
             seals = self.seed_book.seals(c, season)
             if not seals:
-                return {}
+                return []
             played = c.execute(select(matches.c.id, matches.c.cluster, matches.c.seats_json)
                                .select_from(matches.join(results,
                                                          results.c.match_id == matches.c.id))
                                .where(matches.c.season == season)).all()
             seeds = self.seed_book.of(c, season, [r.id for r in played])
-        return {r.id: tuple(json.loads(r.seats_json)) for r in played
-                if seals.seal(r.id, r.cluster, seeds[r.id])}
+        return [SealedResult(r.id, tuple(decoded(r.seats_json))) for r in played
+                if seals.seal(r.id, r.cluster, seeds[r.id])]
 
     def seated_page(self, season: str, bots, *, limit: int = 20, offset: int = 0) -> MatchPage:
         """A page of the season's matches in which one of ``bots`` sat that have a result,
@@ -247,13 +242,13 @@ class Pages:
             rows = tuple(MatchResultRow(**r) for r in c.execute(page).mappings())
         return MatchPage(total, rows)
 
-    def seated_counts(self, season: str, bots) -> dict[str, int]:
+    def seated_counts(self, season: str, bots) -> StatusCounts:
         """The season's matches in which one of ``bots`` sat, by status."""
         with self.engine.connect() as c:
             got = c.execute(select(matches.c.status, func.count()).where(
                 matches.c.season == season, or_(false(), *map(_seats_like, bots)))
                 .group_by(matches.c.status)).all()
-        return {**dict.fromkeys(STATUSES, 0), **dict(got)}
+        return StatusCounts.of(got)
 
     def attempt_log(self, season: str, match_id: str | None = None) -> list[AttemptRow]:
         """Every attempt at the season's matches (or one match's), in the order made."""

@@ -18,6 +18,7 @@ import time
 from sqlalchemy import exists, func, select, update
 from sqlalchemy.engine import Engine
 
+from scheduler.states import MATCH_OPEN, AttemptOutcome, MatchStatus
 from scheduler.store.cancels import cancel_abandoned, is_cancelled
 from scheduler.store.rows import MatchRow
 from scheduler.store.schema import (CANCELLED, DEFAULT_LEASE_S, LOST, MAX_ATTEMPTS, attempts,
@@ -33,23 +34,26 @@ def end_attempt(c, match_id: str, owner: str, outcome: str, reason: str | None, 
               .scalar_subquery())
     q = update(attempts).where(attempts.c.id == latest)
     if if_open:
-        q = q.where(attempts.c.outcome == "running")
+        q = q.where(attempts.c.outcome == AttemptOutcome.RUNNING)
     c.execute(q.values(outcome=outcome, ended_at=now, reason=reason))
 
 
 def held(match_id: str, owner: str):
     """The condition of a write that only the lease's holder may make: checked by the write
     itself, so a taker that claimed the match since it was read is never undone."""
-    return ((matches.c.id == match_id) & (matches.c.status == "running")
+    return ((matches.c.id == match_id) & (matches.c.status == MatchStatus.RUNNING)
             & (matches.c.lease_owner == owner))
 
 
 class LeaseQueue:
-    """Claiming, renewing and giving back matches; what to enqueue."""
+    """Claiming, renewing and giving back matches; what to enqueue (``store.queue``)."""
 
-    engine: Engine
+    __slots__ = ("engine",)
     #: whether a season is cancelled, looked up on the class (so that it can be replaced)
     _is_cancelled = staticmethod(is_cancelled)
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
 
     def claim(self, match_id: str, owner: str, lease_s: float = DEFAULT_LEASE_S, *,
               max_attempts: int = MAX_ATTEMPTS, take_from: str | None = None) -> MatchRow | None:
@@ -58,18 +62,19 @@ class LeaseQueue:
         lost attempt past ``max_attempts`` sets the match aside as ``failed`` instead. A match
         of a cancelled season is never taken: a lost one of them becomes ``cancelled``."""
         now = time.time()
-        lost = (matches.c.status == "running") & (matches.c.lease_until < now)
+        lost = (matches.c.status == MatchStatus.RUNNING) & (matches.c.lease_until < now)
         if take_from is not None:
-            lost = lost | ((matches.c.status == "running")
+            lost = lost | ((matches.c.status == MatchStatus.RUNNING)
                            & (matches.c.lease_owner == take_from))
         live = ~exists().where(season_cancels.c.season == matches.c.season)
         why = f"lost: its worker process {take_from} is gone" if take_from else LOST
         with self.engine.begin() as c:
             got = c.execute(
                 update(matches)
-                .where(matches.c.id == match_id, (matches.c.status == "pending") | lost, live)
-                .values(status="running", attempts=matches.c.attempts + 1, lease_owner=owner,
-                        lease_until=now + lease_s, started_at=now))
+                .where(matches.c.id == match_id, (matches.c.status == MatchStatus.PENDING) | lost,
+                       live)
+                .values(status=MatchStatus.RUNNING, attempts=matches.c.attempts + 1,
+                        lease_owner=owner, lease_until=now + lease_s, started_at=now))
             if got.rowcount != 1:
                 season = c.execute(select(matches.c.season).where(matches.c.id == match_id,
                                                                   lost)).scalar()
@@ -80,25 +85,26 @@ class LeaseQueue:
                            .mappings().one())
             took_over = c.execute(update(attempts)
                                   .where(attempts.c.match_id == match_id,
-                                         attempts.c.outcome == "running")
-                                  .values(outcome="lost", ended_at=now, reason=why)).rowcount
+                                         attempts.c.outcome == AttemptOutcome.RUNNING)
+                                  .values(outcome=AttemptOutcome.LOST, ended_at=now,
+                                          reason=why)).rowcount
             if took_over and row.attempts > max_attempts:  # lost once too often
                 c.execute(update(matches).where(matches.c.id == match_id)
-                          .values(status="failed", attempts=row.attempts - 1,
+                          .values(status=MatchStatus.FAILED, attempts=row.attempts - 1,
                                   lease_owner=None, lease_until=None,
                                   error=f"set aside after {max_attempts} attempts; the last "
                                         f"one {why}"))
                 return None
             c.execute(attempts.insert().values(match_id=match_id, season=row.season,
                                                attempt=row.attempts, worker=owner,
-                                               started_at=now, outcome="running"))
+                                               started_at=now, outcome=AttemptOutcome.RUNNING))
         return row
 
     def renew(self, match_id: str, owner: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
         with self.engine.begin() as c:
             got = c.execute(update(matches)
                             .where(matches.c.id == match_id, matches.c.lease_owner == owner,
-                                   matches.c.status == "running")
+                                   matches.c.status == MatchStatus.RUNNING)
                             .values(lease_until=time.time() + lease_s))
         return got.rowcount == 1
 
@@ -115,21 +121,24 @@ class LeaseQueue:
             if row is None:
                 return "missing"
             if self._is_cancelled(c, row.season):
-                status, error_text = "cancelled", f"{CANCELLED}; its last attempt: "
+                status, error_text = MatchStatus.CANCELLED, f"{CANCELLED}; its last attempt: "
                 values = dict(finished_at=now)
             else:
-                status = "failed" if row.attempts >= max_attempts else "pending"
+                status = MatchStatus.FAILED if row.attempts >= max_attempts else MatchStatus.PENDING
                 error_text = (f"set aside after {row.attempts} attempts; the last: "
-                              if status == "failed" else "")
+                              if status == MatchStatus.FAILED else "")
                 values = {}
             got = c.execute(update(matches).where(held(match_id, owner))
                             .values(status=status, lease_owner=None, lease_until=None,
                                     error=error_text + error[-4000:], **values)).rowcount
             if got != 1:  # not ours any more
-                end_attempt(c, match_id, owner, "retry", error[-4000:], now, if_open=True)
+                end_attempt(c, match_id, owner, AttemptOutcome.RETRY, error[-4000:], now,
+                            if_open=True)
                 return c.execute(select(matches.c.status)
                                  .where(matches.c.id == match_id)).scalar()
-            outcome = {"failed": "failed", "cancelled": "cancelled"}.get(status, "retry")
+            outcome = {MatchStatus.FAILED: AttemptOutcome.FAILED,
+                       MatchStatus.CANCELLED: AttemptOutcome.CANCELLED}.get(
+                status, AttemptOutcome.RETRY)
             end_attempt(c, match_id, owner, outcome, error[-4000:], now)
         return status
 
@@ -145,16 +154,16 @@ class LeaseQueue:
                                .where(matches.c.id == match_id)).scalar()
             if season is None:
                 return "missing"
-            status = "cancelled" if self._is_cancelled(c, season) else "pending"
+            status = MatchStatus.CANCELLED if self._is_cancelled(c, season) else MatchStatus.PENDING
             got = c.execute(update(matches).where(held(match_id, owner))
                             .values(status=status, lease_owner=None, lease_until=None,
                                     attempts=matches.c.attempts - 1, enqueued_at=now,
-                                    finished_at=now if status == "cancelled" else None)
+                                    finished_at=now if status == MatchStatus.CANCELLED else None)
                             ).rowcount
             if got != 1:
                 return c.execute(select(matches.c.status)
                                  .where(matches.c.id == match_id)).scalar()
-            end_attempt(c, match_id, owner, "interrupted",
+            end_attempt(c, match_id, owner, AttemptOutcome.INTERRUPTED,
                         f"{reason}; not counted as an attempt", now)
         return status
 
@@ -164,10 +173,10 @@ class LeaseQueue:
         host = socket.gethostname()
         freed = 0
         with self.engine.begin() as c:
-            status = "cancelled" if self._is_cancelled(c, season) else "pending"
+            status = MatchStatus.CANCELLED if self._is_cancelled(c, season) else MatchStatus.PENDING
             rows = c.execute(select(matches.c.id, matches.c.lease_owner)
                              .where(matches.c.season == season,
-                                    matches.c.status == "running")).all()
+                                    matches.c.status == MatchStatus.RUNNING)).all()
             for mid, owner in rows:
                 h, _, pid = (owner or "").rpartition(":")
                 if h == host and pid.isdigit() and not alive(int(pid)):
@@ -177,8 +186,9 @@ class LeaseQueue:
                                             attempts=matches.c.attempts - 1)).rowcount
                     if got != 1:  # taken meanwhile: that attempt stays the taker's ``lost``
                         continue
-                    end_attempt(c, mid, owner, "interrupted", "its local run was stopped; not "
-                                "counted as an attempt", time.time())
+                    end_attempt(c, mid, owner, AttemptOutcome.INTERRUPTED,
+                                "its local run was stopped; not counted as an attempt",
+                                time.time())
                     freed += 1
         return freed
 
@@ -192,10 +202,10 @@ class LeaseQueue:
         with self.engine.begin() as c:
             q = (select(matches.c.id)
                  .where(matches.c.season == season,
-                        ((matches.c.status == "pending")
+                        ((matches.c.status == MatchStatus.PENDING)
                          & (matches.c.enqueued_at.is_(None)
                             | (matches.c.enqueued_at < now - resend_after_s)))
-                        | ((matches.c.status == "running") & (matches.c.lease_until < now)
+                        | ((matches.c.status == MatchStatus.RUNNING) & (matches.c.lease_until < now)
                            & (matches.c.enqueued_at < now - lost_after_s)))
                  .order_by(matches.c.ordinal))
             if limit is not None:
@@ -216,20 +226,21 @@ class LeaseQueue:
         since = time.time() - resend_after_s
         with self.engine.connect() as c:
             return c.execute(select(func.count()).select_from(matches)
-                             .where(matches.c.season == season, matches.c.status == "pending",
+                             .where(matches.c.season == season,
+                                    matches.c.status == MatchStatus.PENDING,
                                     matches.c.enqueued_at >= since)).scalar_one()
 
     def pending_ids(self, season: str) -> list[str]:
         with self.engine.connect() as c:
             return list(c.execute(select(matches.c.id)
                                   .where(matches.c.season == season,
-                                         matches.c.status.in_(("pending", "running")))
+                                         matches.c.status.in_(MATCH_OPEN))
                                   .order_by(matches.c.ordinal)).scalars())
 
     def retry_failed(self, season: str) -> int:
         """Failed matches back to pending with fresh attempts (a new run tries them again)."""
         with self.engine.begin() as c:
             got = c.execute(update(matches).where(matches.c.season == season,
-                                                  matches.c.status == "failed")
-                            .values(status="pending", attempts=0, enqueued_at=None))
+                                                  matches.c.status == MatchStatus.FAILED)
+                            .values(status=MatchStatus.PENDING, attempts=0, enqueued_at=None))
         return got.rowcount

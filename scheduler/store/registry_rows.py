@@ -10,7 +10,8 @@ from sqlalchemy import select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from scheduler.store.rows import BotVersionRow
+from scheduler.store.plain_rows import BotOwner, VersionRemoval
+from scheduler.store.rows import BotVersionRow, NewVersion
 from scheduler.store.schema import bot_archives, bot_versions, bots, version_states
 
 
@@ -56,14 +57,18 @@ def _pinning(c, content_hash: str) -> list[str]:
                             .where(bots.c.version_hash == content_hash)).scalars())
 
 
-class RegistryRows:
-    """Bot versions and their archives (authors: ``service_rows``)."""
+class Registry:
+    """Bot versions and their archives (``store.registry``; their authors: ``store.authors``,
+    the service's states of them: ``store.versions``)."""
 
-    engine: Engine
+    __slots__ = ("engine",)
 
-    def add_bot_version(self, row: dict, data: bytes, *, resembles=None,
-                        state: str | None = None) -> tuple[BotVersionRow, bool]:
-        """Store a bot version (``row``: its ``bot_versions`` columns) and its archive
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def add(self, row: NewVersion, data: bytes, *, resembles=None,
+            state: str | None = None) -> tuple[BotVersionRow, bool]:
+        """Store a bot version (``row``) and its archive
         (``data``, kept once per content hash) in one transaction, under the registry's lock:
         (the row, True); or (the row already stored as name@version, False), writing nothing,
         whatever its content. A name belongs to the author of its first version: another
@@ -75,28 +80,28 @@ class RegistryRows:
             try:
                 with self.engine.connect() as c:
                     registry_lock(c)
-                    old = _version(c, row["name"], row["version"])
+                    old = _version(c, row.name, row.version)
                     if old is not None:
                         c.rollback()
-                        if row["author"] is not None and old.author != row["author"]:
-                            raise NameHeld(row["name"], old.author)
+                        if row.author is not None and old.author != row.author:
+                            raise NameHeld(row.name, old.author)
                         return old, False
                     owners = _names(c)
-                    if row["name"] in owners:
-                        owner = owners[row["name"]]
-                        if row["author"] is not None and row["author"] != owner:
+                    if row.name in owners:
+                        owner = owners[row.name]
+                        if row.author is not None and row.author != owner:
                             c.rollback()
-                            raise NameHeld(row["name"], owner)
+                            raise NameHeld(row.name, owner)
                     elif resembles is not None and (like := resembles(owners)) is not None:
                         c.rollback()
                         raise NameHeld(like, owners[like])
                     if c.execute(select(bot_archives.c.content_hash)
-                                 .where(bot_archives.c.content_hash == row["content_hash"])
+                                 .where(bot_archives.c.content_hash == row.content_hash)
                                  ).first() is None:
                         c.execute(bot_archives.insert().values(
-                            content_hash=row["content_hash"], data=data))
-                    c.execute(bot_versions.insert().values(**row))
-                    got = _version(c, row["name"], row["version"])
+                            content_hash=row.content_hash, data=data))
+                    c.execute(bot_versions.insert().values(**row.columns()))
+                    got = _version(c, row.name, row.version)
                     if state is not None:
                         c.execute(version_states.insert().values(
                             version_id=got.id, state=state, updated_at=time.time()))
@@ -104,19 +109,25 @@ class RegistryRows:
                     return got, True
             except IntegrityError:  # the same name@version or archive stored at this moment
                 continue
-        raise RuntimeError(f"{row['name']}@{row['version']}: the store kept refusing it")
+        raise RuntimeError(f"{row.name}@{row.version}: the store kept refusing it")
 
-    def bot_names(self) -> dict[str, str | None]:
+    def names(self) -> list[BotOwner]:
         """Every bot name in the registry and its owner: the author of its first version
         (None: the organiser)."""
         with self.engine.connect() as c:
-            return _names(c)
+            return [BotOwner(name, owner) for name, owner in _names(c).items()]
 
-    def bot_version(self, name: str, version: str) -> BotVersionRow | None:
+    def version(self, name: str, version: str) -> BotVersionRow | None:
         with self.engine.connect() as c:
             return _version(c, name, version)
 
-    def bot_versions(self, name: str | None = None) -> list[BotVersionRow]:
+    def version_by_id(self, version_id: int) -> BotVersionRow | None:
+        with self.engine.connect() as c:
+            got = c.execute(select(bot_versions).where(bot_versions.c.id == version_id)
+                            ).mappings().first()
+        return BotVersionRow(**got) if got else None
+
+    def versions(self, name: str | None = None) -> list[BotVersionRow]:
         """Every bot version (or ``name``'s), in the order submitted."""
         q = select(bot_versions)
         if name is not None:
@@ -125,7 +136,7 @@ class RegistryRows:
             return [BotVersionRow(**r) for r in c.execute(
                 q.order_by(bot_versions.c.submitted_at, bot_versions.c.id)).mappings()]
 
-    def bot_archive(self, content_hash: str) -> bytes | None:
+    def archive(self, content_hash: str) -> bytes | None:
         """The zlib-compressed canonical tar of ``content_hash``."""
         with self.engine.connect() as c:
             return c.execute(select(bot_archives.c.data)
@@ -136,17 +147,15 @@ class RegistryRows:
         with self.engine.connect() as c:
             return _pinning(c, content_hash)
 
-    def remove_bot_version(self, name: str, version: str) -> dict:
-        """Delete name@version in one transaction unless a season pins its content hash:
-        {"removed", "seasons" (those pinning it: nothing removed), "archive_removed" (no other
-        version shared it)}."""
+    def remove(self, name: str, version: str) -> VersionRemoval:
+        """Delete name@version in one transaction unless a season pins its content hash."""
         with self.engine.begin() as c:
             row = _version(c, name, version)
             if row is None:
-                return {"removed": False, "seasons": [], "archive_removed": False}
+                return VersionRemoval(removed=False)
             pinning = _pinning(c, row.content_hash)
             if pinning:
-                return {"removed": False, "seasons": pinning, "archive_removed": False}
+                return VersionRemoval(removed=False, seasons=tuple(pinning))
             c.execute(version_states.delete().where(version_states.c.version_id == row.id))
             c.execute(bot_versions.delete().where(bot_versions.c.id == row.id))
             shared = c.execute(select(bot_versions.c.id).where(
@@ -154,4 +163,4 @@ class RegistryRows:
             if shared is None:
                 c.execute(bot_archives.delete().where(
                     bot_archives.c.content_hash == row.content_hash))
-        return {"removed": True, "seasons": [], "archive_removed": shared is None}
+        return VersionRemoval(removed=True, archive_removed=shared is None)

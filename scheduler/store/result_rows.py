@@ -7,18 +7,19 @@ a redelivered or retried task cannot count a match twice.
 
 from __future__ import annotations
 
-import json
 import time
 
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from scheduler.stats.scores import TALLY_COLUMNS, deal_scores, match_tally, pair_result
+from scheduler.states import AttemptOutcome, MatchStatus
+from scheduler.stats.scores import deal_scores, match_tally, pair_result
 from scheduler.store.queue import end_attempt
-from scheduler.store.rows import MatchResultRow, MatchRow, PairScoreRow
-from scheduler.store.schema import (COUNTED_FIRST, attempts, compress, decompress, matches,
-                                    pair_scores, records, results)
+from scheduler.store.rows import (MatchResultRow, MatchRow, PairScoreRow, encoded,
+                                  tally_columns)
+from scheduler.store.schema import (COUNTED_FIRST, TALLY_COLUMNS, attempts, compress,
+                                    decompress, matches, pair_scores, records, results)
 
 #: the result's columns a ``MatchResultRow`` carries beside its match's
 RESULT_COLUMNS = (results.c.result_json, results.c.summary_json, results.c.duration_s,
@@ -34,45 +35,50 @@ def with_results(*, played_only: bool = False):
 
 
 class Results:
-    """Writing a played match, scoring its pair, reading its record."""
+    """Writing a played match, scoring its pair, reading its record (``store.results``)."""
 
-    engine: Engine
+    __slots__ = ("engine",)
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
 
     def finish(self, match_id: str, season: str, result: dict, summary: dict, record: dict,
                duration_s: float, owner: str, note: str | None = None, *,
                tally: dict | None = None) -> bool:
         """Write the result and record once; False when the match was already counted by
-        another attempt. ``tally``: the result's tally columns (``scheduler.stats.scores.
-        match_tally`` of the summary) as the player counted them; without it they are counted
-        here from ``summary``. Idempotent: a write that committed but was not acknowledged (the
-        store went away in the commit) is found on the next call and reported as written."""
+        another attempt. ``tally``: the result's tally columns (``rows.tally_columns`` of the
+        summary's ``scheduler.stats.scores.match_tally``) as the player counted them; without it
+        they are counted here from ``summary``. Idempotent: a write that committed but was not
+        acknowledged (the store went away in the commit) is found on the next call and reported
+        as written."""
         now = time.time()
         try:
             with self.engine.begin() as c:
                 columns = tally if tally is not None else self._tally(c, match_id, summary)
                 c.execute(results.insert().values(
-                    match_id=match_id, season=season, result_json=json.dumps(result),
-                    summary_json=json.dumps(summary), duration_s=duration_s, worker=owner,
+                    match_id=match_id, season=season, result_json=encoded(result),
+                    summary_json=encoded(summary), duration_s=duration_s, worker=owner,
                     written_at=now, **columns))
                 c.execute(records.insert().values(match_id=match_id, data=compress(record)))
                 c.execute(update(matches).where(matches.c.id == match_id)
-                          .values(status="done", finished_at=now, lease_owner=None,
+                          .values(status=MatchStatus.DONE, finished_at=now, lease_owner=None,
                                   lease_until=None, error=None))
-                end_attempt(c, match_id, owner, "done", note, now)
+                end_attempt(c, match_id, owner, AttemptOutcome.DONE, note, now)
                 # a lapsed holder's result can land while a taker still plays: the taker's
                 # attempt is over too (its own hand-back or give-back finds the match done and
                 # is no longer its to close; it stayed ``running`` for ever)
                 c.execute(update(attempts)
                           .where(attempts.c.match_id == match_id, attempts.c.worker != owner,
-                                 attempts.c.outcome == "running")
-                          .values(outcome="counted", ended_at=now, reason=COUNTED_FIRST))
+                                 attempts.c.outcome == AttemptOutcome.RUNNING)
+                          .values(outcome=AttemptOutcome.COUNTED, ended_at=now,
+                                  reason=COUNTED_FIRST))
         except IntegrityError:
             with self.engine.begin() as c:
                 writer = c.execute(select(results.c.worker)
                                    .where(results.c.match_id == match_id)).scalar()
                 if writer == owner:  # our own earlier commit
                     return True
-                end_attempt(c, match_id, owner, "counted", COUNTED_FIRST, now)
+                end_attempt(c, match_id, owner, AttemptOutcome.COUNTED, COUNTED_FIRST, now)
             return False
         try:  # after the commit: the pair's other match may have committed at the same time
             self.score_pair(match_id)
@@ -89,7 +95,8 @@ class Results:
         from referee.match.matchfile import MatchSummary
         row = c.execute(select(matches).where(matches.c.id == match_id)).mappings().first()
         try:
-            return match_tally(MatchSummary.from_dict(summary), MatchRow(**row).variant)
+            return tally_columns(match_tally(MatchSummary.from_dict(summary),
+                                             MatchRow(**row).variant))
         except Exception:  # a summary or spec this code cannot read: counted from the summary
             return dict.fromkeys(TALLY_COLUMNS)
 
@@ -119,7 +126,7 @@ class Results:
             got = pair_result(teams[0][0], teams, summaries, scores)
             out = PairScoreRow(season=row.season, cluster=row.cluster, bot_a=got["a"],
                                bot_b=got["b"], deals=len(got["diffs"]), score_a=got["score"],
-                               diff_a=got["diff"], deal_diffs_json=json.dumps(got["diffs"]),
+                               diff_a=got["diff"], deal_diffs_json=encoded(got["diffs"]),
                                written_at=time.time())
             c.execute(pair_scores.insert().values(**out))
         return out
@@ -141,7 +148,7 @@ class Results:
                              ).scalar()
         return decompress(data) if data is not None else None
 
-    def result_count(self, season: str) -> int:
+    def count(self, season: str) -> int:
         with self.engine.connect() as c:
             return c.execute(select(func.count()).select_from(results)
                              .where(results.c.season == season)).scalar_one()

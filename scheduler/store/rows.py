@@ -1,11 +1,7 @@
-"""The store's rows, typed: frozen dataclasses of the columns a query reads.
-
-A JSON column (``*_json``) is read back here only, by the one ``JsonColumn`` attribute that types
-it (``MatchRow.seats``, ``MatchResultRow.summary``, ``SeasonRow.config``, ...), on first use;
-the code that uses the store reads those attributes, never the JSON text. A row also reads as a
-mapping of its columns (``row["status"]``, ``row.get("error")``, ``dict(row)``), as the store's
-rows always have.
-"""
+"""The store's rows, typed: frozen dataclasses of the columns a query reads or a write takes.
+A JSON column (``*_json``) is encoded here only (``encoded``, ``NewBot``, ``tally_columns``, ...)
+and read back here only, by the ``JsonColumn`` attribute that types it (``MatchRow.seats``,
+``SeasonRow.config``, ...); a row of a read also reads as a mapping of its columns."""
 
 from __future__ import annotations
 
@@ -16,15 +12,22 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, TypeVar
 
-from scheduler.stats.scores import match_tally
+from scheduler.states import MatchStatus
+from scheduler.stats.scores import MatchTally, match_tally
+from scheduler.store.plain_rows import (AuditEntry, AuthorRow, BotOwner,  # noqa: F401
+                                        Cancelling, IntakeItem, LadderEntryRow, MatchPage,
+                                        QueuedVersion, RatingRow, ReadyVersion, ResultPace,
+                                        ScrimmageRow, SealedResult, SealingMatch, SeasonCancel,
+                                        SeasonSecret, SessionRow, StatusCounts, VersionRemoval,
+                                        VersionStateRow, deal_seeds)
+from scheduler.store.schema import TALLY_COLUMNS
 
 R = TypeVar("R", bound="Row")
 
 
 class JsonColumn:
     """A typed attribute of the JSON column ``column``, decoded on first use and kept: None
-    for a null column, else ``convert(row, value)`` of the decoded value (the value itself
-    without ``convert``)."""
+    for a null column, else ``convert(row, value)`` of the value (or the value itself)."""
 
     def __init__(self, column: str, convert: Callable[[Any, Any], Any] | None = None) -> None:
         self.column, self.convert = column, convert
@@ -66,8 +69,7 @@ class Row(Mapping):
 
     @classmethod
     def of(cls: type[R], row: Mapping) -> R:
-        """``row`` as this kind of row: itself, or the columns of a mapping (None for those it
-        lacks)."""
+        """``row`` as this kind of row: itself, or a mapping's columns (None for those it lacks)."""
         if isinstance(row, cls):
             return row
         return cls(**{k: row.get(k) for k in _columns(cls)})
@@ -80,6 +82,11 @@ def _tuple(_row, value) -> tuple:
 def _summary(row, value):
     from referee.match.matchfile import MatchSummary
     return MatchSummary.from_dict(value, f"match {row.id}: summary")
+
+
+def _season_config(row, value):
+    from scheduler.season_config import SeasonConfig
+    return SeasonConfig.from_json({"name": row.name, **value}, f"season {row.name}: config")
 
 
 class _Seats:
@@ -107,22 +114,26 @@ class _Tally(_Summary):
 # -- seasons and their bots ---------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class SeasonRow(Row):
-    """A season; ``config``: its configuration as stored (``Season.config()``)."""
+    """A season; ``config``: its configuration as stored (``SeasonConfig``)."""
     name: str
     config_json: str
     config_hash: str | None = None
     file: str | None = None
     created_at: float | None = None
 
-    config = JsonColumn("config_json")
+    config = JsonColumn("config_json", _season_config)
+
+    @classmethod
+    def of_config(cls, name: str, config: dict) -> "SeasonRow":
+        """A season not stored, of ``config`` (its configuration's JSON value)."""
+        return cls(name, encoded(config))
 
 
 @dataclass(frozen=True, eq=False)
 class SeasonOverview(SeasonRow):
-    """A season with its matches counted by status and its cancel ({"cancelled_at", "by"}, or
-    None)."""
-    counts: dict[str, int] = field(default_factory=dict)
-    cancel: dict | None = None
+    """A season with its matches counted by status and its cancel (None: not cancelled)."""
+    counts: StatusCounts = field(default_factory=StatusCounts)
+    cancel: SeasonCancel | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,6 +164,67 @@ class BotVersionRow(_Manifest, Row):
     files: int
     manifest_json: str
     submitted_at: float
+
+    def with_manifest_fields(self: R, fields: dict) -> R:
+        """The row with its manifest's fields replaced by ``fields``."""
+        return dataclasses.replace(self, manifest_json=encoded(fields))
+
+
+def encoded(value: Any, **dumps) -> str:
+    """The text of a JSON column holding ``value``: the one encoder of the store's columns."""
+    return json.dumps(value, **dumps)
+
+
+def decoded(text: str) -> Any:
+    """The value of a JSON column's ``text`` (a query that reads one column, not a row)."""
+    return json.loads(text)
+
+
+def tally_columns(tally: MatchTally | None) -> dict:
+    """A result's tally columns (``TALLY_COLUMNS``) of ``tally``; all null for None."""
+    if tally is None:
+        return dict.fromkeys(TALLY_COLUMNS)
+    out = {k: getattr(tally, k) for k in TALLY_COLUMNS if not k.endswith("_json")}
+    return out | {"match_points_json": tally.match_points and encoded(list(tally.match_points)),
+                  "deal_scores_json": encoded(list(tally.deal_scores))}
+
+
+# -- what is written ----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class NewBot:
+    """A season's bot to store; ``manifest_fields``: its ``SeasonBot.to_dict()`` and its files'
+    hashes; ``checked_hash``: the content its check passed (None: not checked here)."""
+    name: str
+    version: str
+    content_hash: str
+    manifest_fields: dict
+    version_hash: str | None
+    checked_hash: str | None = None
+
+    def columns(self) -> dict:
+        """Its ``bots`` columns (but its season's)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return out | {"manifest_json": encoded(out.pop("manifest_fields"))}
+
+
+@dataclass(frozen=True, slots=True)
+class NewVersion:
+    """A registry version to store (``bot_versions``); ``manifest_fields``: its manifest."""
+    name: str
+    version: str
+    content_hash: str
+    author: str | None
+    protocol: str
+    language: str | None
+    size: int
+    files: int
+    manifest_fields: dict
+    submitted_at: float
+
+    def columns(self) -> dict:
+        """Its ``bot_versions`` columns (but its id)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return out | {"manifest_json": encoded(out.pop("manifest_fields"), sort_keys=True)}
 
 
 # -- matches ------------------------------------------------------------------------------
@@ -186,12 +258,6 @@ class MatchRow(_Seats, Row):
     def deal_seeds(self) -> frozenset[str]:
         """The seeds of the cards it deals."""
         return deal_seeds(self.spec)
-
-
-def deal_seeds(spec: dict) -> frozenset[str]:
-    """The seeds of the cards a match of ``spec`` (a stored ``MatchSpec``) deals."""
-    return (frozenset(d["seed"] for d in spec.get("deals") or [])
-            or frozenset((str(spec.get("seed")),)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -269,11 +335,17 @@ class StandingsRow(_Seats, _Tally, Row):
             row.get("summary_json") is not None
         return cls(**values)
 
+    @classmethod
+    def of_played(cls, match_id: str, cluster: str, seats, summary: dict) -> "StandingsRow":
+        """A match played but not stored: its seats' bots and its summary's JSON value."""
+        return cls(match_id, cluster, MatchStatus.DONE, encoded(list(seats)), True,
+                   encoded(summary))
+
     def tallied(self, variant: str) -> "StandingsRow":
         """The row with its tally columns: as stored, else counted from its summary."""
         if self.deal_count is not None and self.deal_scores_json is not None:
             return self
-        return dataclasses.replace(self, **match_tally(self.summary, variant))
+        return dataclasses.replace(self, **tally_columns(match_tally(self.summary, variant)))
 
 
 # -- what else a result leaves ------------------------------------------------------------
@@ -324,21 +396,3 @@ class FaultRow(_Summary, Row):
         if self.faults is not None or self.summary_json is None:
             return self.faults or 0, self.forfeit_team
         return self.summary.faults, self.summary.forfeit_team
-
-
-@dataclass(frozen=True)
-class MatchPage:
-    """A page of matches: how many the filters select, and the rows asked for."""
-    total: int
-    rows: tuple[MatchResultRow, ...]
-
-
-@dataclass(frozen=True)
-class ResultPace:
-    """When a season's results were written: how many, the first and the last; and how many
-    within the recent window, the first of them."""
-    count: int
-    first: float | None
-    last: float | None
-    recent: int
-    recent_first: float | None

@@ -28,6 +28,9 @@ from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, Larg
                         create_engine, event)
 from sqlalchemy.engine import Engine
 
+from house import settings
+
+from scheduler.states import AuthorStatus, MatchStatus, ScrimmageState, VersionState
 from scheduler.store.packing import pack_record, pack_text, unpack_record, unpack_text
 
 metadata = MetaData()
@@ -120,9 +123,9 @@ authors = Table(
     Column("token_hash", String(64), nullable=False),  # sha256 hex of the author's token
     Column("created_at", Float, nullable=False),
     # the submission service's (0005_service): "author" or "organiser" (sees and does all);
-    # "active", "pending" (registered, awaiting the organiser) or "disabled"
+    # ``AuthorStatus``: active, pending (registered, awaiting the organiser) or disabled
     Column("role", String(16), nullable=False, server_default="author"),
-    Column("status", String(16), nullable=False, server_default="active"),
+    Column("status", String(16), nullable=False, server_default=AuthorStatus.ACTIVE.value),
     Column("changed_at", Float),
 )
 
@@ -201,7 +204,7 @@ matches = Table(
     Column("mirror", Boolean, nullable=False),
     Column("seats_json", Text, nullable=False),
     Column("spec_json", PackedJson, nullable=False),
-    Column("status", String(16), nullable=False, default="pending", index=True),
+    Column("status", String(16), nullable=False, default=MatchStatus.PENDING.value, index=True),
     Column("attempts", Integer, nullable=False, default=0),
     Column("lease_owner", String(200)),
     Column("lease_until", Float),
@@ -245,10 +248,16 @@ results = Table(
     Column("attack_points_1", Integer),
     Column("match_points_json", Text),
 )
+#: the result's tally columns (``scheduler.stats.scores.MatchTally``, ``rows.tally_columns``)
+TALLY_COLUMNS = ("deal_count", "score_0", "score_1", "net_0", "net_1", "forfeit_team",
+                 "strikes_0", "strikes_1", "faults", "gain_0", "gain_1", "attacks_0",
+                 "attack_points_0", "attacks_1", "attack_points_1", "match_points_json",
+                 "deal_scores_json")
 
-# One row per duplicate pair once both its matches are done (``Store.score_pair``): the pair's
-# W/D/L score for bot_a as the standings count it, and bot_a's paired difference per deal (the
-# mean of its continuous outcome over the two plays of each deal), each deal's and their mean.
+# One row per duplicate pair once both its matches are done (``store.results.score_pair``): the
+# pair's W/D/L score for bot_a as the standings count it, and bot_a's paired difference per deal
+# (the mean of its continuous outcome over the two plays of each deal), each deal's and their
+# mean.
 pair_scores = Table(
     "pair_scores", metadata,
     Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
@@ -313,21 +322,23 @@ ladder_ratings = Table(
 JSON_COLUMNS = frozenset(c.name for t in metadata.tables.values() for c in t.columns
                          if c.name.endswith("_json"))
 
-DEFAULT_LEASE_S = 120.0
+#: seconds a silent worker keeps its match (``ARENA_LEASE_S``'s default)
+DEFAULT_LEASE_S: float = settings.LEASE_S.default
 #: attempts of a match (each played on the same cards) before it is set aside as failed
-MAX_ATTEMPTS = 3
+MAX_ATTEMPTS: int = settings.MAX_ATTEMPTS.default
 LOST = ("lost: its worker stopped renewing the lease (killed, stopped or cut off from the "
         "store)")
 CANCELLED = "its season was cancelled"
 COUNTED_FIRST = "another attempt's result was written first"
-#: a match's statuses: ``cancelled`` ones (of a cancelled season) are never played
-STATUSES = ("pending", "running", "done", "failed", "cancelled")
-#: a service version's states, in order; ``refused`` is final, ``ready`` too unless the crash
-#: limit suspends it (``scheduler.crash_limit.after_forfeit``: ``suspended`` until the
-#: organiser lifts it, ``arena bots unsuspend``)
-VERSION_STATES = ("queued", "building", "checking", "ready", "refused", "suspended")
-#: a scrimmage's states; ``done``, ``failed`` and ``cancelled`` are final
-SCRIMMAGE_STATES = ("queued", "playing", "done", "failed", "cancelled")
+#: a match's statuses (``MatchStatus``): ``cancelled`` ones (of a cancelled season) are never
+#: played
+STATUSES = tuple(MatchStatus)
+#: a service version's states (``VersionState``), in order; ``refused`` is final, ``ready``
+#: too unless the crash limit suspends it (``scheduler.crash_limit.after_forfeit``:
+#: ``suspended`` until the organiser lifts it, ``arena bots unsuspend``)
+VERSION_STATES = tuple(VersionState)
+#: a scrimmage's states (``ScrimmageState``); ``done``, ``failed`` and ``cancelled`` are final
+SCRIMMAGE_STATES = tuple(ScrimmageState)
 
 
 def worker_name() -> str:

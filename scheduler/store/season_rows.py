@@ -3,58 +3,62 @@ transaction when it opens; counted by status; removed whole."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 
-from scheduler.store.rows import BotRow, SeasonRow
-from scheduler.store.schema import (STATUSES, attempts, bots, matches, pair_scores, records,
+from scheduler.states import MatchStatus
+from scheduler.store.plain_rows import SeasonSecret, StatusCounts
+from scheduler.store.rows import BotRow, NewBot, SeasonRow, encoded
+from scheduler.store.schema import (attempts, bots, matches, pair_scores, records,
                                     results, season_cancels, season_secrets, seasons)
 
 
 class Seasons:
-    """A season's rows: the season, its secret and its bots."""
+    """A season's rows: the season, its secret and its bots (``store.seasons``)."""
 
-    engine: Engine
+    __slots__ = ("engine",)
 
-    def season(self, name: str) -> SeasonRow | None:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def get(self, name: str) -> SeasonRow | None:
         with self.engine.connect() as c:
             row = c.execute(select(seasons).where(seasons.c.name == name)).mappings().first()
         return SeasonRow(**row) if row else None
 
-    def season_names(self) -> list[str]:
+    def names(self) -> list[str]:
         with self.engine.connect() as c:
             return list(c.execute(select(seasons.c.name).order_by(seasons.c.created_at))
                         .scalars())
 
-    def create_season(self, name: str, config: dict, config_hash: str, file: str,
-                      bot_rows: list[dict], plans: list[dict], secret: str | None = None,
-                      secret_given: bool = False) -> None:
-        """The season, its secret, its bots (``bots`` columns) and every match (``plan_rows``),
-        in one transaction."""
+    def create(self, name: str, config: dict, config_hash: str, file: str,
+               bot_rows: list[NewBot], plans: list[dict], secret: str | None = None,
+               secret_given: bool = False) -> None:
+        """The season (``config``: its configuration's JSON value), its secret, its bots and
+        every match (``plan_rows``), in one transaction."""
         now = time.time()
         with self.engine.begin() as c:
-            c.execute(seasons.insert().values(name=name, config_json=json.dumps(config),
+            c.execute(seasons.insert().values(name=name, config_json=encoded(config),
                                               config_hash=config_hash, file=file,
                                               created_at=now))
             if secret is not None:
                 c.execute(season_secrets.insert().values(season=name, secret=secret,
                                                          given=secret_given))
             if bot_rows:
-                c.execute(bots.insert(), [dict(b, season=name) for b in bot_rows])
+                c.execute(bots.insert(), [dict(b.columns(), season=name) for b in bot_rows])
             if plans:
-                c.execute(matches.insert(), [dict(p, season=name, status="pending",
+                c.execute(matches.insert(), [dict(p, season=name, status=MatchStatus.PENDING,
                                                   attempts=0) for p in plans])
 
-    def season_secret(self, name: str) -> dict | None:
-        """{"secret", "given"} of season ``name``; None for a season stored before secrets."""
+    def secret(self, name: str) -> SeasonSecret | None:
+        """The secret of season ``name``; None for a season stored before secrets."""
         with self.engine.connect() as c:
             row = c.execute(select(season_secrets.c.secret, season_secrets.c.given)
-                            .where(season_secrets.c.season == name)).mappings().first()
-        return dict(row) if row else None
+                            .where(season_secrets.c.season == name)).first()
+        return SeasonSecret(row.secret, bool(row.given)) if row else None
 
     def bots(self, season: str) -> list[BotRow]:
         with self.engine.connect() as c:
@@ -66,17 +70,15 @@ class Seasons:
             c.execute(update(bots).where(bots.c.season == season, bots.c.name == name)
                       .values(checked_hash=content_hash))
 
-    def counts(self, season: str) -> dict[str, int]:
+    def counts(self, season: str) -> StatusCounts:
         """The season's matches by status."""
         with self.engine.connect() as c:
             rows = c.execute(select(matches.c.status, func.count())
                              .where(matches.c.season == season)
                              .group_by(matches.c.status)).all()
-        out = dict.fromkeys(STATUSES, 0)
-        out.update({s: n for s, n in rows})
-        return out
+        return StatusCounts.of(rows)
 
-    def delete_season(self, name: str) -> None:
+    def delete(self, name: str) -> None:
         """Remove a season and everything of it (benchmarks and tests start afresh)."""
         with self.engine.begin() as c:
             ids = select(matches.c.id).where(matches.c.season == name)
@@ -94,6 +96,6 @@ class Seasons:
 def plan_rows(season_obj, plans: Iterable) -> list[dict]:
     """Rows of the matches table for a season's plans."""
     return [{"id": p.match_id, "ordinal": p.ordinal, "pairing": p.pairing,
-             "cluster": p.cluster, "mirror": p.mirror, "seats_json": json.dumps(list(p.seats)),
-             "spec_json": json.dumps(season_obj.match_spec(p).to_dict(), ensure_ascii=False)}
+             "cluster": p.cluster, "mirror": p.mirror, "seats_json": encoded(list(p.seats)),
+             "spec_json": encoded(season_obj.match_spec(p).to_dict(), ensure_ascii=False)}
             for p in plans]

@@ -9,7 +9,8 @@ time it is asked. No family registers itself.
 from __future__ import annotations
 
 import importlib
-import os
+
+from house import settings
 
 from ..family import Family
 from ..options import RuleSet
@@ -40,7 +41,7 @@ def _add(family: Family, origin: str) -> None:
 def _load() -> None:
     for family in _BUILT_IN:
         _add(family, __name__)
-    for name in filter(None, (n.strip() for n in os.environ.get("ARENA_FAMILIES", "").split(","))):
+    for name in filter(None, (n.strip() for n in settings.FAMILIES.value().split(","))):
         try:
             module = importlib.import_module(name)
         except ImportError as e:

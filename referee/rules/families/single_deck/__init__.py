@@ -4,8 +4,8 @@ singles and duns (礅). Preset: ``single-deck``."""
 from ...family import Family
 from ...options import (DeclarationRule, FirstReceiver, LevelTable, NoDeclaration, Overturn,
                         RuleSet)
-from . import legal, policy
-from .rules import RULES, SingleDeckState, trick_winner
+from . import combos, legal, policy
+from .flow import RULES, SingleDeckState
 
 SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
     variant="single-deck", family="single_deck", decks=1, hand_size=12, kitty_size=6,
@@ -17,9 +17,11 @@ SINGLE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
 )
 
 FAMILY: Family = Family(
-    name="single_deck", decks=1, presets=(SINGLE_DECK,), action_rules=RULES, state_type=SingleDeckState,
+    name="single_deck", decks=1, presets=(SINGLE_DECK,), action_rules=RULES,
+    state_type=SingleDeckState,
     actions=legal.actions, plays=legal.plays, random_action=policy.random_action,
     random_burials=policy.random_burials,
     judges="referee.conformance.single_deck",
-    trick_winner=lambda plays, ctx: trick_winner(plays, ctx)[0],
-    bury_limits=lambda rules: (rules.bury_no_void, rules.kitty_points_cap), throws=True, engine_goal=1000)
+    trick_winner=lambda plays, ctx: combos.trick_winner(plays, ctx)[0],
+    bury_limits=lambda rules: (rules.bury_no_void, rules.kitty_points_cap), throws=True,
+    engine_goal=1000)

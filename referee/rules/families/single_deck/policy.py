@@ -10,7 +10,9 @@ from ...actions import (Bury, DecisionKind, Declare, HandOver, Pass, Play, Retur
 from ...sampling import draw, expand, sample_throw
 from ...state import State
 from ...trump import TRUMP
-from . import rules as sd
+from . import combos
+from .declare import may_reveal
+from .flow import SingleDeckState, burial_judge, trumps_of
 from .legal import actions
 
 THROW_RATE = 0.25
@@ -20,20 +22,20 @@ _FOLLOW = DecisionKind.FOLLOW
 _LEAD = DecisionKind.LEAD
 
 
-def random_burials(s: sd.SingleDeckState, rng: random.Random, n: int) -> list[Bury]:
+def random_burials(s: SingleDeckState, rng: random.Random, n: int) -> list[Bury]:
     """``n`` random burials, as ``n`` calls of ``random_action`` draw them (the same burials,
     the same draws from ``rng``), with the hand's work done once."""
     one = _burial_drawer(s)
     return [one(rng) for _ in range(n)]
 
 
-def _burial_drawer(s: sd.SingleDeckState):
+def _burial_drawer(s: SingleDeckState):
     """A function of a generator drawing one random legal burial of the seat to act: up to 30
     random draws of the kitty's size, else the first legal burial."""
     hand = s.hands[s.turn]
     cards = expand(hand, range(54))
     size = s.rules.kitty_size
-    judge = sd.burial_judge(s.rules, hand, s.ctx, s.side_suits_held)
+    judge = burial_judge(s.rules, hand, s.ctx, s.side_suits_held)
 
     def one(rng: random.Random) -> Bury:
         for _ in range(30):
@@ -46,17 +48,17 @@ def _burial_drawer(s: sd.SingleDeckState):
     return one
 
 
-def random_action(s: sd.SingleDeckState, rng: random.Random, declare_rate: float = 0.35):
+def random_action(s: SingleDeckState, rng: random.Random, declare_rate: float = 0.35):
     kind, seat = s.decision, s.turn
     hand = s.hands[seat]
     ctx = s.ctx
     if kind is _FOLLOW:
         lead_kind, c, lead = s.trick_fmt
-        if lead_kind == sd.SINGLE:  # legal by construction: the suit if held, else anything
+        if lead_kind == combos.SINGLE:  # legal by construction: the suit if held, else anything
             suit = [k for k in ctx.members[c] if hand[k]]
             return Play((rng.choice(suit or [k for k, x in enumerate(hand) if x]),))
     if kind == DecisionKind.DECLARE:
-        options = sd.may_reveal(s, seat)
+        options = may_reveal(s, seat)
         if options and rng.random() < declare_rate:
             return Declare((rng.choice(options),))
         return Pass()
@@ -65,12 +67,12 @@ def random_action(s: sd.SingleDeckState, rng: random.Random, declare_rate: float
     if kind == DecisionKind.HANDOVER:
         return HandOver() if rng.random() < 0.5 else Pass()
     if kind == DecisionKind.TRANSFER:
-        return Transfer(tuple(sd.trumps_of(s, seat))) if rng.random() < 0.5 else Pass()
+        return Transfer(tuple(trumps_of(s, seat))) if rng.random() < 0.5 else Pass()
     if kind == DecisionKind.RETURN:
         side = [k for k in range(54) if hand[k] and ctx.cls[k] != TRUMP]
         return Return((rng.choice(side or expand(hand, range(54))),))
     if kind == DecisionKind.DUN_REVEAL:
-        ranks = [r for r in sd.held_duns(hand) if r != s.level and r not in s.hard_duns]
+        ranks = [r for r in combos.held_duns(hand) if r != s.level and r not in s.hard_duns]
         if ranks and rng.random() < 0.7:
             r = rng.choice(ranks)
             return RevealDun(tuple(su * 13 + r for su in range(4)))
@@ -78,7 +80,7 @@ def random_action(s: sd.SingleDeckState, rng: random.Random, declare_rate: float
     if kind == DecisionKind.BURY:
         return _burial_drawer(s)(rng)
     if kind == DecisionKind.LEAD:
-        duns = sd.held_duns(hand)
+        duns = combos.held_duns(hand)
         if duns and rng.random() < 0.5:
             d = rng.choice(duns)
             return Play(tuple(su * 13 + d for su in range(4)))
@@ -90,12 +92,12 @@ def random_action(s: sd.SingleDeckState, rng: random.Random, declare_rate: float
     if kind == DecisionKind.FOLLOW:
         lead_kind, c, lead = s.trick_fmt
         n = len(lead)
-        if lead_kind == sd.SINGLE:  # legal by construction: the suit if held, else anything
+        if lead_kind == combos.SINGLE:  # legal by construction: the suit if held, else anything
             suit = [k for k in ctx.members[c] if hand[k]]
             return Play((rng.choice(suit or [k for k, x in enumerate(hand) if x]),))
         for _ in range(6):
-            if lead_kind == sd.DUN:
-                duns = sd.held_duns(hand)
+            if lead_kind == combos.DUN:
+                duns = combos.held_duns(hand)
                 if duns:
                     d = rng.choice(duns)
                     return Play(tuple(su * 13 + d for su in range(4)))
@@ -107,13 +109,13 @@ def random_action(s: sd.SingleDeckState, rng: random.Random, declare_rate: float
                 else:
                     rest = [k for k in expand(hand, range(54)) if ctx.cls[k] != c]
                     play = tuple(suit) + draw(rng, rest, n - len(suit))
-            if sd.follow_error(lead, lead_kind, c, s.trick_req, hand, play, ctx) is None:
+            if combos.follow_error(lead, lead_kind, c, s.trick_req, hand, play, ctx) is None:
                 return Play(play)
         return rng.choice(list(_lazy_legal(s)))
     raise ValueError(f"no seat decision now: {kind.value}")
 
 
-def _dun_follow(s: sd.SingleDeckState, hand, rng: random.Random):
+def _dun_follow(s: SingleDeckState, hand, rng: random.Random):
     ctx = s.ctx
     trumps = sorted(expand(hand, ctx.members[TRUMP]), key=ctx.key.__getitem__, reverse=True)
     sides = [expand(hand, ctx.members[c]) for c in range(4) if c != ctx.suit]
@@ -137,5 +139,5 @@ def _dun_follow(s: sd.SingleDeckState, hand, rng: random.Random):
     return tuple(take) + draw(rng, side, 4 - len(take))
 
 
-def _lazy_legal(s: sd.SingleDeckState):
+def _lazy_legal(s: SingleDeckState):
     return actions(s, s.decision, s.turn)

@@ -4,8 +4,9 @@
 from ...family import Family
 from ...options import (DeclarationRule, FirstReceiver, LevelTable, NoDeclaration, Overturn,
                         RuleSet)
-from . import legal, policy
-from .rules import RULES, ThreeDeckState, context, title, trick_winner
+from . import combos, legal, policy
+from .flow import RULES, ThreeDeckState
+from .scoring import title
 
 THREE_DECK = RuleSet(  # options not named here keep their RuleSet defaults
     variant="three-deck", family="three_deck", decks=3, hand_size=39, kitty_size=6,
@@ -24,7 +25,8 @@ def _result_extras(state) -> dict:
 
 
 FAMILY: Family = Family(
-    name="three_deck", decks=3, presets=(THREE_DECK,), action_rules=RULES, state_type=ThreeDeckState,
+    name="three_deck", decks=3, presets=(THREE_DECK,), action_rules=RULES,
+    state_type=ThreeDeckState,
     actions=legal.actions, plays=legal.plays, random_action=policy.random_action,
-    judges="referee.conformance.three_deck", trick_winner=trick_winner, title=title, context=context, result_extras=_result_extras,
-    engine_goal=100)
+    judges="referee.conformance.three_deck", trick_winner=combos.trick_winner, title=title,
+    context=combos.context, result_extras=_result_extras, engine_goal=100)

@@ -13,26 +13,29 @@ from ...cards import BIG_JOKER, LITTLE_JOKER, POINTS
 from ...multisets import (SINGLES, counts_of, filtered_plays, hand_counts,
                           multiset_combinations, short_suit_follows)
 from ...state import State
-from . import rules as td
+from . import combos
+from .declare import declaration_options
+from .flow import (ThreeDeckState, bury_error, dealer_six, default_take, joker_bury_error,
+                   take_candidates)
 
 
-def actions(s: td.ThreeDeckState, kind: DecisionKind, seat: int) -> Iterator[Action]:
+def actions(s: ThreeDeckState, kind: DecisionKind, seat: int) -> Iterator[Action]:
     """Every legal action of ``seat`` at this decision (the listing is complete)."""
     hand = s.hands[seat]
     ctx = s.ctx
     if kind == DecisionKind.DECLARE:
         yield Pass()
-        yield from td.declaration_options(s, seat)
+        yield from declaration_options(s, seat)
     elif kind == DecisionKind.RETURN:
         yield from (Return(c) for c in tribute_returns(hand, s.pending[2], ctx))
     elif kind == DecisionKind.BURY:
         for cards in multiset_combinations(hand_counts(hand), s.rules.kitty_size):
-            if td.bury_error(s.rules, hand, cards) is None:
+            if bury_error(s.rules, hand, cards) is None:
                 yield Bury(cards)
     elif kind == DecisionKind.JOKER_BURY:
         yield Pass()
-        cands = td.take_candidates(s.kitty, ctx)
-        six = td.dealer_six(s)
+        cands = take_candidates(s.kitty, ctx)
+        six = dealer_six(s)
         for bj in range(hand[BIG_JOKER] + 1):
             for lj in range(hand[LITTLE_JOKER] + 1 if bj == hand[BIG_JOKER] else 1):
                 n = bj + lj
@@ -41,14 +44,14 @@ def actions(s: td.ThreeDeckState, kind: DecisionKind, seat: int) -> Iterator[Act
                 jokers = (BIG_JOKER,) * bj + (LITTLE_JOKER,) * lj
                 if not s.kitty_public:
                     # the kitty is hidden from this seat: the referee picks the cards taken back
-                    if td.joker_bury_error(s.kitty, six, hand, jokers,
-                                           td.default_take(s.kitty, n, ctx), ctx,
-                                           s.dry_pot) is None:
+                    if joker_bury_error(s.kitty, six, hand, jokers,
+                                        default_take(s.kitty, n, ctx), ctx,
+                                        s.dry_pot) is None:
                         yield BuryJokers(jokers, ())
                     continue
                 for take in multiset_combinations(counts_of(cands), n):
-                    if td.joker_bury_error(s.kitty, six, hand, jokers, take, ctx,
-                                           s.dry_pot) is None:
+                    if joker_bury_error(s.kitty, six, hand, jokers, take, ctx,
+                                        s.dry_pot) is None:
                         yield BuryJokers(jokers, take)
     elif kind == DecisionKind.LEAD:
         for k in range(54):
@@ -57,7 +60,7 @@ def actions(s: td.ThreeDeckState, kind: DecisionKind, seat: int) -> Iterator[Act
     elif kind == DecisionKind.FOLLOW:
         lead = s.trick_fmt
         live = s.rules.pair_following == "live"
-        ok = lambda p: td.follow_error(lead, hand, p, ctx, live) is None  # noqa: E731
+        ok = lambda p: combos.follow_error(lead, hand, p, ctx, live) is None  # noqa: E731
         yield from (Play(p) for p in filtered_plays(hand, ctx.members[ctx.cls[lead[0]]],
                                                     len(lead), ok))
 
@@ -67,7 +70,7 @@ _LEADS = tuple(tuple(tuple((k,) * n for n in range(1, held + 1)) for held in ran
 """``_LEADS[k][held]``: the leads of kind ``k`` held ``held`` times (a single, pair, triple)."""
 
 
-def plays(s: td.ThreeDeckState, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
+def plays(s: ThreeDeckState, kind: DecisionKind, seat: int) -> Iterator[tuple[int, ...]]:
     """The cards of every legal lead or follow, in the order of ``actions``, built from what
     ``rules.follow_error`` requires instead of checking each candidate."""
     hand = s.hands[seat]
@@ -101,7 +104,7 @@ def follows(hand, members, n: int, live: bool) -> Iterator[tuple[int, ...]]:
     return multiset_combinations(suit, n)
 
 
-def count(s: td.ThreeDeckState, kind: DecisionKind, seat: int) -> int | None:
+def count(s: ThreeDeckState, kind: DecisionKind, seat: int) -> int | None:
     return None
 
 

@@ -10,20 +10,22 @@ from ...cards import BIG_JOKER, LITTLE_JOKER, POINTS
 from ...sampling import draw, expand
 from ...state import State
 from ...trump import TRUMP
-from . import rules as td
+from . import combos
+from .declare import declaration_options
+from .flow import ThreeDeckState, take_candidates
 from .legal import actions
 
 
-def _lazy_legal(s: td.ThreeDeckState):
+def _lazy_legal(s: ThreeDeckState):
     return actions(s, s.decision, s.turn)
 
 
-def random_action(s: td.ThreeDeckState, rng: random.Random, declare_rate: float = 0.35):
+def random_action(s: ThreeDeckState, rng: random.Random, declare_rate: float = 0.35):
     kind, seat = s.decision, s.turn
     hand = s.hands[seat]
     ctx = s.ctx
     if kind == DecisionKind.DECLARE:
-        options = td.declaration_options(s, seat)
+        options = declaration_options(s, seat)
         if options and rng.random() < declare_rate:
             return rng.choice(options)
         return Pass()
@@ -48,7 +50,7 @@ def random_action(s: td.ThreeDeckState, rng: random.Random, declare_rate: float 
     if kind == DecisionKind.JOKER_BURY:
         if rng.random() < 0.5:
             return Pass()
-        cands = td.take_candidates(s.kitty, ctx)
+        cands = take_candidates(s.kitty, ctx)
         jokers = [BIG_JOKER] * hand[BIG_JOKER] + [LITTLE_JOKER] * hand[LITTLE_JOKER]
         n = rng.randint(1, min(len(jokers), len(cands)))
         if not s.kitty_public:  # a hidden kitty: the referee picks what is taken back
@@ -86,7 +88,7 @@ def random_action(s: td.ThreeDeckState, rng: random.Random, declare_rate: float 
                         play = draw(rng, suit, n)
                 else:
                     play = draw(rng, suit, n)
-            if td.follow_error(lead, hand, play, ctx, live) is None:
+            if combos.follow_error(lead, hand, play, ctx, live) is None:
                 return Play(play)
         return rng.choice(list(_lazy_legal(s)))
     raise ValueError(f"no seat decision now: {kind.value}")
