@@ -119,9 +119,10 @@ sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_are
 	sample_bots/cpp/install-deps.sh
 	$(MAKE) -C sample_bots/cpp
 
-# The rules engine type-checked with mypy (pyproject.toml's [tool.mypy]); run by make test.
+# The house type-checked with mypy (pyproject.toml's [tool.mypy]: referee, scheduler, web, cli,
+# lab, tools and house); run by make test.
 typecheck: $(STAMP)
-	$(BIN)/python -m mypy referee/rules
+	$(BIN)/python -m mypy
 
 # The engine's hot modules compiled with mypyc into build/compiled (about 40 s on 2 cores), when a
 # C compiler and Python's headers are present; referee/rules/compiled.py loads them only while

@@ -9,10 +9,14 @@ import secrets
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cli.common import (DEFAULT_DB, LOG_LINES, VARIANT_HELP, db_url, existing_store, json_text,
                         unsandboxed_option, variant_ids_or_exit, visible)
 from scheduler.reports import sealed_reason
+
+if TYPE_CHECKING:
+    from referee.seats.manifest import Manifest
 
 
 def cmd_replay(args) -> int:
@@ -54,12 +58,12 @@ def cmd_replay(args) -> int:
             print(f"faults recorded: {len(match.faults)}")
         return 0
     if args.seat is None:
-        events = [{k: v for k, v in e.items() if k != "visible_to"}
-                  for g in match.games for e in g.events]
+        shown = [{k: v for k, v in e.items() if k != "visible_to"}
+                 for g in match.games for e in g.events]
     else:
-        events = match.seat_view(args.seat)
-    for e in events:
-        print(json_text(e))
+        shown = match.seat_view(args.seat)
+    for event in shown:
+        print(json_text(event))
     return 0
 
 
@@ -89,11 +93,11 @@ def _listening_seats(values: list[str] | None) -> set[int]:
     return seats
 
 
-def _built(bots: list, unsandboxed: bool) -> list | None:
+def _built(bots: list[Manifest | None], unsandboxed: bool) -> list[Manifest | None] | None:
     """Each bot with a build step as built (once per content, in the bot cache:
     ``referee.seats.build.built``), saying so; None after printing why a build failed."""
     from referee.seats.build import BuildFailed, built, cache_dir
-    out = []
+    out: list[Manifest | None] = []
     for b in bots:
         if b is not None and b.build:
             print(f"{visible(b.label, one_line=True)}: built by its manifest's build "
@@ -129,8 +133,8 @@ def cmd_match(args) -> int:
     try:
         rules = rules_for(args.variant)
         given = iter(args.bots)
-        bots = [None if seat in listen else bot_argument(next(given)) for seat in range(4)]
-        bots = _built(bots, args.unsandboxed)
+        wanted = [None if seat in listen else bot_argument(next(given)) for seat in range(4)]
+        bots = _built(wanted, args.unsandboxed)
         if bots is None:
             return 2
         for b in bots:
@@ -181,6 +185,7 @@ def cmd_match(args) -> int:
     out.write_text(text)
     match = MatchFile.from_dict(json.loads(text), str(out))  # as it reads back
     result = match.result
+    assert result is not None  # a record read back states its result
     print(f"match {match_id}: {args.variant}, {len(result.deals)} deals in "
           f"{time.perf_counter() - t:.1f}s")
     for seat, name in enumerate(spec.seat_names):
@@ -193,7 +198,7 @@ def cmd_match(args) -> int:
     for d in result.deals:
         print(f"  deal {d.deal}: attackers {d.attacker_total} points, levels after "
               f"{d.levels[0]} / {d.levels[1]}")
-    if result.match_points:
+    if result.match_points and result.titles:
         print(f"  match points {list(result.match_points)}  titles {list(result.titles)}")
     if result.forfeit:
         f = result.forfeit

@@ -328,7 +328,7 @@ def cmd_matches(args) -> int:
             note = visible(r.error.splitlines()[0][:60], one_line=True)
         print(f"{r.id:<24} {seats[0]:<14} {seats[1]:<14} {r.status:<8} "
               f"{r.attempts:>5} {net:>5} {secs:>6}  {note}")
-    c = {}
+    c: dict[str, int] = {}
     for r in rows:
         c[r.status] = c.get(r.status, 0) + 1
     print(", ".join(f"{n} {k}" for k, n in sorted(c.items())) or "no matches")

@@ -7,12 +7,16 @@ import dataclasses
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from house import settings
 from cli.client import ServiceError, client_of, server_options
 from cli.common import (DB_HELP, CommandError, broker_url, db_url, json_text, local_time,
                         open_store, sandbox_or_refuse, unsandboxed_option, visible)
 from scheduler.states import SCRIMMAGE_OPEN, AuthorStatus
+
+if TYPE_CHECKING:
+    from scheduler.dispatch import Sender
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +38,8 @@ def server_config(app, host: str, port: int, bounds: ServerBounds = ServerBounds
     return uvicorn.Config(app, host=host, port=port, log_level="warning",
                           http=_bounded_h11(bounds.header_s), ws="none",
                           limit_concurrency=bounds.connections,
-                          timeout_keep_alive=bounds.keep_alive_s,
+                          # (typed int by uvicorn, which hands it to a timer of seconds)
+                          timeout_keep_alive=bounds.keep_alive_s,  # type: ignore[arg-type]
                           h11_max_incomplete_event_size=bounds.header_bytes,
                           proxy_headers=proxy_headers, forwarded_allow_ips=forwarded_allow)
 
@@ -128,6 +133,7 @@ def cmd_serve(args) -> int:
         return 2
     broker = broker_url(args)
     local = None
+    sender: str | Sender
     if broker:
         sender = broker
         where = "workers through " + shown_url(broker)

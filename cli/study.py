@@ -163,13 +163,13 @@ def cmd_study_power(args) -> int:
           f"of {args.deals_per_set} deals")
     print(f"{'estimator':<16} {'var/deal':>8} {'[95% bootstrap]':>19} {'mean':>7} "
           f"{'95% interval':>19} {'deals needed':>12} {'[95% bootstrap]':>19}")
-    for e in got:
-        print(f"{e.name:<16} {_num(e.variance_per_deal):>8} "
-              f"[{_num(e.variance_interval[0]):>8},{_num(e.variance_interval[1]):>8}] "
-              f"{_num(e.mean):>7} [{_num(e.interval[0]):>8},{_num(e.interval[1]):>8}] "
-              f"{_num(e.deals_needed, '.0f'):>12} "
-              f"[{_num(e.deals_needed_interval[0], '.0f'):>8},"
-              f"{_num(e.deals_needed_interval[1], '.0f'):>8}]")
+    for est in got:
+        print(f"{est.name:<16} {_num(est.variance_per_deal):>8} "
+              f"[{_num(est.variance_interval[0]):>8},{_num(est.variance_interval[1]):>8}] "
+              f"{_num(est.mean):>7} [{_num(est.interval[0]):>8},{_num(est.interval[1]):>8}] "
+              f"{_num(est.deals_needed, '.0f'):>12} "
+              f"[{_num(est.deals_needed_interval[0], '.0f'):>8},"
+              f"{_num(est.deals_needed_interval[1], '.0f'):>8}]")
     print("mean: A's edge per deal in levels (continuous outcome; duplicate_wdl: pair wins "
           "minus losses per pair); deals needed: deals played until the 95% interval excludes "
           "0 at this edge")

@@ -32,11 +32,13 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from lab.match import seat_inputs
+from lab.policy import Legal
 from referee.play.chance import chance_action
 from referee.rules.actions import DecisionKind
 from referee.rules.engine import apply, new_game
 from referee.rules.events import DealEnded
-from referee.rules.state import CHANCE
+from referee.rules.observe import Observation
+from referee.rules.state import CHANCE, State
 from referee.rules.variants import rules_for
 
 MAX_ACTIONS = 108  # the hint's 100, and up to 8 sampled
@@ -67,8 +69,8 @@ class ShengjiEnv(AECEnv):
             "actions": spaces.Box(0.0, 3.0, (MAX_ACTIONS, CARDS), np.float32),
         })
         self._act_space = spaces.Discrete(MAX_ACTIONS)
-        self.state = None
-        self._legal = None
+        self.state: State | None = None
+        self._legal: tuple[Observation, Legal] | None = None
 
     def observation_space(self, agent):
         return self._obs_space
@@ -88,13 +90,13 @@ class ShengjiEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict] = {a: {} for a in self.agents}
         self._start_levels = self.state.levels
         self._advance([])
 
     def _advance(self, events) -> None:
         """Play chance until a seat must act or the deal is over; settle the end."""
-        s = self.state
+        s = self._now()
         events = list(events)
         while s.turn == CHANCE:
             s, ev = apply(s, chance_action(s, self.seed_text))
@@ -118,13 +120,14 @@ class ShengjiEnv(AECEnv):
 
     def legal_actions(self, agent: str):
         """The listed actions of ``agent``'s decision (empty when it is not to act)."""
-        if self.state.turn < 0 or agent != f"seat_{self.state.turn}":
+        turn = self._now().turn
+        if turn < 0 or agent != f"seat_{turn}":
             return ()
         return self._inputs()[1].actions
 
     def _inputs(self):
         if self._legal is None:
-            s = self.state
+            s = self._now()
             self._legal = seat_inputs(s, f"{self.seed_text}:{self.steps}", 2000, 10000)
         return self._legal
 
@@ -140,7 +143,8 @@ class ShengjiEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         for a in self.agents:
             self.rewards[a] = 0.0
-        s, events = apply(self.state, actions[int(action)], self.state.turn)
+        now = self._now()
+        s, events = apply(now, actions[int(action)], now.turn)
         self.state = s
         self.steps += 1
         self._advance(events)
@@ -149,7 +153,7 @@ class ShengjiEnv(AECEnv):
     # -- observing ----------------------------------------------------------------------
     def observe(self, agent: str):
         seat = int(agent[-1])
-        s = self.state
+        s = self._now()
         mask = np.zeros(MAX_ACTIONS, np.int8)
         acts = np.zeros((MAX_ACTIONS, CARDS), np.float32)
         if s.turn == seat:
@@ -164,11 +168,16 @@ class ShengjiEnv(AECEnv):
         return {"observation": features(view), "action_mask": mask, "actions": acts}
 
     def render(self):
-        s = self.state
+        s = self._now()
         return f"deal {s.deal_no} phase {s.phase} turn {s.turn} points {s.attacker_points}"
 
     def close(self):
         pass
+
+    def _now(self) -> State:
+        """The deal's state (``reset`` makes it)."""
+        assert self.state is not None, "reset() the environment first"
+        return self.state
 
 
 def features(view) -> np.ndarray:

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from lab.policy import Legal, listed_actions, new_legal, play_listing
 from referee.match.faults import (GARBAGE, ILLEGAL, Forfeited, action_for, add_strike,
                                   forfeit_if_out)
-from referee.match.results import DealFold, MatchSummary
+from referee.match.results import DealFold, MatchSummary, per_seat
 from referee.match.spec import MatchSpec
 from referee.play.chance import chance_action
+from referee.rules.actions import Action
 from referee.rules.engine import apply, new_game
 from referee.rules.events import DealEnded, DealerSet, DealStarted
 from referee.rules.families import family_of
@@ -81,10 +82,10 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
     hooks_start = [getattr(p, "deal_start", None) for p in policies]
     hooks_end = [getattr(p, "deal_end", None) for p in policies]
     any_end = any(hook is not None for hook in hooks_end)
-    for seat, p in enumerate(policies):
+    for at, p in enumerate(policies):
         start = getattr(p, "match_start", None)
         if start is not None:
-            start(seat, spec.match_id, rules.variant)
+            start(at, spec.match_id, rules.variant)
     acts = [p.act for p in policies]
     # a policy that says it reads no view (``observes = False``) is handed None: no view made
     observes = [getattr(p, "observes", True) is not False for p in policies]
@@ -92,19 +93,20 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
     seat_points = None
     fold = DealFold(wraps)
     deals = fold.deals
-    all_actions: list | None = [] if keep_actions else None
+    all_actions: list[list[tuple]] = []
     decisions = 0
     forfeit = None
     perf = time.perf_counter
     try:
         for index, deal in enumerate(spec.deals):
             state = new_game(rules, levels=list(deal.levels), dealer=deal.dealer, max_deals=1)
-            game_actions: list | None = [] if keep_actions else None
+            game_actions: list[tuple] = []
             if keep_actions:
                 all_actions.append(game_actions)
             steps = 0
             seed = deal.seed
             while not state.is_terminal:
+                seat: int | None
                 if state.turn == CHANCE:
                     seat = None
                     action = chance_action(state, seed)
@@ -114,7 +116,7 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                 else:
                     seat = state.turn
                     # the seed of the hint's sample, made only where a sample may be drawn
-                    listing = play_listing(state)
+                    listing: tuple[tuple[Action, ...], bool] | None = play_listing(state)
                     if listing is None:
                         listing = listed_actions(state, f"{seed}:{steps}")
                     if observes[seat]:
@@ -127,8 +129,8 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                     try:
                         action = acts[seat](view, legal)
                         error = None
-                    except Exception as e:  # noqa: BLE001 - a crash is a fault, as a bot's is
-                        action, error = None, f"{type(e).__name__}: {e}"
+                    except Exception as exc:  # noqa: BLE001 - a crash is a fault, as a bot's
+                        action, error = None, f"{type(exc).__name__}: {exc}"
                     if clock:
                         used = (perf() - t) * 1000
                         if used > per_ms:
@@ -139,9 +141,9 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
                         if error is not None:
                             raise ValueError(error)
                         state_events = apply(state, action, seat)
-                    except ValueError as e:
+                    except ValueError as exc:
                         kind = GARBAGE if error is not None else ILLEGAL
-                        state_events = _fault(state, seat, f"{seed}:{steps}", kind, str(e),
+                        state_events = _fault(state, seat, f"{seed}:{steps}", kind, str(exc),
                                               index, steps, strikes, faults, tc.max_strikes)
                         action = state_events[2]
                     state, events = state_events[0], state_events[1]
@@ -173,10 +175,10 @@ def play_match(spec: MatchSpec, policies: list, *, keep_actions: bool = False,
         score = (0.0, 1.0) if forfeit == 0 else (1.0, 0.0)
     else:
         score = (1.0, 0.0) if net0 > 0 else (0.0, 1.0) if net0 < 0 else (0.5, 0.5)
-    summary = MatchSummary(tuple(deals), (net0, -net0), score, forfeit, tuple(strikes),
-                           len(faults), None if seat_points is None else tuple(seat_points),
-                           tuple(spec.seat_names))
-    return LabMatch(summary, faults, all_actions, decisions)
+    summary = MatchSummary(tuple(deals), (net0, -net0), score, forfeit, per_seat(strikes),
+                           len(faults), None if seat_points is None else per_seat(seat_points),
+                           per_seat(spec.seat_names))
+    return LabMatch(summary, faults, all_actions if keep_actions else None, decisions)
 
 
 def _fault(state, seat, sample_seed, kind, reason, game, steps, strikes, faults, max_strikes):

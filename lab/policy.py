@@ -160,6 +160,7 @@ def _sample_bot_class(name: str, cls: str):
     module = sys.modules.get(module_name)
     if module is None:
         spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None  # a ``.py`` file always has both
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         spec.loader.exec_module(module)
@@ -204,6 +205,8 @@ def _load_module(where: str):
             if str(path.parent) not in sys.path:
                 sys.path.insert(0, str(path.parent))
             spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise PolicyError(f"policy {where!r}: {path} is not a Python module (.py)")
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             try:

@@ -79,4 +79,7 @@ def run_lab(a: str, b: str, *, variant: str, pairs: int, deals_per_set: int = 4,
 
 
 def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    """The cores this process may use (1 when the system cannot tell)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from referee.play.random_play import random_action
+from referee.rules.state import State
 
 from lab.match import seat_inputs
 from lab.policy import make_policy
@@ -21,7 +22,7 @@ from scheduler.stats.power import DealPair, PairedSprt, SequentialResult, card_l
 from scheduler.stats.ratings import Sprt
 from scheduler.stats.scores import FORFEIT_OUTCOME, deal_outcome, point_step
 
-Policy = Callable[[object], object]
+Policy = Callable[[State], object]
 #: the bots the study plays in process (other bots play through the referee)
 IN_PROCESS = ("random", "greedy", "greedy-noisy")
 NOISE = 0.1  # greedy-noisy's default chance of a random legal action
@@ -106,9 +107,10 @@ def play_pairs(a: str, b: str, variant: str, deals: int, seed: str = "power",
     return out
 
 
-def dealt_hands(rules, seed: str, dealer: int) -> tuple[list[list[int]], int]:
-    """The four hands deal ``seed`` gives and the level rank: dealing draws from the seeded
-    deck whatever the seats declare, so a never-declaring random play finds the same cards."""
+def dealt_hands(rules, seed: str, dealer: int | None) -> tuple[list[list[int]], int]:
+    """The four hands deal ``seed`` gives and the level rank (``dealer`` None: the rules find
+    the dealer): dealing draws from the seeded deck whatever the seats declare, so a
+    never-declaring random play finds the same cards."""
     from referee.play.selfplay import play
     from referee.rules.events import CardDealt, DealStarted
     got: dict = {"hands": [[], [], [], []], "level": 0, "done": False}

@@ -161,12 +161,14 @@ class LocalSender:
         import multiprocessing
         ctx = multiprocessing.get_context("spawn")
         self.store_url, self.run, self.lease_s, self.out = store_url, run, lease_s, out
-        self.error = None
+        self.error: str | None = None
         import os
-        ends_with_us = {"mp_context": ctx, "initializer": die_with_parent,
-                        "initargs": (os.getpid(),)}  # however this process ends
-        self.pools = {"match": ProcessPoolExecutor(max_workers=match_slots, **ends_with_us),
-                      "intake": ProcessPoolExecutor(max_workers=intake_slots, **ends_with_us)}
+        parent = os.getpid()
+
+        def pool(slots: int) -> ProcessPoolExecutor:  # its processes end however this one does
+            return ProcessPoolExecutor(max_workers=slots, mp_context=ctx,
+                                       initializer=die_with_parent, initargs=(parent,))
+        self.pools = {"match": pool(match_slots), "intake": pool(intake_slots)}
         self._intake_slots = intake_slots
         self._in_play: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
@@ -304,7 +306,8 @@ def ahead_in_intake(queue: Iterable[IntakeItem], version_id: int) -> dict[str, i
     built or checked, and the queued ones that go first (sent already, or before it in the
     authors' turns of ``intake_order``)."""
     rows = list(queue)
-    ahead = {VersionState.QUEUED: 0, VersionState.BUILDING: 0, VersionState.CHECKING: 0}
+    ahead: dict[str, int] = {VersionState.QUEUED: 0, VersionState.BUILDING: 0,
+                             VersionState.CHECKING: 0}
     for r in rows:
         if r.state in (VersionState.BUILDING, VersionState.CHECKING):
             ahead[r.state] += 1

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sqlalchemy.exc import InterfaceError, OperationalError
@@ -213,9 +213,12 @@ def must_hand_back() -> bool:
         if not (path and os.path.exists(path)):
             return False
         request_stop()
-    return time.monotonic() - _stop_seen_at >= stop_grace_setting()
+    seen_at = _stop_seen_at
+    assert seen_at is not None  # (set by request_stop)
+    return time.monotonic() - seen_at >= stop_grace_setting()
 
 
+_prctl: Callable[..., int] | None
 try:  # resolved here, so that the child between fork and exec only makes one call
     _prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
 except (OSError, AttributeError):  # not Linux: the referee outlives a killed worker
@@ -366,7 +369,9 @@ def _write(store: Store, row: MatchRow, variant: str, match: MatchFile, duration
     (up to ``retry_s``); the write is keyed by the match id, so retrying never doubles it. The
     result's tally columns are counted here, from the summary as played."""
     deadline = time.monotonic() + retry_s
-    delay, notes = 0.25, []
+    delay = 0.25
+    notes: list[str] = []
+    assert match.result is not None  # (a match played here always has its result)
     summary = match.summary()
     args = (match.result.to_dict(), summary.to_dict(), match.to_dict(), duration, owner)
     tally = tally_columns(match_tally(summary, variant))
@@ -418,9 +423,9 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
                                     take_from=held.lease_owner)
             held = store.pages.match(match_id) if row is None else held
         if row is None:
-            status = held.status if held else None
-            finished = status in (MatchStatus.FAILED, MatchStatus.CANCELLED)
-            return PlayOutcome(status) if finished else PlayOutcome.BUSY
+            if held and held.status in (MatchStatus.FAILED, MatchStatus.CANCELLED):
+                return PlayOutcome(held.status)
+            return PlayOutcome.BUSY
 
     def renew() -> None:  # the lease outlives a long match only while we are alive
         try:
@@ -463,5 +468,6 @@ def execute_match(db_url: str, match_id: str, *, lease_s: float = DEFAULT_LEASE_
             status = store.queue.give_back(match_id, owner, why, max_attempts=limit)
         except Exception:  # the store is away: the lease runs out, and the match is lost
             return PlayOutcome.RETRY  # to this attempt and taken over by the next
-        return {MatchStatus.PENDING: PlayOutcome.RETRY,
-                MatchStatus.CANCELLED: PlayOutcome.CANCELLED}.get(status, PlayOutcome.FAILED)
+        after: dict[str, PlayOutcome] = {MatchStatus.PENDING: PlayOutcome.RETRY,
+                                         MatchStatus.CANCELLED: PlayOutcome.CANCELLED}
+        return after.get(status, PlayOutcome.FAILED)

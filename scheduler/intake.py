@@ -319,6 +319,7 @@ class Dispatcher:
     def _play(self, s: ScrimmageRow) -> bool:
         from scheduler.dispatch import Lane, send_due
         store, season = self.store, s.season
+        assert season is not None  # (a scrimmage in play has its season)
         store.cancels.settle(season)
         c = store.seasons.counts(season)
         if c[MatchStatus.PENDING] + c[MatchStatus.RUNNING] == 0:

@@ -21,6 +21,7 @@ import random
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from scheduler.season import MatchPlan, Season, SeasonBot, SeasonError
 from scheduler.season_config import LadderConfig, SeasonFormat
@@ -28,6 +29,9 @@ from scheduler.states import MatchStatus, VersionState
 from scheduler.stats.matchmaking import Ladder, Rest
 from scheduler.store import DEFAULT_LEASE_S
 from scheduler.store.rows import NewBot, RatingRow, StatusCounts
+
+if TYPE_CHECKING:
+    from scheduler.dispatch import Sender
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,7 +113,7 @@ class LadderRun:
         self.clock = clock
         self.rated: set[str] = set()
         self._rated_since: float | None = None  # the newest pair score rated so far
-        self.sender = None
+        self.sender: Sender | None = None
         self.max_in_play = 0   # the most matches seen queued or playing at once
         self.resting = False
         self._last_added: float | None = None  # when the last pair was added (clock)
@@ -169,8 +173,8 @@ class LadderRun:
         joining = pin_joining(self.store, new, f"ladder {self.season.name}")
         rows, authors = [], {}
         for b in joining:
-            rows.append(NewBot(b.name, b.manifest.version, b.manifest.content_hash(),
-                               {**b.to_dict(), "files": b.manifest.file_hashes()},
+            rows.append(NewBot(b.name, b.loaded.version, b.loaded.content_hash(),
+                               {**b.to_dict(), "files": b.loaded.file_hashes()},
                                b.version_hash))
             name, _, version = b.name.partition("@")
             row = self.store.registry.version(name, version)
@@ -309,7 +313,7 @@ def ladder_history(store, season: str) -> list[dict]:
     """The ratings over the ladder: after each rated pair, every version's latest conservative
     rating (mu - 3 sigma) so far, for ``web.pages.history_plot``."""
     current: dict[str, float] = {}
-    out = []
+    out: list[dict] = []
     for h in store.ladder.rating_history(season):
         current[h.bot] = h.mu - 3 * h.sigma
         if out and out[-1]["units"] == h.pair_index + 1:

@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -178,7 +178,7 @@ def startable(season: Season, i: int) -> None:
     from referee.seats.manifest import ManifestError
     bot = season.bots[i]
     try:
-        check_startable(bot.manifest, sandboxed=settings.UNSANDBOXED.text() != "1",
+        check_startable(bot.loaded, sandboxed=settings.UNSANDBOXED.text() != "1",
                         unbuilt=bot.version_hash is None)
     except ManifestError as e:
         raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} cannot "
@@ -193,27 +193,27 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
     known = {b["name"]: b for b in store.seasons.bots(season.name)} if stored else {}
     played = store.ladder.next_ordinal(season.name) if stored else 0  # (a ladder's matches so far)
     for i, bot in enumerate(season.bots):
-        h = bot.manifest.content_hash()
+        h = bot.loaded.content_hash()
         prior = known.get(bot.name)
         if prior and prior.get("version_hash") and bot.version_hash:
             h = prior["content_hash"]  # a pinned version: its bytes are the same anywhere
         if prior and prior["content_hash"] != h:
             files = prior.manifest_fields.get("files")  # (older stores: none)
-            what = (f"files {changed_files(files, bot.manifest.file_hashes())}" if files
+            what = (f"files {changed_files(files, bot.loaded.file_hashes())}" if files
                     is not None else f"content {prior['content_hash']} -> {h}")
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
                               f"changed since season {season.name!r} started ({what}, in "
-                              f"{bot.manifest.folder}); results would mix versions: put it "
+                              f"{bot.loaded.folder}); results would mix versions: put it "
                               "back as it was, or give the season a new name")
         if (prior and prior["checked_hash"] == h) or h in checked.values():
             checked[bot.name] = h  # passed before, or the same bot under another name
             continue
-        print(f"bots check {bot.name} ({bot.manifest.label}) ...", file=out, flush=True)
+        print(f"bots check {bot.name} ({bot.loaded.label}) ...", file=out, flush=True)
         why = smoke_check(bot, season_check(season, played=played),
                           workdir=workdir / f"check-{bot.name}")
         if why:
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
-                              f"({bot.manifest.path}) fails bots check: {why}")
+                              f"({bot.loaded.path}) fails bots check: {why}")
         checked[bot.name] = h
     return checked
 
@@ -267,8 +267,8 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
             startable(season, i)
     checked = admit(season, store, workdir=workdir, out=out) if check else {}
     if not existing:
-        bot_rows = [NewBot(b.name, b.manifest.version, b.manifest.content_hash(),
-                           {**b.to_dict(), "files": b.manifest.file_hashes()},
+        bot_rows = [NewBot(b.name, b.loaded.version, b.loaded.content_hash(),
+                           {**b.to_dict(), "files": b.loaded.file_hashes()},
                            b.version_hash, checked.get(b.name)) for b in season.bots]
         store.seasons.create(season.name, season.config.to_json(), season.config_hash(),
                              str(season.path), bot_rows, plan_rows(season, season.plan()),
@@ -311,7 +311,8 @@ def run_local(store: Store, season_name: str, *, workers: int = 2,
                     break
                 # no more matches handed to the pool than it plays at once: after Ctrl-C, the
                 # matches being played end and no other starts
-                waiting, playing, busy = iter(todo), set(), 0
+                playing: set[Future[str]] = set()
+                waiting, busy = iter(todo), 0
                 while True:
                     for mid in islice(waiting, workers - len(playing)):
                         playing.add(pool.submit(execute_match, store.url, mid, lease_s=lease_s,

@@ -25,8 +25,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from house import settings
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 PORT_ENV = settings.METRICS_PORT.name
 DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -161,7 +165,7 @@ class _LeagueCollector:
     def __init__(self, broker: str | None, store_url: str | None, season: str | None,
                  queue: str) -> None:
         self.broker, self.store_url, self.season, self.queue = broker, store_url, season, queue
-        self._redis = None
+        self._redis: Redis | None = None
 
     def collect(self):
         from prometheus_client.core import GaugeMetricFamily

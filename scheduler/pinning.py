@@ -44,11 +44,11 @@ def pin(season: Season, store: Store, out=None) -> Season:
         try:
             if version_hash is None:
                 version = (resolve(store, bot.ref, playable=True) if bot.ref is not None else
-                           _submit_folder(store, bot.manifest, where, out))
+                           _submit_folder(store, bot.loaded, where, out))
                 if bot.ref is None:  # the folder's own manifest, as read here
                     version = version.with_manifest_fields(
                         {**version.fields(), "pythonpath": [
-                            str(p) for p in portable(bot.manifest, where).pythonpath]})
+                            str(p) for p in portable(bot.loaded, where).pythonpath]})
             else:
                 version = _pinned_version(store, rows[bot.name], where)
                 if bot.ref is not None and "@" in bot.ref and bot.ref != version.ref:
@@ -106,6 +106,7 @@ def _submit_folder(store: Store, manifest: Manifest, where: str, out):
 
 def _pinned_version(store: Store, row: BotRow, where: str):
     """The registry version a stored season bot is pinned to."""
+    assert row.version_hash is not None  # (only a bot stored with its version is pinned)
     got = store.registry.version(row.manifest_fields.get("manifest_name", row.name), row.version)
     if got is None or got.content_hash != row.version_hash:
         got = next((r for r in store.registry.versions()
@@ -121,14 +122,14 @@ def _note_edits(bot: SeasonBot, version, row: BotRow, where: str, out) -> None:
     which of its files changed."""
     from referee.seats.manifest import changed_files
     try:
-        now = pack(bot.manifest.folder).content_hash
+        now = pack(bot.loaded.folder).content_hash
     except (RegistryError, OSError):
         return
     if now == version.content_hash or out is None:
         return
     before = row.manifest_fields.get("files")
-    files = f" (files {changed_files(before, bot.manifest.file_hashes())})" if before else ""
-    print(f"note: {where}: {bot.manifest.folder} is no longer {version.ref}{files}; the season "
+    files = f" (files {changed_files(before, bot.loaded.file_hashes())})" if before else ""
+    print(f"note: {where}: {bot.loaded.folder} is no longer {version.ref}{files}; the season "
           f"plays {version.ref}, the version it pinned; submit the folder as a new version for "
           "a new season", file=out)
 
@@ -136,5 +137,5 @@ def _note_edits(bot: SeasonBot, version, row: BotRow, where: str, out) -> None:
 def pinned_seat_bot(bot: SeasonBot) -> SeatBot:
     """The bot as the season's match specs name it: its pinned version, portable."""
     if bot.version_hash is None:
-        return SeatBot.of(bot.name, bot.manifest)
-    return SeatBot(bot.name, bot.portable or bot.manifest, version_hash=bot.version_hash)
+        return SeatBot.of(bot.name, bot.loaded)
+    return SeatBot(bot.name, bot.portable or bot.loaded, version_hash=bot.version_hash)

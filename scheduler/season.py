@@ -104,13 +104,21 @@ class SeasonBot:
     version_hash: str | None = None  # the registry version pinned (``scheduler.pinning``)
     portable: Manifest | None = None  # the pinned version's manifest as match specs carry it
 
+    @property
+    def loaded(self) -> Manifest:
+        """The manifest of a bot that has one: a folder, or a reference pinned and fetched
+        here (``scheduler.pinning``); a reference not yet pinned has none."""
+        if self.manifest is None:
+            raise SeasonError(f"bot {self.name!r} ({self.ref}): not pinned to a version yet")
+        return self.manifest
+
     def seat_bot(self) -> SeatBot:
         """This bot as a match spec names it for a seat: its pinned version where it has one
         (portable: any machine fetches it), else its folder."""
         if self.version_hash is not None:
-            return SeatBot(self.name, self.portable or self.manifest,
+            return SeatBot(self.name, self.portable or self.loaded,
                            version_hash=self.version_hash)
-        return SeatBot.of(self.name, self.manifest)
+        return SeatBot.of(self.name, self.loaded)
 
     def to_dict(self) -> dict[str, Any]:
         return self.seat_bot().to_dict()
@@ -345,7 +353,7 @@ def load_season(path: str | Path) -> Season:
                               f"{'both' if 'bot' in entry else 'neither'}")
         ref = entry.get("bot")
         if ref is not None:
-            _expect(isinstance(ref, str) and ref.strip("@") and ref.count("@") <= 1, path,
+            _expect(isinstance(ref, str) and bool(ref.strip("@")) and ref.count("@") <= 1, path,
                     f"{where}.bot", ref, '"name@version" or "name"')
             manifest = None
             bot_name = entry.get("name", ref.partition("@")[0])
@@ -355,7 +363,7 @@ def load_season(path: str | Path) -> Season:
             except ManifestError as e:
                 raise SeasonError(f"{path}: field {where}.manifest: {e}") from None
             bot_name = entry.get("name", manifest.name)
-        _expect(isinstance(bot_name, str) and bot_name and "|" not in bot_name, path,
+        _expect(isinstance(bot_name, str) and bool(bot_name) and "|" not in bot_name, path,
                 f"{where}.name", bot_name, "a non-empty name without '|'")
         if any(b.name == bot_name for b in bots):
             raise SeasonError(f"{path}: field {where}.name: {bot_name!r} is already in the "

@@ -85,7 +85,8 @@ def bench_compare(other: str, variants: list[str], rounds: int = 3, deals: int =
           f"arena bench engine's 5 rounds, the trees alternated")
     count = shutil.which("valgrind") is not None
     for variant in variants:
-        mine, theirs = [], []
+        mine: list[float] = []
+        theirs: list[float] = []
         for r in range(rounds):
             pair = [(HERE, mine), (other_tree, theirs)]
             for tree, into in (pair if r % 2 == 0 else pair[::-1]):

@@ -115,10 +115,12 @@ def decision_parts(variant: str, deals: int = 20, passes: int = 5) -> dict[str, 
     and without it."""
     rules = rules_for(variant)
     states = []
+
+    def keep(before, seat, action, after, events) -> None:
+        if seat is not None:
+            states.append((before, action))
     for d in range(deals):
-        play(rules, f"parts:{d}", max_deals=1,
-             on_action=lambda before, seat, action, after, events: seat is None
-             or states.append((before, action)))
+        play(rules, f"parts:{d}", max_deals=1, on_action=keep)
     rng = random.Random(0)
     plays = [x for x in states if x[0].decision in _PLAY_KINDS]
     others = [x for x in states if x[0].decision not in _PLAY_KINDS]

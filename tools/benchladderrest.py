@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=60.0)
     args = p.parse_args(argv)
-    out = {"machine": f"{platform.node()} {platform.machine()}, "
+    out: dict[str, Any] = {"machine": f"{platform.node()} {platform.machine()}, "
                       f"{__import__('os').cpu_count()} CPUs",
            "command": "arena bench ladder-rest --seconds %g" % args.seconds}
     for label, settled in (("resting", True), ("full rate", False)):

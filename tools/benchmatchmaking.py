@@ -30,7 +30,8 @@ def bench_matchmaking(bots: int, gap: float, runs: int, budget_rounds: int, shar
                                    tau=tau, every=per_round, judge=judge, draw=draw)
                    for schedule in (mm.matchmade, mm.round_robin)]
             shown = [str(g) if g is not None else f">{budget}" for g in got]
-            ratio = f"{got[1] / got[0]:.2f}" if None not in got else "-"
+            made, robin = got
+            ratio = f"{robin / made:.2f}" if made is not None and robin is not None else "-"
             print(f"{judge:<14} {tau:>6.2f} {shown[0]:>12} {shown[1]:>12} {ratio:>6} "
                   f"{time.perf_counter() - t:>8.1f}", flush=True)
     return 0

@@ -27,8 +27,8 @@ def bench_registry(rounds: int = 3) -> int:
     from scheduler.store import Store
     from scheduler.registry.versions import materialise, pin_portable, submit
     print(f"arena bench registry --rounds {rounds}\nmachine: {machine()}")
-    with tempfile.TemporaryDirectory(prefix="arena-bench-registry-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="arena-bench-registry-") as folder:
+        tmp = Path(folder)
         store = Store(f"sqlite:///{tmp}/bench.db")
         print(f"{'bot':<22} {'archive':>9} {'cold ms (median)':>17} {'warm ms (median)':>17} "
               f"{'cold / warm':>12}")

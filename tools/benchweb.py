@@ -137,7 +137,8 @@ def bench_web(matches: int = 10000, repeat: int = 5) -> int:
     with tempfile.TemporaryDirectory(prefix="arena-bench-web-") as tmp:
         t = time.perf_counter()
         url, name = build(Path(tmp), matches)
-        client = TestClient(create_app(url))
+        app = create_app(url)
+        client = TestClient(app)
         total = client.get(f"/api/seasons/{name}/progress").json()["total"]
         print(f"store: {total} matches of season {name} (10 bots, duplicate, 2 deals each), "
               f"built in {time.perf_counter() - t:.1f} s")
@@ -161,7 +162,7 @@ def bench_web(matches: int = 10000, repeat: int = 5) -> int:
         for label, path in (("season page, standings computed (cache cleared)",
                              f"/seasons/{name}"),
                             ("bots page, standings computed (cache cleared)", "/bots")):
-            client.app.state.standings_cache.clear()
+            app.state.standings_cache.clear()
             first, med, worst = _time(client, path, 1)
             print(f"{label:<52} {first:>9.1f} {med:>10.1f} {worst:>8.1f}")
     return 0

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from house import settings
-from tools.benchleague import season_file, stop_workers, start_workers
+from tools.benchleague import SAMPLES, season_file, stop_workers, start_workers
 
 
 def _load() -> str:
@@ -45,7 +45,9 @@ def bench_workers(counts: list[int], matches: int, deals: int, pg_url: str,
     loads: dict[int, str] = {}
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as folder:
         tmp = Path(folder)
-        season = load_season(season_file(tmp, name, max(1, matches // 2), deals))
+        season = load_season(season_file(tmp, name, max(1, matches // 2), deals,
+                                         [("greedy", SAMPLES / "greedy"),
+                                          ("random", SAMPLES / "random")]))
         n = len(season.plan())
         remote = Store(pg_url)
         for count in counts:

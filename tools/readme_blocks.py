@@ -180,13 +180,13 @@ def make_copy(src: Path, dest: Path, *, built: bool = True) -> None:
             shutil.copy2(s, dest / rel, follow_symlinks=False)
     if not built:
         return
-    for rel in LINKED + COPIED:
-        if (src / rel).exists() and not (dest / rel).exists():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            if rel in LINKED:
-                (dest / rel).symlink_to((src / rel).resolve(), target_is_directory=True)
+    for part in LINKED + COPIED:
+        if (src / part).exists() and not (dest / part).exists():
+            (dest / part).parent.mkdir(parents=True, exist_ok=True)
+            if part in LINKED:
+                (dest / part).symlink_to((src / part).resolve(), target_is_directory=True)
             else:
-                shutil.copytree(src / rel, dest / rel, symlinks=True)
+                shutil.copytree(src / part, dest / part, symlinks=True)
 
 
 def environment(root: Path) -> dict[str, str]:

@@ -38,15 +38,17 @@ def soak(variants: list[str], matches: int, deals: int, bots: list[str], seed: s
                 match_id = f"soak-{variant}-{i}"
                 spec = MatchSpec(match_id=match_id, variant=variant, seed=f"{seed}:{i}",
                                  max_deals=deals, seat_names=[m.label for m in seats])
-                _, record, runner = run_match(spec, seats, Path(tmp) / match_id)
+                _, record, runner = run_match(spec, list(seats), Path(tmp) / match_id)
                 played += 1
                 decisions += len(runner.timings)
                 # the record as it would be read back
                 match = MatchFile.from_dict(json.loads(json.dumps(record)), match_id)
+                result = match.result
+                assert result is not None  # a record read back states its result
                 found = [f"{match_id}: seat {f.seat} ({seats[f.seat].label}) {f.kind}: "
                          f"{f.reason}" for f in match.faults]
-                if match.result.forfeit and not found:
-                    found.append(f"{match_id}: forfeit {match.result.forfeit}")
+                if result.forfeit and not found:
+                    found.append(f"{match_id}: forfeit {result.forfeit}")
                 found += [f"{match_id}: {p}" for p in match.verify()]
                 if found and keep is not None:
                     keep.mkdir(parents=True, exist_ok=True)
@@ -54,7 +56,7 @@ def soak(variants: list[str], matches: int, deals: int, bots: list[str], seed: s
                 problems += found
                 status = "ok" if not found else f"{len(found)} problem(s)"
                 print(f"[{played}/{len(variants) * matches}] {match_id}: "
-                      f"{len(match.result.deals)} deals, {len(runner.timings)} decisions, "
+                      f"{len(result.deals)} deals, {len(runner.timings)} decisions, "
                       f"{status}", file=out, flush=True)
     elapsed = time.perf_counter() - started
     print(f"soak: {played} matches, {decisions} decisions in {elapsed:.1f} s; "

@@ -50,8 +50,9 @@ sys.meta_path.append(ProjectFinder)
 def setuptools_mapping(finder: Path) -> dict[str, str]:
     """The ``MAPPING`` (package name -> folder) assigned in setuptools' generated finder."""
     for node in ast.parse(finder.read_text(encoding="utf-8"), str(finder)).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (
-            node.targets[0] if isinstance(node, ast.Assign) else None)
+        if not isinstance(node, (ast.AnnAssign, ast.Assign)) or node.value is None:
+            continue
+        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
         if isinstance(target, ast.Name) and target.id == "MAPPING":
             return ast.literal_eval(node.value)
     raise ValueError(f"{finder}: no MAPPING assignment")

@@ -18,6 +18,7 @@ from scheduler.reports import (bot_versions, sealed_reason, season_rows, season_
                                season_status)
 from scheduler.states import MatchStatus
 from scheduler.store import STATUSES
+from scheduler.store import SeasonRow as StoredSeason
 from web.refusals import STATUS
 
 MAX_LIMIT = 500
@@ -26,7 +27,8 @@ HOUR_S = 3600.0
 #: bytes of a faulting bot's log shown with its faults
 LOG_TAIL = 4000
 
-Status = Enum("Status", {s: s for s in STATUSES}, type=str)
+# members made from the store's statuses, which the checker cannot read
+Status = Enum("Status", {s: s for s in STATUSES}, type=str)  # type: ignore[misc]
 
 
 class SeasonRow(BaseModel):
@@ -128,7 +130,7 @@ class Detail(BaseModel):
 
 # -- reads shared by the pages and the API -----------------------------------------------
 
-def season_or_404(store, name: str) -> dict:
+def season_or_404(store, name: str) -> StoredSeason:
     row = store.seasons.get(name)
     if row is None:
         raise Refused(Refusal.NOT_FOUND, f"no season {name!r}")
@@ -204,6 +206,7 @@ def progress(store, name: str) -> dict:
     ladder = row.config.is_ladder
     status = season_status(c, store.cancels.cancelled(name), ladder)
     if ladder:
+        assert row.created_at is not None  # set on every stored season
         window = min(HOUR_S, now - row.created_at)
         recent = store.pages.result_pace(name, since=now - window).recent
         return {"season": name, "ladder": True, "total": c.total, **c.to_dict(),
@@ -359,8 +362,8 @@ def bot_list(request: Request) -> list[dict]:
 # -- the routes ------------------------------------------------------------------------
 
 router = APIRouter(prefix="/api", tags=["api"])
-NOT_FOUND = {404: {"model": Detail}}
-BAD = {400: {"model": Detail}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Detail}}
+BAD: dict[int | str, dict[str, Any]] = {400: {"model": Detail}}
 
 
 @router.get("/seasons", response_model=list[SeasonRow])

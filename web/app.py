@@ -10,7 +10,7 @@ import anyio
 from anyio import to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import Headers
@@ -110,7 +110,8 @@ class BoundedBodies:
             try:
                 viewer = None
                 authorization = headers.get("authorization")
-                if _is_api_path(path) and service.bearer(authorization) is not None:
+                if (_is_api_path(path) and authorization is not None
+                        and service.bearer(authorization) is not None):
                     viewer = await to_thread.run_sync(service.token_viewer, store, config,
                                                       authorization, address)
                     scope.setdefault("state", {})["token_viewer"] = viewer  # (no second look-up)
@@ -125,6 +126,7 @@ class BoundedBodies:
                     raise Refused(Refusal.UNAUTHENTICATED,
                                   "send your token as 'Authorization: Bearer TOKEN'")
                 if upload:
+                    assert viewer is not None  # an upload without one is refused above
                     await to_thread.run_sync(service.within_refused_uploads, store, config,
                                              viewer, address)
                     state.upload_slots.take(config.limits, viewer.name)
@@ -194,8 +196,8 @@ class BoundedBodies:
         if close:
             headers["Connection"] = "close"
         if _is_api_path(scope["path"]) or scope["path"].startswith("/static/"):
-            response = JSONResponse({"detail": e.detail}, status_code=status_of(e),
-                                    headers=headers)
+            response: Response = JSONResponse({"detail": e.detail},
+                                              status_code=status_of(e), headers=headers)
         else:
             from web import pages
             response = await to_thread.run_sync(pages.error_page, Request(scope), status_of(e),
@@ -286,7 +288,8 @@ def create_app(db_url: str, service=None) -> FastAPI:
         app.include_router(replay.router)
     except ImportError:
         pass
-    app.openapi = lambda: _openapi(app)
+    # FastAPI's documented way to replace the schema, a method the checker sees assigned
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 
 

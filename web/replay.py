@@ -52,9 +52,10 @@ def _sort_key(card: int, order: TrumpContext | None) -> tuple[int, int, int]:
     place = -1 if c.suit is None else _DISPLAY_SUITS.index(c.suit)
     if order is not None and order.cls[card] == TRUMP:
         return (0, -order.pos[card], place)
-    if c.suit is None:
+    rank = c.rank
+    if rank is None:  # a joker
         return (0, -card, place)
-    return (1 + place, -c.rank, 0)
+    return (1 + place, -rank, 0)
 
 
 def trump_orders(match: MatchFile) -> list[TrumpContext | None]:
@@ -114,60 +115,61 @@ class _Table:
         self.result: dict | None = None
 
     def apply(self, e: Event) -> None:
-        kind = type(e)
-        if kind is DealStarted:
+        if isinstance(e, DealStarted):
             self.new_deal(e)
-        elif kind is CardDealt:
+        elif isinstance(e, CardDealt):
             hand = self.hands[e.seat]
             if hand is None:
                 hand = self.hands[e.seat] = []
             hand.append(e.card)
-        elif kind is Declared:
+        elif isinstance(e, Declared):
             self.trump = _trump(e.trump)
             self.declarations.append({"seat": e.seat, "cards": _texts(e.cards),
                                       "trump": self.trump, "overturn": e.overturn})
-        elif kind is DealerSet:
+        elif isinstance(e, DealerSet):
             self.dealer = e.seat
-        elif kind is TrumpSet or kind is KittyCardDrawn:
+        elif isinstance(e, (TrumpSet, KittyCardDrawn)):
             self.trump = _trump(e.trump)
-        elif kind is KittyOpened:
+        elif isinstance(e, KittyOpened):
             self.trump = _trump(e.trump)
             self.kitty = {"cards": _texts(e.cards), "holder": None, "state": "shown"}
-        elif kind is KittyShown:
+        elif isinstance(e, KittyShown):
             self.kitty = {**self.kitty, "cards": _texts(e.cards), "state": "shown"}
-        elif kind is KittyTaken:
-            if self.hands[e.seat] is not None:
-                self.hands[e.seat] += e.cards
+        elif isinstance(e, KittyTaken):
+            taker = self.hands[e.seat]
+            if taker is not None:
+                taker += e.cards
             self.kitty = {"cards": _texts(e.cards), "holder": e.seat, "state": "taken up"}
-        elif kind is KittyTakenPublic:
+        elif isinstance(e, KittyTakenPublic):
             if self.kitty["holder"] is None:
                 self.kitty = {**self.kitty, "holder": e.seat, "state": "taken up"}
-        elif kind is Buried:
+        elif isinstance(e, Buried):
             _remove(self.hands[e.seat], e.cards)
             self.kitty = {"cards": _texts(e.cards), "holder": e.seat, "state": "buried"}
-        elif kind is BuriedPublic:
+        elif isinstance(e, BuriedPublic):
             if self.kitty["state"] != "buried":
                 self.kitty = {"cards": None, "holder": e.seat, "state": "buried"}
-        elif kind is CardsPassed:
+        elif isinstance(e, CardsPassed):
             _remove(self.hands[e.giver], e.cards)
-            if self.hands[e.receiver] is not None:
-                self.hands[e.receiver] += e.cards
-        elif kind is Played:
+            receiver = self.hands[e.receiver]
+            if receiver is not None:
+                receiver += e.cards
+        elif isinstance(e, Played):
             if e.lead:
                 self.trick, self.trick_winner, self.trick_points = [], None, None
                 self.trick_no += 1
             _remove(self.hands[e.seat], e.cards)
             self.trick.append({"seat": e.seat, "cards": _texts(e.cards), "lead": e.lead})
-        elif kind is TrickWon:
+        elif isinstance(e, TrickWon):
             self.trick_winner, self.trick_points = e.seat, e.points
             self.points[e.seat % 2] += e.points
-        elif kind is DealEnded:
+        elif isinstance(e, DealEnded):
             self.kitty = {**self.kitty, "cards": _texts(e.kitty), "state": "shown"}
             self.result = {"attacker_points": e.attacker_points, "kitty_bonus": e.kitty_bonus,
                            "penalties": list(e.penalties), "attacker_total": e.attacker_total,
                            "levels": [RANK_TEXT[x] for x in e.levels],
                            "next_dealer": e.next_dealer}
-        elif kind is GameEnded:
+        elif isinstance(e, GameEnded):
             self.game += 1
 
     def state(self) -> dict[str, Any]:
@@ -202,49 +204,47 @@ _GROUP = {
 def _title(kind: str, events: list[Event], table: _Table) -> str:
     """A line saying what the step did, naming no card (cards are shown as cards)."""
     if kind == "deal":
-        started = next((e for e in events if type(e) is DealStarted), None)
+        started = next((e for e in events if isinstance(e, DealStarted)), None)
         if started is None:
             return "Redeal"
         dealer = "not yet known" if started.dealer is None else f"seat {started.dealer}"
         return (f"Game {table.game + 1}, deal {started.deal + 1}: dealer {dealer}, "
                 f"levels {RANK_TEXT[started.levels[0]]} / {RANK_TEXT[started.levels[1]]}")
     if kind == "dealing":
-        seats = sorted({e.seat for e in events})
+        seats = sorted({e.seat for e in events if isinstance(e, CardDealt)})
         return f"Dealing: {len(events)} card(s) to seat(s) {', '.join(map(str, seats))}"
     if kind == "declaration":
         parts = []
         for e in events:
-            t = type(e)
-            if t is Declared:
+            if isinstance(e, Declared):
                 trump = "no trump" if e.trump is None else f"trump {SUITS[e.trump]}"
                 parts.append(f"seat {e.seat} {'overturns' if e.overturn else 'declares'}"
                              f" ({trump})")
-            elif t is DealerSet:
+            elif isinstance(e, DealerSet):
                 parts.append(f"seat {e.seat} is the dealer ({e.reason})")
-            elif t is Passed:
+            elif isinstance(e, Passed):
                 parts.append(f"seat {e.seat} passes")
-            elif t is TrumpSet or t is KittyCardDrawn:
+            elif isinstance(e, (TrumpSet, KittyCardDrawn)):
                 parts.append(f"trump fixed: {_trump(e.trump)}")
         return "Declaration: " + "; ".join(parts)
     if kind == "kitty":
         parts = []
         for e in events:
-            t = type(e)
-            if t is KittyTaken or t is KittyTakenPublic:
+            if isinstance(e, (KittyTaken, KittyTakenPublic)):
                 parts.append(f"seat {e.seat} takes up the kitty")
-            elif t is Buried or t is BuriedPublic:
+            elif isinstance(e, (Buried, BuriedPublic)):
                 parts.append(f"seat {e.seat} buries the kitty")
-            elif t is KittyShown or t is KittyOpened:
+            elif isinstance(e, (KittyShown, KittyOpened)):
                 parts.append("the kitty is shown")
-            elif t is CardsPassed or t is CardsPassedPublic:
+            elif isinstance(e, (CardsPassed, CardsPassedPublic)):
                 parts.append(f"seat {e.giver} passes cards to seat {e.receiver}")
-            elif t is PreKittyAction:
+            elif isinstance(e, PreKittyAction):
                 parts.append(f"seat {e.seat}: {e.action}")
         return "Kitty: " + "; ".join(dict.fromkeys(parts))
     if kind == "trick":
-        plays = [e for e in events if type(e) is Played]
+        plays = [e for e in events if isinstance(e, Played)]
         lead = plays[0].seat if plays else None
-        won = next((e for e in events if type(e) is TrickWon), None)
+        won = next((e for e in events if isinstance(e, TrickWon)), None)
         text = f"Trick {table.trick_no}: seat {lead} leads"
         if any(type(e) is ThrowFailed for e in events):
             text += " (a throw fails)"
@@ -270,12 +270,13 @@ def build_steps(events: list[Event], orders: list[TrumpContext | None] | None = 
     table = _Table()
     steps: list[dict[str, Any]] = []
     current: list[Event] = []
-    group = None
+    group: str | None = None
     orders = orders or [None] * len(events)
 
     def close() -> None:
         nonlocal current
         if current:
+            assert group is not None  # set by the event that opened the step
             steps.append({"index": len(steps), "kind": group,
                           "title": _title(group, current, table),
                           "events": [e.to_dict() for e in current], "state": table.state()})
@@ -285,7 +286,7 @@ def build_steps(events: list[Event], orders: list[TrumpContext | None] | None = 
         t = type(e)
         kind = _GROUP.get(t, "other")
         starts = (kind != group or t is DealStarted or (t is Declared and kind == group)
-                  or (t is Played and e.lead))
+                  or (isinstance(e, Played) and e.lead))
         if starts:
             close()
             group = kind
@@ -335,7 +336,7 @@ def replay_of(match: MatchFile, seat: int | None) -> dict[str, Any]:
             "steps": build_steps([e for e, _ in shown], [order for _, order in shown])}
 
 
-_ERRORS = {400: {"description": "a bad seat (not 0-3)"},
+_ERRORS: dict[int | str, dict[str, Any]] = {400: {"description": "a bad seat (not 0-3)"},
            403: {"description": "sealed until the other matches on its cards are over"},
            404: {"description": "no such match record"}}
 

@@ -25,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scheduler.errors import Refusal, Refused
 from scheduler.registry.archives import RegistryError, size_text
@@ -306,7 +307,8 @@ def unpack_elsewhere(limits: Limits, author: str, data: bytes, label: str):
         proc.start()
         writer.close()
         try:
-            got = reader.recv() if reader.poll(limits.upload_s) else ("late",)
+            got: tuple[Any, ...] = (reader.recv() if reader.poll(limits.upload_s)
+                                    else ("late",))
         except EOFError:  # it ended without a word: killed (its CPU time, its memory)
             got = ("died",)
         finally:
@@ -345,7 +347,8 @@ def _unpack_here(writer, limits: Limits, path: str, label: str) -> None:
     work = str(Path(path).parent)
     tempfile.tempdir = work
     from scheduler.registry.archives import opened
-    from scheduler.registry.submissions import prepare
+    from scheduler.registry.submissions import Prepared, prepare
+    out: tuple[str, Prepared | str]
     try:
         with opened(Path(path), limits.unpacked_bytes) as folder:
             out = ("prepared", prepare(Path(path), folder, limits.unpacked_bytes))

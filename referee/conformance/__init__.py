@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import importlib
 
-from referee.rules.cards import SUITS, TEXT, parse_cards, parse_rank, parse_suit
+from referee.rules.cards import SUITS, TEXT, Card, parse_cards, parse_rank, parse_suit
 from referee.rules.families import family_of
 from referee.rules.trump import TRUMP
 from referee.rules.variants import rules_for
@@ -77,8 +77,10 @@ def run_file(data: dict, name: str = "<vectors>") -> list[CaseResult]:
     return out
 
 
-def _judge(variant: str, file_options: dict, file_context: dict, case: dict) -> str | None:
+def _judge(variant: object, file_options: dict, file_context: dict, case: dict) -> str | None:
     """None when the engine agrees with the case, else what differs."""
+    if not isinstance(variant, str):
+        raise CaseError(f"file field 'variant' = {variant!r}: expected a variant id")
     kind = case.get("kind")
     options = dict(file_options)
     options.update(case.get("options") or {})
@@ -102,7 +104,7 @@ def _judge(variant: str, file_options: dict, file_context: dict, case: dict) -> 
     return handler(rules, ctx, case, expect)
 
 
-def read_cards(value, field: str) -> tuple[int, ...]:
+def read_cards(value, field: str) -> tuple[Card, ...]:
     if not isinstance(value, list):
         raise CaseError(f"field {field!r}: expected a list of cards")
     return parse_cards(value)

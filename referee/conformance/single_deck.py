@@ -15,7 +15,7 @@ def _sd_dun_kinds(case, plays, ctx):
     kinds = case.get("dun_kinds")
     if kinds is not None and (not isinstance(kinds, list) or len(kinds) != len(plays)):
         raise CaseError("dun_kinds: expected a list as long as trick")
-    out = []
+    out: list[str | None] = []
     for i, p in enumerate(plays):
         r = combos.dun_rank(p)
         given = kinds[i] if kinds else None

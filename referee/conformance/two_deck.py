@@ -92,12 +92,13 @@ def _throw(rules, ctx, case, expect):
     judged = combos.judge_throw(fmt, others, ctx, rules.throw_penalty,
                                 rules.failed_throw is FailedThrow.FIRST_CARD)
     diffs = []
-    ok = judged.forced is None
+    forced, penalty = judged.forced, judged.penalty
+    ok = forced is None
     if ok != expect.get("ok"):
         diffs.append(f"ok {ok}, expected {expect.get('ok')}")
-    if not ok:
-        forced, penalty = judged.forced, judged.penalty
-        if "forced" in expect and Counter(forced.cards) != Counter(read_cards(expect["forced"], "forced")):
+    if forced is not None:
+        if "forced" in expect and (Counter(forced.cards)
+                                   != Counter(read_cards(expect["forced"], "forced"))):
             diffs.append(f"forced {text(forced.cards)}, expected {expect['forced']}")
         if "penalty" in expect and penalty != expect["penalty"]:
             diffs.append(f"penalty {penalty}, expected {expect['penalty']}")

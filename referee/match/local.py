@@ -10,7 +10,7 @@ import shutil
 import socket
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from referee.seats.stdio_seat import StdioSeat
 from referee.server.servicer import create_server, mark_serving
 
 
-async def play_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir: Path,
+async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], workdir: Path,
                            tcp_port: int | None = None, keep_sent: bool = False,
                            tokens: list[str] | None = None, sandbox=None,
                            listening: Callable[[str], None] | None = None
@@ -128,8 +128,8 @@ async def play_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir
     finally:
         await asyncio.gather(*(asyncio.wait_for(server.stop(grace=0.5), 10)
                                for server in servers))
-        for seat in seats:
-            seat.close()  # (done already when the match was played)
+        for each in seats:
+            each.close()  # (done already when the match was played)
         await asyncio.gather(*(s.wait_closed() for s in seats if isinstance(s, BotzoneSeat)))
         # the loop runs on meanwhile: a stdio bot's input is closed, so it can end by itself
         await asyncio.gather(*(asyncio.to_thread(p.stop) for p in procs))
@@ -140,7 +140,7 @@ async def play_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir
     return result, match, runner
 
 
-async def run_match_async(spec: MatchSpec, bots: list[Manifest | None], workdir: Path, **kw
+async def run_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], workdir: Path, **kw
                           ) -> tuple[dict, dict, MatchRunner]:
     """``play_match_async`` with the result and the record as plain data: the result as the
     record holds it, the record as the referee writes it (``MatchFile.to_dict``)."""
@@ -157,7 +157,7 @@ def _start_botzone(bot: Manifest, seat: int, match_id: str, policy, log_path: Pa
     return launch(bot, seat=seat, match_id=match_id, log_path=log_path, sandbox=policy)
 
 
-def play_match(spec: MatchSpec, bots: list[Manifest | None], workdir: Path, **kw
+def play_match(spec: MatchSpec, bots: Sequence[Manifest | None], workdir: Path, **kw
                ) -> tuple[MatchResult, MatchFile, MatchRunner]:
     return asyncio.run(play_match_async(spec, bots, workdir, **kw))
 

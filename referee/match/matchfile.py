@@ -148,11 +148,12 @@ class MatchFile:
         """The match file's plain-data form, key for key as the referee writes it (what
         ``from_dict`` reads back equal)."""
         extra = self.extra
-        out = {"format": MATCH_FORMAT, "match_id": self.match_id, "variant": self.variant,
-               "options": self.options, "rules": self.rules, "seats": list(self.seats),
-               "time_control": self.time_control.to_dict(),
-               "games": [g.to_dict() for g in self.games],
-               "faults": [f.to_dict() for f in self.faults]}
+        out: dict[str, Any] = {
+            "format": MATCH_FORMAT, "match_id": self.match_id, "variant": self.variant,
+            "options": self.options, "rules": self.rules, "seats": list(self.seats),
+            "time_control": self.time_control.to_dict(),
+            "games": [g.to_dict() for g in self.games],
+            "faults": [f.to_dict() for f in self.faults]}
         for name in KEPT_BEFORE_RESULT:
             if name in extra:
                 out[name] = extra[name]

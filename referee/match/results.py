@@ -12,13 +12,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import cache
-from typing import Any, Iterable
+from typing import Any, Iterable, TypeVar
 
 from referee.rules.cards import RANK_TEXT
 from referee.rules.events import DealEnded, DealerSet, DealStarted
 from referee.rules.record import RecordError, short
 
 WRAP_GAP = 7  # levels: a drop this long or longer is a wrap past A (a gain), not a reset
+
+_T = TypeVar("_T")
+
+
+def per_team(values: Iterable[_T]) -> tuple[_T, _T]:
+    """``values`` as a pair, team 0 first (ValueError unless there are two)."""
+    a, b = values
+    return a, b
+
+
+def per_seat(values: Iterable[_T]) -> tuple[_T, _T, _T, _T]:
+    """``values`` as four, seat 0 first (ValueError unless there are four)."""
+    a, b, c, d = values
+    return a, b, c, d
 
 
 # -- checked reading ---------------------------------------------------------------------------
@@ -160,7 +174,7 @@ class DealResult:
     def of(cls, game: int, ended: DealEnded) -> "DealResult":
         """The result a game's ``DealEnded`` event announces."""
         return cls(game, ended.deal, ended.attacker_total,
-                   tuple(RANK_TEXT[x] for x in ended.levels))
+                   per_team(RANK_TEXT[x] for x in ended.levels))
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "deal": self.deal, "attacker_total": self.attacker_total,
@@ -256,11 +270,11 @@ class DealSummary:
            wraps: bool) -> "DealSummary":
         """From the deal's first and last events; ``wraps``: levels go on past A (a long drop
         is then a gain), else a drop is a team sent back."""
-        gain = tuple(a - b + (len(RANK_TEXT) if wraps and b - a >= WRAP_GAP else 0)
-                     for a, b in zip(ended.levels, started.levels))
+        gain = per_team(a - b + (len(RANK_TEXT) if wraps and b - a >= WRAP_GAP else 0)
+                        for a, b in zip(ended.levels, started.levels))
         return cls(dealer, None if dealer is None else 1 - dealer % 2, ended.attacker_total,
-                   tuple(RANK_TEXT[x] for x in started.levels),
-                   tuple(RANK_TEXT[x] for x in ended.levels), gain)
+                   per_team(RANK_TEXT[x] for x in started.levels),
+                   per_team(RANK_TEXT[x] for x in ended.levels), gain)
 
     def to_dict(self) -> dict[str, Any]:
         return {"dealer": self.dealer, "attackers": self.attackers,

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from shengji_arena.v1 import referee_pb2 as pb
 
@@ -36,8 +37,11 @@ from referee.seats.seat import (REASON_MOST, TIMED_OUT, Closed, NotConnected,  #
 from referee.match.faults import (GARBAGE, ILLEGAL, TIMEOUT, Forfeited, action_for,
                                   add_strike, forfeit_if_out)
 from referee.match.matchfile import MatchFile
-from referee.match.results import DealResult, Fault, Forfeit, MatchResult
+from referee.match.results import DealResult, Fault, Forfeit, MatchResult, per_seat, per_team
 from referee.match.spec import MatchSpec
+
+if TYPE_CHECKING:
+    from referee.seats.launch import BotProcess
 
 FLOOD_BATCH = 20  # unsolicited messages that make one strike
 EXIT_GRACE_S = 1.0
@@ -76,9 +80,10 @@ class MatchRunner:
         if len(self.seats) != 4:
             raise ValueError(f"a match has four seats, not {len(self.seats)}")
         self.processes = list(processes) if processes is not None else [None] * 4
+        self.bot_processes: list[BotProcess] = []  # a local match's, once stopped (the tests')
         self.rules = rules_for(spec.variant, spec.options)
         self.tc = spec.time_control
-        self.bank_ms = [self.tc.bank_ms] * 4
+        self.bank_ms: list[float] = [self.tc.bank_ms] * 4  # spent to the microsecond
         self.strikes = [0, 0, 0, 0]
         self.unsolicited = [0, 0, 0, 0]
         self.reconnects = [0, 0, 0, 0]  # noted so far, per seat
@@ -186,8 +191,8 @@ class MatchRunner:
             for next_done in asyncio.as_completed(tasks):
                 why = await next_done
                 if why is not None:
-                    failed = [(seat, t.result()) for seat, t in enumerate(tasks)
-                              if t.done() and t.result() is not None]
+                    failed = [(seat, reason) for seat, t in enumerate(tasks)
+                              if t.done() and (reason := t.result()) is not None]
                     break
         finally:
             for t in tasks:
@@ -455,16 +460,17 @@ class MatchRunner:
             scores = error_scores(forfeit.seat)
         elif last and "scores" in last:
             scores = last["scores"]
-        ranked = last and "match_points" in last
+        match_points = titles = None
+        if last and "match_points" in last:
+            match_points, titles = per_seat(last["match_points"]), per_seat(last["titles"])
         return MatchResult(
             self.spec.match_id, self.rules.variant,
             winner_team=(1 - forfeit.team) if forfeit else (
                 last.get("winner_team") if last else None),
-            strikes=tuple(self.strikes), forfeit=forfeit, deals=tuple(self.deal_results),
-            levels=tuple(last["levels"]) if last else None,
-            match_points=tuple(last["match_points"]) if ranked else None,
-            titles=tuple(last["titles"]) if ranked else None,
-            scores=None if scores is None else tuple(scores))
+            strikes=per_seat(self.strikes), forfeit=forfeit, deals=tuple(self.deal_results),
+            levels=per_team(last["levels"]) if last else None,
+            match_points=match_points, titles=titles,
+            scores=None if scores is None else per_seat(scores))
 
     def record(self, result: MatchResult, refused: Sequence[dict] = (),
                refused_more: int = 0) -> MatchFile:
@@ -473,7 +479,7 @@ class MatchRunner:
         ``refused_more``), timings and the result."""
         return MatchFile(
             self.spec.match_id, self.rules.variant, self.spec.options, self.rules.to_dict(),
-            tuple(self.spec.seat_names), self.tc, self.games, self.faults, result,
+            per_seat(self.spec.seat_names), self.tc, self.games, self.faults, result,
             extra={"refused_streams": list(refused), "refused_streams_more": refused_more,
                    "timings": self.timings})
 

@@ -20,7 +20,8 @@ from referee.seats.manifest import Manifest
 from referee.seats.runtimes import RUNTIMES
 
 
-def _expect(ok: bool, where: str, name: str, value: Any, expected: str) -> None:
+def _expect(ok: object, where: str, name: str, value: Any, expected: str) -> None:
+    """Raise ``ValueError`` saying field ``name`` is not ``expected`` unless ``ok`` is true."""
     if not ok:
         raise ValueError(f"{where}: field {name!r} = {value!r}: expected {expected}")
 
@@ -145,9 +146,10 @@ class SeatBot:
         """The manifest's fields beside the seat's name, as strings (``pythonpath`` only when
         there is one: the form of a bot without it is the one stored before the field came)."""
         m = self.manifest
-        out = {"name": self.name, "manifest_name": m.name, "version": m.version,
-               "command": list(m.command), "protocol": m.protocol, "folder": str(m.folder),
-               "path": str(m.path) if m.path else None}
+        out: dict[str, Any] = {
+            "name": self.name, "manifest_name": m.name, "version": m.version,
+            "command": list(m.command), "protocol": m.protocol, "folder": str(m.folder),
+            "path": str(m.path) if m.path else None}
         if m.pythonpath:
             out["pythonpath"] = [str(p) for p in m.pythonpath]
         if m.build:

@@ -27,7 +27,13 @@ def random_policies(seed: int | str, declare_rate: float | None = None,
     rngs = [random.Random(f"player:{seed}:{i}") for i in range(4)]
     act = random_action if rules is None else family_of(rules).random_action
     rate = DECLARE_RATE if declare_rate is None else declare_rate
-    return [lambda s, r=r: act(s, r, rate) for r in rngs]
+    return [_random_player(act, r, rate) for r in rngs]
+
+
+def _random_player(act: Callable[[State, random.Random, float], object], rng: random.Random,
+                   rate: float) -> Policy:
+    """A player answering ``act(state, rng, rate)``."""
+    return lambda s: act(s, rng, rate)
 
 
 def play(rules: RuleSet, seed: int | str, policies: list[Policy] | None = None, *,

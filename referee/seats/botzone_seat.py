@@ -151,30 +151,29 @@ class BotzoneGame:
     # -- what the seat sees -------------------------------------------------------------------
     def see(self, e: Event) -> None:
         """Take the next event the seat may see."""
-        kind = type(e)
-        if kind is DealStarted:
+        if isinstance(e, DealStarted):
             self.levels = tuple(RANK_TEXT[x] for x in e.levels)
             self.level = self.levels[0] if e.dealer is None else self.levels[e.dealer % 2]
             if e.dealer is not None:
                 self.banker = e.dealer
-        elif kind is CardDealt and e.seat == self.seat:
+        elif isinstance(e, CardDealt) and e.seat == self.seat:
             # (the request of a card shows the table as it was when the card came)
             self.pending.append(self._deal_request(self._take(e.card)))
-        elif kind is DealerSet:
+        elif isinstance(e, DealerSet):
             self.banker, self.level = e.seat, RANK_TEXT[e.level]
-        elif kind is Declared:
+        elif isinstance(e, Declared):
             if e.overturn:
                 self.snatched = e.seat
             else:
                 self.called = e.seat
             self.major = MAJOR_TEXT[e.trump]
-        elif kind is TrumpSet or kind is KittyOpened or kind is KittyCardDrawn:
+        elif isinstance(e, (TrumpSet, KittyOpened, KittyCardDrawn)):
             self.major = MAJOR_TEXT[e.trump]
-        elif kind is KittyTaken and e.seat == self.seat:
+        elif isinstance(e, KittyTaken) and e.seat == self.seat:
             self.kitty = [self._take(k) for k in e.cards]
-        elif kind is Buried and e.seat == self.seat:
+        elif isinstance(e, Buried) and e.seat == self.seat:
             self._give(e.cards)
-        elif kind is Played:
+        elif isinstance(e, Played):
             if e.lead:
                 if len(self.current) == 4:
                     self.previous, self.previous_leader = self.current, self.current_leader
@@ -182,7 +181,7 @@ class BotzoneGame:
             ids = (self._give(e.cards) if e.seat == self.seat
                    else [self._other(k) for k in e.cards])
             self.current.append(ids)
-        elif kind is TrickWon and self.banker >= 0 and e.seat % 2 != self.banker % 2:
+        elif isinstance(e, TrickWon) and self.banker >= 0 and e.seat % 2 != self.banker % 2:
             self.score += e.points
 
     def _take(self, kind: int) -> int:
@@ -366,21 +365,23 @@ def botzone_log(record, seat: int) -> list[dict]:
 
 # -- the seat ---------------------------------------------------------------------------------
 class _Program:
-    """One started bot process: its pipes, read and written without blocking the loop."""
+    """One started bot process: its pipes, read and written without blocking the loop, and
+    the file of its turn's log."""
 
-    def __init__(self, process, reader: asyncio.StreamReader, writer) -> None:
+    def __init__(self, process, reader: asyncio.StreamReader, writer, turn_log: Path) -> None:
         self.process = process
         self.reader = reader
         self.writer = writer
+        self.turn_log = turn_log
 
     @classmethod
-    async def open(cls, process) -> _Program:
+    async def open(cls, process, turn_log: Path) -> _Program:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
                                      process.popen.stdout)
         writer, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, process.popen.stdin)
-        return cls(process, reader, writer)
+        return cls(process, reader, writer, turn_log)
 
     def write(self, obj) -> None:
         if not self.writer.is_closing():
@@ -505,13 +506,17 @@ class BotzoneSeat(Seat):
     async def _reply(self, req, deadline: float) -> Reply:
         if self.unsupported:
             return Closed(self.unsupported)
-        own = None if self.turn_limit_s is None else time.monotonic() + self.turn_limit_s
-        limited = own is not None and own < deadline  # (Botzone's limit comes first)
-        if limited:
-            deadline = own
+        limited = False
+        if self.turn_limit_s is not None:
+            own = time.monotonic() + self.turn_limit_s
+            limited = own < deadline  # (Botzone's limit comes first)
+            if limited:
+                deadline = own
         game = self.game
+        assert game is not None  # a request comes within a deal: its DealStarted came first
         decision = DECISION_OF_PB[req.kind]
         asked_nothing, live = game.turn(decision, req.observation.phase)
+        action: Action
         try:
             for request in asked_nothing:
                 if self.program is not None or self.settling is not None:
@@ -550,6 +555,7 @@ class BotzoneSeat(Seat):
         """Send one turn (to a program started now: the whole history); the bot's answer
         object, or a marker reply."""
         game = self.game
+        assert game is not None  # asked within a deal
         if self.program is None:
             self.turns += 1
             turn_log = self.log_path.with_suffix(f".turn{self.turns}.log")
@@ -557,8 +563,7 @@ class BotzoneSeat(Seat):
                 process = await asyncio.to_thread(self.start, turn_log)
             except ManifestError as e:
                 return Closed(f"could not be started: {e}")
-            self.program = await _Program.open(process)
-            self.program.turn_log = turn_log
+            self.program = await _Program.open(process, turn_log)
             self.program.write({"requests": game.requests,
                                 "responses": game.responses[:len(game.requests) - 1],
                                 "data": self.data, "globaldata": self.globaldata})
@@ -588,6 +593,7 @@ class BotzoneSeat(Seat):
     async def _after_answer(self) -> None:
         """After an answer: a bot that asks to keep running stays; any other is ended."""
         program = self.program
+        assert program is not None  # started after an answer read from it
         try:
             line = await program.line(time.monotonic() + EXIT_GRACE_S)
         except TimeoutError:

@@ -301,11 +301,13 @@ class BuildDisk:
             [sys.executable, "-I", "-c", _DISK_HELPER, str(self.folder), str(self.limit),
              str(max(64, self.limit // BLOCK))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out = self.proc.stdout
+        assert out is not None  # (a pipe, asked for above)
         said = b""
         ends = time.monotonic() + 30
         while b"\n" not in said and time.monotonic() < ends:
-            if select.select([self.proc.stdout], [], [], max(0.0, ends - time.monotonic()))[0]:
-                chunk = os.read(self.proc.stdout.fileno(), 4096)
+            if select.select([out], [], [], max(0.0, ends - time.monotonic()))[0]:
+                chunk = os.read(out.fileno(), 4096)
                 if not chunk:
                     break
                 said += chunk

@@ -86,6 +86,7 @@ class GrpcSeat(Seat):
 
     def _attached(self) -> None:
         # each stream's Hello says how that stream gets its events (checked by the servicer)
+        assert self.link.hello is not None  # (``attach`` sets it first)
         self.events_with_requests = (self.link.hello.event_delivery
                                      == pb.EVENT_DELIVERY_WITH_REQUESTS)
         if self._welcome is not None:  # the match is under way: welcomed again

@@ -102,6 +102,7 @@ def start_gate(listener: socket.socket, inner: Path,
 
 def stop_gate(gate: subprocess.Popen) -> None:
     """End a seat's gate: its standard input closed, killed if it has not ended within 1 s."""
+    assert gate.stdin is not None  # a gate is started with a pipe for its input
     try:
         gate.stdin.close()
     except OSError:
@@ -195,8 +196,13 @@ class BotProcess:
                 await asyncio.sleep(0.02)
             return self.popen.returncode
         loop = asyncio.get_running_loop()
-        done = loop.create_future()
-        loop.add_reader(fd, lambda: done.done() or done.set_result(None))
+        done: asyncio.Future[None] = loop.create_future()
+
+        def exited_now() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        loop.add_reader(fd, exited_now)
         try:
             await done
         finally:

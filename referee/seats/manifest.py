@@ -238,9 +238,9 @@ def read_toml(path: Path, what: str, fields: set[str], required: tuple[str, ...]
     if unknown:
         raise error(f"{path}: field {shown(sorted(unknown)[0])}: unknown; expected one of "
                     f"{', '.join(sorted(fields))}")
-    for f in required:
-        if f not in data:
-            raise error(f"{path}: missing field {f!r}")
+    for name in required:
+        if name not in data:
+            raise error(f"{path}: missing field {name!r}")
     return data
 
 

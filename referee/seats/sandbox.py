@@ -194,7 +194,8 @@ _SYSCALLS = {  # x86_64 number: errno (0: "done", without doing it)
     303: EPERM, 304: EPERM,                 # name_to_handle_at, open_by_handle_at
     246: EPERM, 320: EPERM, 175: EPERM, 313: EPERM, 176: EPERM,  # kexec, modules
 }
-_BY_ARGUMENT = {  # x86_64 number: (argument, "eq" values or "set" bits, errno)
+_BY_ARGUMENT: dict[int, tuple[int, str, tuple[int, ...] | int, int]] = {
+    # x86_64 number: (argument, "eq" values or "set" bits, errno)
     72: (1, "eq", (5, 6, 7, 36, 37, 38), 0),    # fcntl F_GETLK, F_SETLK(W), F_OFD_*: locks
     28: (2, "eq", (20, 21), 0),                 # madvise MADV_COLD, MADV_PAGEOUT: eviction
     327: (5, "set", 0x8, EOPNOTSUPP),           # preadv2 RWF_NOWAIT: "is this page cached?"
@@ -222,9 +223,11 @@ def seccomp_program() -> bytes | None:
     for nr, (arg, kind, values, errno) in _BY_ARGUMENT.items():
         block = [(_LD_ABS, 0, 0, 16 + 8 * arg)]  # the argument's low 32 bits
         if kind == "eq":
+            assert isinstance(values, tuple)  # "eq": the values
             for v in values:
                 block += [(_JEQ, 0, 1, v), (_RET, 0, 0, _RET_ERRNO | errno)]
         else:
+            assert isinstance(values, int)  # "set": the bits
             block += [(_JSET, 0, 1, values), (_RET, 0, 0, _RET_ERRNO | errno)]
         block.append((_RET, 0, 0, _RET_ALLOW))  # (A now holds the argument: no falling on)
         code += [(_JEQ, 0, len(block), nr), *block]
@@ -538,7 +541,9 @@ def sweep_seats(wait_s: float = 5.0) -> dict[str, int]:
     groups = seat_cgroups()
     by_uid: dict[int, list[str]] = {}
     for name in groups:
-        by_uid.setdefault(int(SEAT_CGROUP.fullmatch(name).group(1)), []).append(name)
+        m = SEAT_CGROUP.fullmatch(name)
+        assert m is not None  # seat_cgroups() gives only the names it matches
+        by_uid.setdefault(int(m.group(1)), []).append(name)
     for uid in sorted(set(by_uid) | set(processes_by_uid())):
         held = try_uid(uid)
         if held is None:  # a live seat's

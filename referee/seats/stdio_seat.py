@@ -138,6 +138,7 @@ class StdioSeat(Seat):
     # -- the program's input ------------------------------------------------------------------
     def _write(self, message: pb.RefereeMessage) -> None:
         if self._writable and not self._closed:
+            assert self._writer is not None  # set by ``open``
             self._writer.write(json_line(message))
 
     # -- the program's output -----------------------------------------------------------------

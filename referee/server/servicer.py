@@ -69,6 +69,7 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         if link is None:
             self.hub.refuse("its Hello has an unknown seat token", hello.bot_name, own)
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown seat token")
+            return  # (abort raises)
         if own is not None and link is not own:  # another seat's token on this seat's socket
             self.hub.refuse(f"its Hello has the token of seat {link.seat} on seat "
                             f"{self.seat}'s socket", hello.bot_name, own)
@@ -146,13 +147,13 @@ def create_server(hub: SeatHub, addresses: list[str], seat: int | None = None
     else:
         server = grpc.aio.server(options=options)
     pb_grpc.add_RefereeServicer_to_server(RefereeServicer(hub, seat), server)
-    server.health = None  # type: ignore[attr-defined]
+    server.health = None
     if seat is None:
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
         reflection.enable_server_reflection(names, server)
-        server.health = health_servicer  # type: ignore[attr-defined]
+        server.health = health_servicer
     for address in addresses:
         server.add_insecure_port(address)
     return server

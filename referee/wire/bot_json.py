@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
+from typing import Any
 
 MAX_DEPTH = 32
 """How deeply a bot's JSON may nest arrays and objects; an answer needs three levels."""
@@ -53,6 +55,7 @@ def _deeper_than(value, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

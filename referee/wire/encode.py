@@ -75,8 +75,8 @@ _SEAT_CARDS_CARD = _card_texts(_SEAT_CARDS["cards"])
 _SEAT_CARDS_SEAT = _key(_SEAT_CARDS["seat"], _VARINT)
 _LEVELS = tuple(_text(_OBS["levels"], t) for t in RANK_TEXT)
 _LEVEL = tuple(_text(_OBS["level"], t) for t in RANK_TEXT)
-_TRUMP = {None: _text(_OBS["trump"], "none"),
-          **{i: _text(_OBS["trump"], t) for i, t in enumerate(SUITS)}}
+_TRUMP: dict[int | None, bytes] = {
+    None: _text(_OBS["trump"], "none"), **{i: _text(_OBS["trump"], t) for i, t in enumerate(SUITS)}}
 _TEXTS: dict = {}  # (field, text) -> entry: variants and phases
 
 

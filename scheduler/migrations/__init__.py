@@ -55,7 +55,9 @@ def scripts() -> ScriptDirectory:
 
 def head() -> str:
     """The newest revision this code knows."""
-    return scripts().get_current_head()
+    newest = scripts().get_current_head()
+    assert newest is not None  # (the store's revisions ship with this code)
+    return newest
 
 
 def revision(connection: Connection) -> str | None:
@@ -109,7 +111,7 @@ def _lock(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def upgrade(engine: Engine, url: str) -> str:
+def upgrade(engine: Engine, url: str) -> str | None:
     """Bring the store at ``url`` to head; returns the revision it was at (None: none)."""
     with engine.connect() as conn:
         quick = quick_head()

@@ -15,7 +15,9 @@ elif connection is not None:
     with context.begin_transaction():
         context.run_migrations()
 else:
-    engine = create_engine(context.config.get_main_option("sqlalchemy.url"))
+    url = context.config.get_main_option("sqlalchemy.url")
+    assert url is not None, "no connection handed over and no sqlalchemy.url set"
+    engine = create_engine(url)
     with engine.connect() as conn:
         context.configure(connection=conn)
         with context.begin_transaction():

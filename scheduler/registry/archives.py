@@ -17,7 +17,7 @@ import zipfile
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Iterator
 
 from house import settings
 from referee.seats.manifest import BUILD_OUTPUT
@@ -71,7 +71,7 @@ def over_limit(label: Path, rel: str, size: int, limit: int) -> RegistryError:
                          f"limit of {size_text(limit)} (ARENA_BOT_SIZE_LIMIT)")
 
 
-def size_text(n: int) -> str:
+def size_text(n: float) -> str:
     """A size as people read it, in bytes, KiB, MiB or GiB (``8 MiB``, ``1.5 KiB``, ``812 B``):
     every size the pages and the command line show."""
     units = ("B", "KiB", "MiB", "GiB")
@@ -138,7 +138,7 @@ class _BoundedTarInfo(tarfile.TarInfo):
                                           tarfile.SOLARIS_XHDTYPE) else "long-name"
             raise _LongHeader(f"a {kind} header of {self.size} bytes, over the limit of "
                               f"{HEADER_LIMIT} bytes")
-        return super()._proc_member(tar)
+        return super()._proc_member(tar)  # type: ignore[misc]  # tarfile's hook, unstubbed
 
 
 class _Capped(io.RawIOBase):
@@ -266,7 +266,7 @@ class Unpacker:
         self.made.add(rel)
         self.members[rel] = {"type": "dir"}
 
-    def file(self, rel: str, src: io.BufferedIOBase, executable: bool) -> None:
+    def file(self, rel: str, src: IO[bytes], executable: bool) -> None:
         path, is_dir = self._place(rel)
         if is_dir:
             raise RegistryError(f"{self.label}: {cut(rel)}: both a folder and a file in the "
@@ -319,7 +319,7 @@ class Unpacker:
         """Every member's header read, nothing written: the entries counted and each path
         checked (``bounded``), so an archive past a bound is refused before a file is made."""
         while (m := tar.next()) is not None:
-            tar.members.clear()
+            tar.members.clear()  # type: ignore[attr-defined]  # TarFile's list, unstubbed
             self.counted(m.name)
             rel = _safe_rel(m.name, self.label)
             self.current = cut(m.name)
@@ -329,7 +329,8 @@ class Unpacker:
 
     def tar(self, tar: tarfile.TarFile) -> None:
         while (m := tar.next()) is not None:
-            tar.members.clear()  # read as a stream: nothing kept per member
+            # read as a stream: nothing kept per member (the list is missing from the stubs)
+            tar.members.clear()  # type: ignore[attr-defined]
             self.counted(m.name)
             rel = _safe_rel(m.name, self.label)
             self.current = cut(m.name)
@@ -340,7 +341,9 @@ class Unpacker:
             if m.isdir():
                 self.folder(rel)
             elif m.isreg() and not m.issparse():
-                self.file(rel, tar.extractfile(m), bool(m.mode & stat.S_IXUSR))
+                src = tar.extractfile(m)
+                assert src is not None  # a regular member always has its bytes
+                self.file(rel, src, bool(m.mode & stat.S_IXUSR))
             elif m.issym():
                 self.link(rel, m.linkname)
             elif m.islnk():

@@ -101,7 +101,7 @@ def _verified(cache: Path, h: str) -> bool:
         return False
     if info.get("content_hash") != h or sha256_file(tar) != h:
         return False
-    found = set()
+    found: set[str] = set()
     for where, dirs, names in os.walk(folder):
         base = Path(where).relative_to(folder)
         found.update(str(base / n) for n in dirs + names)

@@ -12,8 +12,10 @@ import stat
 import tarfile
 import time
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from referee.seats.manifest import (MANIFEST_SIZE_LIMIT, Manifest, ManifestError, manifest_of,
                                     oversized, pythonpath_entries, read_manifest)
@@ -37,7 +39,7 @@ class BotVersion(BotVersionRow):
         return f"{self.name}@{self.version}"
 
     @classmethod
-    def of(cls, row: dict, already: bool = False) -> "BotVersion":
+    def of(cls, row: Mapping, already: bool = False) -> "BotVersion":
         return cls(**{f.name: row[f.name] for f in dataclasses.fields(cls)
                       if f.name != "already"}, already=already)
 
@@ -64,7 +66,7 @@ class BotVersion(BotVersionRow):
             return (where / e).resolve()
         paths = tuple(placed(e) for e in f.get("pythonpath", []))
         known = {x.name for x in dataclasses.fields(Manifest)}
-        extra = {k: tuple(tuple(x) if isinstance(x, list) else x for x in v)
+        extra: dict[str, Any] = {k: tuple(tuple(x) if isinstance(x, list) else x for x in v)
                  if isinstance(v, list) else v for k, v in f.items()
                  if k in known and k not in {"name", "version", "command", "protocol",
                                               "folder", "path", "pythonpath"}}

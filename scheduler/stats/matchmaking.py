@@ -129,7 +129,7 @@ class Ladder:
         ea, eb = self.entrants[a], self.entrants[b]
         ra = self.model.rating(mu=ea.mu, sigma=ea.sigma)
         rb = self.model.rating(mu=eb.mu, sigma=eb.sigma)
-        ranks = [0, 0] if score_a == 0.5 else [0, 1] if score_a > 0.5 else [1, 0]
+        ranks: list[float] = [0, 0] if score_a == 0.5 else [0, 1] if score_a > 0.5 else [1, 0]
         [[ra], [rb]] = self.model.rate([[ra], [rb]], ranks=ranks)
         for e, r in ((ea, ra), (eb, rb)):
             e.mu, e.sigma = r.mu, r.sigma
@@ -149,7 +149,7 @@ class Ladder:
         if not n:
             return 0, 0.5, 0.0
         mean = total / n if a < b else 1 - total / n
-        return n, mean, math.sqrt(max(0.0, squares / n - (total / n) ** 2))
+        return int(n), mean, math.sqrt(max(0.0, squares / n - (total / n) ** 2))
 
     def ranking(self) -> list[str]:
         """The active entrants, best first, by their conservative rating."""
@@ -261,7 +261,9 @@ def simulate(strengths: dict[str, float], schedule: Schedule, pairs: int, seed: 
     games: list[tuple[str, str, float]] = []
     taus = []
     for k in range(1, pairs + 1):
-        a, b = schedule(ladder, rng)
+        pair = schedule(ladder, rng)
+        assert pair is not None  # (every pair is rated at once: one is always free)
+        a, b = pair
         ladder.schedule(a, b)
         score = pair_outcome(strengths[a], strengths[b], rng, draw)
         ladder.rate(a, b, score)

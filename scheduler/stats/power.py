@@ -18,6 +18,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -121,12 +122,12 @@ def _units(pairs: Sequence[DealPair], name: str, per_set: int,
         net = np.array([p.net1 + p.net2 for p in pairs[:n_sets * per_set]]
                        ).reshape(n_sets, per_set)[sets].sum(axis=1)
         forfeit = ["".join(p.forfeit or "" for p in pairs[k * per_set:(k + 1) * per_set])
-                   for k in sets]
+                   for k in map(int, sets)]
         w = np.sign(net).astype(float)
-        for i, f in enumerate(forfeit):  # a forfeit loses the pair, as in the standings
-            if f:
-                w[i] = -1.0 if "a" in f and "b" not in f else 1.0 if "b" in f and "a" not in f \
-                    else 0.0
+        for i, sides in enumerate(forfeit):  # a forfeit loses the pair, as in the standings
+            if sides:
+                w[i] = -1.0 if "a" in sides and "b" not in sides else \
+                    1.0 if "b" in sides and "a" not in sides else 0.0
         return w, 2 * per_set
     if name == "control_variate":
         luck = np.array([p.luck for p in kept]).reshape(n_sets, per_set)[sets]
@@ -205,7 +206,7 @@ def _points(pairs, per_set: int, names: Sequence[str], sets=None) -> dict[str, t
         got[name] = _point(x, cost)
     common = [n for n in names if n in CONTINUOUS]
     edge = got[min(common, key=lambda n: got[n][1])][0] if common else None
-    return {n: (m, v, h, deals_needed(edge if n in CONTINUOUS else m, v))
+    return {n: (m, v, h, deals_needed(edge if n in CONTINUOUS and edge is not None else m, v))
             for n, (m, v, h) in got.items()}
 
 
@@ -319,7 +320,7 @@ def stopping_points(pair_scores: Sequence[tuple[float, float]], paired: PairedSp
                     wdl) -> dict:
     """On one stream of pairs, each (W/D/L score, paired difference), where each test stops:
     {"diff": (pairs, decision), "wdl": (pairs, decision)}; (len, None) when it did not."""
-    out = {}
+    out: dict[str, tuple[int, str | None]] = {}
     scores: list[float] = []
     for i, (_, d) in enumerate(pair_scores, 1):
         scores.append(d)
@@ -427,7 +428,7 @@ def resampled_stops(pairs: Sequence[DealPair], per_set: int, paired: PairedSprt,
         a, b = got["diff"][-1][0], got["wdl"][-1][0]
         earlier += a < b
         same += a == b
-    out = {}
+    out: dict[str, Any] = {}
     for key, runs in got.items():
         lengths = sorted(r[0] for r in runs)
         out[key] = {"median_pairs": lengths[len(lengths) // 2],

@@ -232,7 +232,8 @@ def rating_history(units: Sequence[Sequence[Game]], players: Sequence[str], *,
     if not units:
         return []
     marks = sorted({max(1, round(len(units) * (i + 1) / points)) for i in range(points)})
-    out, tally, taken, theta = [], {}, 0, None
+    tally: dict[tuple[int, int], list[float]] = {}
+    out, taken, theta = [], 0, None
     unit_tallies = _tallies(units, index)
     for k in marks:
         for unit in unit_tallies[taken:k]:

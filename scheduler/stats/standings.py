@@ -118,26 +118,66 @@ class CountedMatch(Protocol):
     (the bot of each seat) and whether it was played; a played match with its result's tally
     (``scheduler.stats.scores.match_tally``)."""
 
-    status: str
-    cluster: str
-    played: bool
-    seats: tuple[str, ...]
-    deal_count: int | None
-    score_0: float | None
-    score_1: float | None
-    net_0: int | None
-    net_1: int | None
-    forfeit_team: int | None
-    strikes_0: int | None
-    strikes_1: int | None
-    gain_0: int | None
-    gain_1: int | None
-    attacks_0: int | None
-    attack_points_0: int | None
-    attacks_1: int | None
-    attack_points_1: int | None
-    deal_scores: list[float] | None
-    match_points: list[int] | None
+    # read-only members, so that a frozen row satisfies it
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def cluster(self) -> str: ...
+
+    @property
+    def played(self) -> bool: ...
+
+    @property
+    def seats(self) -> tuple[str, ...]: ...
+
+    @property
+    def deal_count(self) -> int | None: ...
+
+    @property
+    def score_0(self) -> float | None: ...
+
+    @property
+    def score_1(self) -> float | None: ...
+
+    @property
+    def net_0(self) -> int | None: ...
+
+    @property
+    def net_1(self) -> int | None: ...
+
+    @property
+    def forfeit_team(self) -> int | None: ...
+
+    @property
+    def strikes_0(self) -> int | None: ...
+
+    @property
+    def strikes_1(self) -> int | None: ...
+
+    @property
+    def gain_0(self) -> int | None: ...
+
+    @property
+    def gain_1(self) -> int | None: ...
+
+    @property
+    def attacks_0(self) -> int | None: ...
+
+    @property
+    def attack_points_0(self) -> int | None: ...
+
+    @property
+    def attacks_1(self) -> int | None: ...
+
+    @property
+    def attack_points_1(self) -> int | None: ...
+
+    @property
+    def deal_scores(self) -> list[float] | None: ...
+
+    @property
+    def match_points(self) -> list[int] | None: ...
 
 
 def compute(season: str, config: SeasonConfig, match_rows: Sequence[CountedMatch], *,
@@ -160,7 +200,7 @@ def compute(season: str, config: SeasonConfig, match_rows: Sequence[CountedMatch
                 continue
             for t, bot in enumerate(teams):
                 b = lines[names[bot]]
-                b.match_points += mp[t] + mp[t + 2]
+                b.match_points = (b.match_points or 0) + mp[t] + mp[t + 2]  # (0 above)
                 for seat in (t, t + 2):
                     b.titles[title(mp[seat])] = b.titles.get(title(mp[seat]), 0) + 1
     # results by unit: the duplicate pair (both matches needed) or the match
@@ -220,7 +260,7 @@ class _Counted:
                               ).reshape(n, 2)
         self.forfeit = np.array([-1 if r.forfeit_team is None else r.forfeit_team
                                  for r in played], dtype=np.int64)
-        outcomes = [r.deal_scores for r in played]
+        outcomes = [r.deal_scores or [] for r in played]  # (tallied: never None)
         self.deals_played = np.array([len(x) for x in outcomes], dtype=np.int64)
         self.outcome = np.zeros((n, max(self.deals_played.tolist(), default=0)))
         for i, x in enumerate(outcomes):
@@ -369,11 +409,11 @@ def table(st: Standings) -> str:
     out.append(" " * (width + 1) + " ".join(f"{n[:width]:>{width}}" for n in names))
     for a in names:
         cells = []
-        for b in names:
-            if a == b:
+        for against in names:
+            if a == against:
                 cells.append(f"{'-':>{width}}")
             else:
-                sc, n = st.head_to_head[a][b]
+                sc, n = st.head_to_head[a][against]
                 cells.append(f"{f'{sc:g}/{n}':>{width}}" if n else f"{'.':>{width}}")
         out.append(f"{a[:width]:<{width}} " + " ".join(cells))
     out.append("")

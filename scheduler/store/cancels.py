@@ -80,7 +80,7 @@ class Cancels:
             gone = abandoned(c, name, now)
             cancel_abandoned(c, gone, f"{CANCELLED} while its lease had run out (no live "
                              "worker held it)", now)
-            left = dict(c.execute(select(matches.c.status, func.count())
+            left: dict[str, int] = dict(c.execute(select(matches.c.status, func.count())
                                   .where(matches.c.season == name)
                                   .group_by(matches.c.status)).all())
         return Cancelling(already=prior is not None,

@@ -175,7 +175,7 @@ def _values(column: str | list) -> list:
     raise ValueError(f"a packed column of unknown kind {kind!r}")
 
 
-_SEAT_TEXT = {None: "-", **{s: str(s) for s in range(10)}}
+_SEAT_TEXT: dict[int | None, str] = {None: "-", **{s: str(s) for s in range(10)}}
 _SEAT_OF = {text: s for s, text in _SEAT_TEXT.items()}
 
 
@@ -197,8 +197,8 @@ def _pairs(items: list) -> tuple[tuple, tuple] | None:
 # -- actions, events, timings -----------------------------------------------------------------
 def _action_columns(actions: list) -> dict | None:
     pairs = _pairs(actions)
-    seats = pairs and _seats(pairs[0])
-    if seats is None or set(map(type, pairs[1])) != {str}:
+    seats = None if pairs is None else _seats(pairs[0])
+    if pairs is None or seats is None or set(map(type, pairs[1])) != {str}:
         return None
     verbs, spaces, rests = zip(*(text.partition(" ") for text in pairs[1]))
     rest = "|".join(rests)
@@ -221,7 +221,7 @@ def _event_columns(events: list) -> dict | None:
     if set(map(type, events)) != {dict}:
         return None
     shape_of = list(map(tuple, events))
-    shapes = {keys: [] for keys in shape_of}  # in the order they come
+    shapes: dict[tuple, list[dict]] = {keys: [] for keys in shape_of}  # in the order they come
     if len(shapes) > len(SHAPES) or set(map(type, (k for keys in shapes for k in keys))) - {str}:
         return None
     for group, e in zip(map(shapes.__getitem__, shape_of), events):
@@ -245,8 +245,8 @@ def _timing_columns(timings: list) -> dict | None:
     """The seats and the milliseconds in thousandths, if each is a float that its thousandths
     give back exactly (the same value, and no -0.0)."""
     pairs = _pairs(timings)
-    seats = pairs and _seats(pairs[0])
-    if seats is None or set(map(type, pairs[1])) != {float} or \
+    seats = None if pairs is None else _seats(pairs[0])
+    if pairs is None or seats is None or set(map(type, pairs[1])) != {float} or \
             not all(map(math.isfinite, pairs[1])):
         return None
     thousandths = [round(ms * 1000) for ms in pairs[1]]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from sqlalchemy import and_, case, false, func, or_, select, true
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.expression import ColumnElement
 
 from scheduler.states import MatchStatus
 from scheduler.store.plain_rows import SealedResult, SealingMatch, SeasonCancel, StatusCounts
@@ -190,10 +191,10 @@ class Pages:
         first; [] when the record may be served. A
         cancelled match is never played, so it seals nothing."""
         with self.engine.connect() as c:
-            row = c.execute(select(matches).where(matches.c.id == match_id)).mappings().first()
-            if row is None:
+            got = c.execute(select(matches).where(matches.c.id == match_id)).mappings().first()
+            if got is None:
                 return []
-            row = MatchRow(**row)
+            row = MatchRow(**got)
             return _sealing(row, _unfinished(c, row.season))
 
     def sealed_among(self, rows) -> set[str]:
@@ -202,7 +203,7 @@ class Pages:
         by_season: dict[str, list] = {}
         for r in rows:
             by_season.setdefault(r.season, []).append(r)
-        out = set()
+        out: set[str] = set()
         with self.engine.connect() as c:
             for season, mine in by_season.items():
                 seals = self.seed_book.seals(c, season)
@@ -283,7 +284,7 @@ class Pages:
         ``hidden``: seasons left out (scrimmages, to those not in them); ``sealed_out``: a
         played match whose record is sealed (``sealed_by``) passes neither fault filter, as
         its faults are its result's (it is listed without them)."""
-        cond = []
+        cond: list[ColumnElement[bool]] = []
         if hidden:
             cond.append(matches.c.season.notin_(tuple(hidden)))
         if season:

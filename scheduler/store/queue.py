@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 
 from sqlalchemy import exists, func, select, update
 from sqlalchemy.engine import Engine
@@ -135,7 +136,7 @@ class LeaseQueue:
                 end_attempt(c, match_id, owner, AttemptOutcome.RETRY, error[-4000:], now,
                             if_open=True)
                 return c.execute(select(matches.c.status)
-                                 .where(matches.c.id == match_id)).scalar()
+                                 .where(matches.c.id == match_id)).scalar() or "missing"
             outcome = {MatchStatus.FAILED: AttemptOutcome.FAILED,
                        MatchStatus.CANCELLED: AttemptOutcome.CANCELLED}.get(
                 status, AttemptOutcome.RETRY)
@@ -162,12 +163,12 @@ class LeaseQueue:
                             ).rowcount
             if got != 1:
                 return c.execute(select(matches.c.status)
-                                 .where(matches.c.id == match_id)).scalar()
+                                 .where(matches.c.id == match_id)).scalar() or "missing"
             end_attempt(c, match_id, owner, AttemptOutcome.INTERRUPTED,
                         f"{reason}; not counted as an attempt", now)
         return status
 
-    def release_owned(self, season: str, alive: "callable") -> int:
+    def release_owned(self, season: str, alive: Callable[[int], bool]) -> int:
         """Running matches of this host whose owner process is gone: pending again
         (``cancelled`` in a cancelled season)."""
         host = socket.gethostname()

@@ -102,6 +102,7 @@ class Registry:
                             content_hash=row.content_hash, data=data))
                     c.execute(bot_versions.insert().values(**row.columns()))
                     got = _version(c, row.name, row.version)
+                    assert got is not None  # (inserted just above, in this transaction)
                     if state is not None:
                         c.execute(version_states.insert().values(
                             version_id=got.id, state=state, updated_at=time.time()))

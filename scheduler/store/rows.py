@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from scheduler.states import MatchStatus
 from scheduler.stats.scores import MatchTally, match_tally
@@ -165,7 +165,7 @@ class BotVersionRow(_Manifest, Row):
     manifest_json: str
     submitted_at: float
 
-    def with_manifest_fields(self: R, fields: dict) -> R:
+    def with_manifest_fields(self, fields: dict) -> Self:
         """The row with its manifest's fields replaced by ``fields``."""
         return dataclasses.replace(self, manifest_json=encoded(fields))
 
@@ -330,7 +330,7 @@ class StandingsRow(_Seats, _Tally, Row):
         summary."""
         if isinstance(row, cls):
             return row
-        values = {k: row.get(k) for k in _columns(cls)}
+        values: dict[str, Any] = {k: row.get(k) for k in _columns(cls)}
         values["played"] = bool(row["played"]) if "played" in row else \
             row.get("summary_json") is not None
         return cls(**values)

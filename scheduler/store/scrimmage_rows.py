@@ -24,9 +24,11 @@ class Scrimmages:
     def add(self, **values) -> int:
         now = time.time()
         with self.engine.begin() as c:
-            return c.execute(scrimmages.insert().values(
+            key = c.execute(scrimmages.insert().values(
                 **values, state=ScrimmageState.QUEUED, created_at=now, updated_at=now)
-            ).inserted_primary_key[0]
+            ).inserted_primary_key
+            assert key is not None  # (an insert of one row)
+            return key[0]
 
     def get(self, scrimmage_id: int) -> ScrimmageRow | None:
         with self.engine.connect() as c:

@@ -270,7 +270,8 @@ def test_a_crashed_referee_is_retried_then_set_aside_and_the_standings_say_so(tm
             k.stopped.set()
     log = store.pages.attempt_log(name)
     assert [len(k.killed) for k in killers] == [1, 3], (counts, log)
-    assert counts == {"pending": 0, "running": 0, "done": 3, "failed": 1, "cancelled": 0}, log
+    assert counts.to_dict() == {"pending": 0, "running": 0, "done": 3, "failed": 1,
+                                "cancelled": 0}, log
     assert store.results.count(name) == 3
 
     # killed once: played again on the same cards, nobody charged

@@ -29,6 +29,9 @@ from scheduler.registry.archives import RegistryError
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = 'name = "tiny"\nversion = "1.0"\ncommand = ["python3", "bot.py"]\nprotocol = "stdio"\n'
 BOTZONE = MANIFEST.replace('"stdio"', '"botzone"')
+#: a bound on this process's CPU seconds, not the wall clock's: the work is all in process
+#: (nothing forked), and the CPU it takes stays the same on a loaded machine, where the wall
+#: clock's seconds did not (1.6-2.8 s beside other suites on two cores)
 SECONDS = 1.5
 """The bound on one refusal (or unpack) here: each takes well under a tenth of it on an idle
 machine, and took seconds to minutes before the bounds."""
@@ -84,10 +87,10 @@ def refused(tmp_path: Path, archive: Path) -> tuple[str, float]:
     stored and no temporary folder left."""
     store = sqlite_store(tmp_path)
     before = versions_stored(store)
-    t = time.perf_counter()
+    t = time.process_time()
     with pytest.raises(RegistryError) as e:
         submissions.submit(store, archive, author="eve", state="queued")
-    took = time.perf_counter() - t
+    took = time.process_time() - t
     assert versions_stored(store) == before
     assert list((tmp_path / "tmp").iterdir()) == []
     return str(e.value), took
@@ -101,13 +104,13 @@ def test_600_nested_folders_unpack_in_linear_time_and_are_refused_at_the_depth_l
                      + [("/".join(["a"] * i), None) for i in range(1, 601)])
     assert archive.stat().st_size < 16 << 10
     try:
-        t = time.perf_counter()
+        t = time.process_time()
         archives.unpack_archive(archive, tmp_path / "d", depth=1000, length=4096)
-        took = time.perf_counter() - t
+        took = time.process_time() - t
         assert (tmp_path / "d" / "/".join(["a"] * 600)).is_dir()
     finally:
         archives.remove_tree(tmp_path / "d")  # (too deep for pytest's own clean-up)
-    assert took < SECONDS, f"600 nested folders unpacked in {took:.2f} s"
+    assert took < SECONDS, f"600 nested folders unpacked in {took:.2f} s of CPU"
 
     msg, took = refused(tmp_path, archive)
     assert "a path 33 folders deep; the limit is 32" in msg, msg
@@ -121,7 +124,7 @@ def test_100000_empty_files_are_refused_at_the_entry_limit_before_any_is_written
     msg, took = refused(tmp_path, archive)
     assert f"f{archives.ENTRY_LIMIT}: more than {archives.ENTRY_LIMIT} entries in the archive" \
         in msg, msg
-    assert took < SECONDS, f"refused in {took:.2f} s"
+    assert took < SECONDS, f"refused in {took:.2f} s of CPU"
     # nothing was written: the headers are read first
     calls = []
     file = archives.Unpacker.file
@@ -159,7 +162,7 @@ def test_a_24_MiB_description_is_refused_from_the_manifests_size(tmp_path):
     msg, took = refused(tmp_path, archive)
     assert "wordy.tgz: bot.toml: the manifest file is 25165" in msg, msg
     assert "the limit is 65536 bytes (its description at most 2000 characters)" in msg, msg
-    assert took < SECONDS, f"refused in {took:.2f} s"
+    assert took < SECONDS, f"refused in {took:.2f} s of CPU"
 
 
 @pytest.mark.parametrize("extra, expected", [
@@ -232,14 +235,14 @@ def test_an_odd_manifest_is_a_clear_refusal_never_a_crash(tmp_path, text, expect
     folder.mkdir()
     (folder / "lib").mkdir()
     (folder / "bot.toml").write_bytes(raw)
-    t = time.perf_counter()
+    t = time.process_time()
     with pytest.raises(ManifestError) as e:
         load_manifest(folder)
     assert f"{folder / 'bot.toml'}: {expected}" in str(e.value), e.value
     msg, _ = refused(tmp_path, tar_gz(tmp_path / "odd.tgz", [("bot.toml", raw),
                                                               ("lib", None)]))
     assert f"odd.tgz: bot.toml: {expected}" in msg, msg
-    took = time.perf_counter() - t
+    took = time.process_time() - t
     assert len(msg) < 500 and took < SECONDS, (msg, took)
     # brackets and dots in strings and comments are no nesting
     (folder / "bot.toml").write_text(MANIFEST + 'description = "[[[[[.{{{{{ ....." # [[[[[.{{\n'
