@@ -80,11 +80,7 @@ def cmd_bots_check(args) -> int:
             except BuildFailed as e:
                 print(f"FAIL {label} ({manifest.path}): {visible(e)}")
                 return 1
-            played = dataclasses.replace(manifest, folder=built, path=built / "bot.toml",
-                                         pythonpath=tuple(
-                                             built / p.relative_to(manifest.folder)
-                                             if p.is_relative_to(manifest.folder) else p
-                                             for p in manifest.pythonpath))
+            played = manifest.moved(built)
         why = smoke_check(SeasonBot(manifest.name, played), like,
                           workdir=Path(args.workdir) / f"check-{manifest.name}")
         if manifest.build:
@@ -162,7 +158,7 @@ def _wait(client, v: dict, timeout_s: float | None) -> int:
     it changes, and while it is queued what it waits behind: 0 ready, 1 refused, ``TIMED_OUT``
     when ``timeout_s`` passes first."""
     from cli.client import quoted
-    from web.service import ahead_text
+    from scheduler.service.versions import ahead_text
     ref = f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}"
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     shown = None
@@ -365,12 +361,10 @@ def cmd_bots_logs(args) -> int:
 
 def cmd_bots_list(args) -> int:
     """``arena bots list``: every bot version in the registry, oldest first."""
-    from scheduler.registry.submissions import BotVersion
     store = existing_store(db_url(args), "arena bots list: no bot versions to list")
-    rows = [BotVersion.of(r) for r in store.registry.versions()]
+    rows = store.registry.versions()
     if args.json:
-        print(json_text([{k: v for k, v in dataclasses.asdict(r).items() if k != "already"}
-                         for r in rows], indent=1))
+        print(json_text([dataclasses.asdict(r) for r in rows], indent=1))
         return 0
     if not rows:
         print(f"no bot versions in {store.url}")
@@ -406,8 +400,8 @@ def cmd_bots_show(args) -> int:
               "files"):
         print(f"{k + ':':<14}{field(getattr(v, k)) if getattr(v, k) is not None else ''}")
     print(f"{'submitted:':<14}{local_time(v.submitted_at)}")
-    manifest = (json.dumps(v.fields(), ensure_ascii=False, sort_keys=True) if args.raw else
-                json_text(v.fields(), sort_keys=True))
+    manifest = (json.dumps(v.manifest_fields, ensure_ascii=False, sort_keys=True) if args.raw
+                else json_text(v.manifest_fields, sort_keys=True))
     print(f"{'manifest:':<14}{manifest}")
     print("files:")
     for f in files:

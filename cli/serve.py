@@ -98,11 +98,12 @@ def cmd_serve(args) -> int:
     dispatcher sends versions to the workers' checks and scrimmages to be played."""
     import uvicorn
 
-    from scheduler.intake import Dispatcher
+    from scheduler.service.intake import Dispatcher
     from scheduler.store import StoreError, StoreVersionError
     from scheduler.store import shown_url  # (no password in a log)
     from web.app import create_app
-    from web.service import Limits, ServiceConfig
+    from scheduler.service.config import ServiceConfig
+    from scheduler.service.limits import Limits
     url = db_url(args)
     try:
         limits = Limits(**{k: type(getattr(Limits(), k))(v) for k, v in
@@ -145,7 +146,7 @@ def cmd_serve(args) -> int:
             print(f"arena serve: {e}", file=sys.stderr)
             return 2
         os.environ[settings.CHECK_VARIANT.name] = args.variant  # (the pools' checks read it)
-        from scheduler.intake import run_here
+        from scheduler.service.intake import run_here
         sender = local = LocalSender(url, run_here, match_slots=args.slots, intake_slots=1)
         where = (f"builds, checks and scrimmages here ({args.slots} match slot(s) and one "
                  "intake slot; --broker URL sends them to `arena worker`s instead)")

@@ -2,7 +2,7 @@
 last ``window`` matches is ``suspended`` (out of the ladders, refused for new scrimmages and
 seasons, its author told why) until the organiser lifts it (``arena bots unsuspend``). The
 worker that stored a forfeited match applies it (``after_forfeit``). The admission check
-(``scheduler.intake``) cannot be told from play; this is what stands behind it.
+(``scheduler.service.intake``) cannot be told from play; this is what stands behind it.
 """
 
 from __future__ import annotations

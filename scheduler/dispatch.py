@@ -153,8 +153,9 @@ class LocalSender:
     """Tasks into process pools of this machine, one pool per kind of slot: ``match_slots``
     processes for the match lanes (taken in the order sent, each lane bounded by its
     ``window``) and ``intake_slots`` for the intake; each task is ``run(store_url, task name,
-    id, lease_s)`` in a pool process (``scheduler.intake.run_here``: what a worker would do).
-    A task already waiting or running here is not sent twice. ``close`` ends the pools."""
+    id, lease_s)`` in a pool process (``scheduler.service.intake.run_here``: what a worker
+    would do). A task already waiting or running here is not sent twice. ``close`` ends the
+    pools."""
 
     def __init__(self, store_url: str, run, *, match_slots: int = 1, intake_slots: int = 1,
                  lease_s: float = DEFAULT_LEASE_S, out=sys.stderr) -> None:

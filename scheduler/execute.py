@@ -39,10 +39,9 @@ from referee.match.spec import MatchSpec
 from scheduler import metrics
 from scheduler.errors import ArenaError
 from scheduler.states import MatchStatus, PlayOutcome
-from scheduler.stats.scores import match_tally
+from scheduler.stats.scores import match_tally, score_pair
 from scheduler.store import (DEFAULT_LEASE_S, MAX_ATTEMPTS, MatchRow, Store, open_store,
                              worker_name)
-from scheduler.store.rows import tally_columns
 
 ROOT = Path(__file__).resolve().parent.parent
 _PR_SET_PDEATHSIG = 1
@@ -367,18 +366,22 @@ def _write(store: Store, row: MatchRow, variant: str, match: MatchFile, duration
            owner: str, retry_s: float) -> bool:
     """``store.results.finish`` until it answers: a store that is away at commit time is waited for
     (up to ``retry_s``); the write is keyed by the match id, so retrying never doubles it. The
-    result's tally columns are counted here, from the summary as played."""
+    result's tally is counted here, from the summary as played; once written, the match's
+    duplicate pair is scored (``_score_pair``)."""
     deadline = time.monotonic() + retry_s
     delay = 0.25
     notes: list[str] = []
     assert match.result is not None  # (a match played here always has its result)
     summary = match.summary()
     args = (match.result.to_dict(), summary.to_dict(), match.to_dict(), duration, owner)
-    tally = tally_columns(match_tally(summary, variant))
+    tally = match_tally(summary, variant)
     while True:
         try:
-            return store.results.finish(row.id, row.season, *args,
-                                        note="; ".join(notes) or None, tally=tally)
+            written = store.results.finish(row.id, row.season, *args,
+                                           note="; ".join(notes) or None, tally=tally)
+            if written:
+                _score_pair(store, row.id)
+            return written
         except (OperationalError, InterfaceError) as e:
             first = (str(getattr(e, "orig", None) or e).strip().splitlines() or [""])[0]
             if time.monotonic() + delay > deadline:
@@ -387,6 +390,16 @@ def _write(store: Store, row: MatchRow, variant: str, match: MatchFile, duration
             notes.append(f"result write retried: {type(e).__name__}: {first}"[:300])
             time.sleep(delay)
             delay = min(2 * delay, 5.0)
+
+
+def _score_pair(store: Store, match_id: str) -> None:
+    """After the match's write: its duplicate pair scored once both matches are (the pair's
+    other match may have committed at the same time; its writer may score it first). Best
+    effort: a pair's finer score never fails the match written."""
+    try:
+        score_pair(store, match_id)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _crash_limit(store: Store, spec: MatchSpec, seat: int) -> None:

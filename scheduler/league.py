@@ -190,22 +190,22 @@ def admit(season: Season, store: Store, *, workdir: Path, out=sys.stderr) -> dic
     Writes nothing to the store; returns {bot name: content hash} of the bots it checked."""
     checked: dict[str, str] = {}
     stored = store.seasons.get(season.name) is not None
-    known = {b["name"]: b for b in store.seasons.bots(season.name)} if stored else {}
+    known = {b.name: b for b in store.seasons.bots(season.name)} if stored else {}
     played = store.ladder.next_ordinal(season.name) if stored else 0  # (a ladder's matches so far)
     for i, bot in enumerate(season.bots):
         h = bot.loaded.content_hash()
         prior = known.get(bot.name)
-        if prior and prior.get("version_hash") and bot.version_hash:
-            h = prior["content_hash"]  # a pinned version: its bytes are the same anywhere
-        if prior and prior["content_hash"] != h:
+        if prior and prior.version_hash and bot.version_hash:
+            h = prior.content_hash  # a pinned version: its bytes are the same anywhere
+        if prior and prior.content_hash != h:
             files = prior.manifest_fields.get("files")  # (older stores: none)
             what = (f"files {changed_files(files, bot.loaded.file_hashes())}" if files
-                    is not None else f"content {prior['content_hash']} -> {h}")
+                    is not None else f"content {prior.content_hash} -> {h}")
             raise SeasonError(f"{season.path}: field bots[{i}].manifest: bot {bot.name!r} "
                               f"changed since season {season.name!r} started ({what}, in "
                               f"{bot.loaded.folder}); results would mix versions: put it "
                               "back as it was, or give the season a new name")
-        if (prior and prior["checked_hash"] == h) or h in checked.values():
+        if (prior and prior.checked_hash == h) or h in checked.values():
             checked[bot.name] = h  # passed before, or the same bot under another name
             continue
         print(f"bots check {bot.name} ({bot.loaded.label}) ...", file=out, flush=True)
@@ -250,7 +250,7 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
                           "another")
     if existing:
         season = _with_stored_secret(season, store, out)
-    if existing and existing["config_hash"] != season.config_hash():
+    if existing and existing.config_hash != season.config_hash():
         stored = existing.config.to_json()
         now = season.config.to_json()
         diff = [k for k in now if now[k] != stored.get(k)]
@@ -270,7 +270,7 @@ def open_season(season: Season, store: Store, *, workdir: Path, check: bool = Tr
         bot_rows = [NewBot(b.name, b.loaded.version, b.loaded.content_hash(),
                            {**b.to_dict(), "files": b.loaded.file_hashes()},
                            b.version_hash, checked.get(b.name)) for b in season.bots]
-        store.seasons.create(season.name, season.config.to_json(), season.config_hash(),
+        store.seasons.create(season.name, season.config, season.config_hash(),
                              str(season.path), bot_rows, plan_rows(season, season.plan()),
                              secret=season.secret, secret_given=season.secret_given)
     else:

@@ -33,11 +33,11 @@ def pin(season: Season, store: Store, out=None) -> Season:
     materialises them (what ``bots check`` plays). A season stored before the registry plays
     its folders as before."""
     existing = store.seasons.get(season.name) is not None
-    rows = {b["name"]: b for b in store.seasons.bots(season.name)} if existing else {}
+    rows = {b.name: b for b in store.seasons.bots(season.name)} if existing else {}
     bots = []
     for i, bot in enumerate(season.bots):
         where = f"{season.path}: field bots[{i}]"
-        version_hash = rows[bot.name].get("version_hash") if bot.name in rows else None
+        version_hash = rows[bot.name].version_hash if bot.name in rows else None
         if existing and version_hash is None:  # stored before the registry
             bots.append(bot)
             continue
@@ -45,10 +45,6 @@ def pin(season: Season, store: Store, out=None) -> Season:
             if version_hash is None:
                 version = (resolve(store, bot.ref, playable=True) if bot.ref is not None else
                            _submit_folder(store, bot.loaded, where, out))
-                if bot.ref is None:  # the folder's own manifest, as read here
-                    version = version.with_manifest_fields(
-                        {**version.fields(), "pythonpath": [
-                            str(p) for p in portable(bot.loaded, where).pythonpath]})
             else:
                 version = _pinned_version(store, rows[bot.name], where)
                 if bot.ref is not None and "@" in bot.ref and bot.ref != version.ref:
@@ -58,6 +54,9 @@ def pin(season: Season, store: Store, out=None) -> Season:
                 if bot.manifest is not None:
                     _note_edits(bot, version, rows[bot.name], where, out)
             manifest = pin_portable(version, where)
+            if version_hash is None and bot.ref is None:  # the folder's own, as read here
+                manifest = dataclasses.replace(
+                    manifest, pythonpath=portable(bot.loaded, where).pythonpath)
         except NotPortable as e:  # (it says where)
             raise SeasonError(str(e)) from None
         except (RegistryError, BuildError) as e:
@@ -95,7 +94,7 @@ def _submit_folder(store: Store, manifest: Manifest, where: str, out):
     packed = pack(manifest.folder)
     taken = store.registry.version(manifest.name, manifest.version)
     version = None
-    if taken is not None and taken["content_hash"] != packed.content_hash:
+    if taken is not None and taken.content_hash != packed.content_hash:
         version = f"{manifest.version}+{packed.content_hash[:12]}"
         if out is not None:
             print(f"note: {where}: {manifest.name}@{manifest.version} is in the registry with "
@@ -107,7 +106,7 @@ def _submit_folder(store: Store, manifest: Manifest, where: str, out):
 def _pinned_version(store: Store, row: BotRow, where: str):
     """The registry version a stored season bot is pinned to."""
     assert row.version_hash is not None  # (only a bot stored with its version is pinned)
-    got = store.registry.version(row.manifest_fields.get("manifest_name", row.name), row.version)
+    got = store.registry.version(Manifest.name_in(row.manifest_fields) or row.name, row.version)
     if got is None or got.content_hash != row.version_hash:
         got = next((r for r in store.registry.versions()
                     if r.content_hash == row.version_hash), None)
@@ -132,10 +131,3 @@ def _note_edits(bot: SeasonBot, version, row: BotRow, where: str, out) -> None:
     print(f"note: {where}: {bot.loaded.folder} is no longer {version.ref}{files}; the season "
           f"plays {version.ref}, the version it pinned; submit the folder as a new version for "
           "a new season", file=out)
-
-
-def pinned_seat_bot(bot: SeasonBot) -> SeatBot:
-    """The bot as the season's match specs name it: its pinned version, portable."""
-    if bot.version_hash is None:
-        return SeatBot.of(bot.name, bot.loaded)
-    return SeatBot(bot.name, bot.portable or bot.loaded, version_hash=bot.version_hash)

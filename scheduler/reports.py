@@ -11,7 +11,7 @@ from scheduler.states import MatchStatus, SeasonState
 
 if TYPE_CHECKING:
     from scheduler.stats.standings import Standings
-    from scheduler.store.rows import SealingMatch, SeasonCancel, StatusCounts
+    from scheduler.store.rows import Row, SealingMatch, SeasonCancel, SeasonRow, StatusCounts
 
 
 def sealed_reason(sealed: list[SealingMatch]) -> str:
@@ -68,16 +68,17 @@ def season_rows(store) -> list[dict]:
 
 def bot_versions(store, season: str) -> dict[str, dict]:
     """The bot versions a season pinned, by its bots' names: {"ref", "hash"}."""
+    from referee.seats.manifest import Manifest
     out = {}
     for b in store.seasons.bots(season):
         if b.version_hash:
-            named = b.manifest_fields.get("manifest_name", b.name)
+            named = Manifest.name_in(b.manifest_fields) or b.name
             out[b.name] = {"ref": f"{named}@{b.version}", "hash": b.version_hash}
     return out
 
 
-def season_standings(season: Mapping, match_rows: Iterable[Mapping], *, samples: int = 1000,
-                     seed: int = 0, sealed: Collection[str] = ()) -> Standings:
+def season_standings(season: SeasonRow | Mapping, match_rows: Iterable[Row | Mapping], *,
+                     samples: int = 1000, seed: int = 0, sealed: Collection[str] = ()) -> Standings:
     """The standings (``scheduler.stats.standings.compute``) of a stored season from its
     match rows (``store.pages.standings_rows`` or ``store.pages.matches``, or mappings of
     their columns): a played match is counted by its result's tally columns, or from its
@@ -89,7 +90,7 @@ def season_standings(season: Mapping, match_rows: Iterable[Mapping], *, samples:
     row = SeasonRow.of(season)
     variant = row.config.variant
     rows = [dataclasses.replace(r, played=False) if r.id in sealed else
-            r.tallied(variant) if r.played else r for r in map(StandingsRow.of, match_rows)]
+            _tallied(r, variant) if r.played else r for r in map(StandingsRow.of, match_rows)]
     config = row.config
     if config.is_ladder:  # its bots joined as it ran: those that played
         names = dict.fromkeys(config.bots)
@@ -97,3 +98,10 @@ def season_standings(season: Mapping, match_rows: Iterable[Mapping], *, samples:
             names.update(dict.fromkeys(r.seats))
         config = dataclasses.replace(config, bots=tuple(names))
     return compute(row.name, config, rows, samples=samples, seed=seed)
+
+
+def _tallied(row, variant: str):
+    """A played ``StandingsRow`` with its tally columns: as stored, else counted from its
+    summary (a result written before them)."""
+    from scheduler.stats.scores import match_tally
+    return row if row.tallied else row.with_tally(match_tally(row.summary, variant))

@@ -98,6 +98,9 @@ def deal_seed(secret: str, label: str) -> str:
 
 @dataclass(frozen=True)
 class SeasonBot:
+    """A bot as its season names it (a folder or a registry reference), once pinned with the
+    manifest it plays here and the one its match specs carry."""
+
     name: str             # unique within the season
     manifest: Manifest | None  # None for a registry reference not yet pinned
     ref: str | None = None     # ``bot = "name@version"`` (or "name": the latest version)

@@ -172,8 +172,9 @@ def play_match(match_id: str) -> str:
 
 @app.task(name="arena.check_version")
 def check_version(version_id: int) -> str:
-    """Build and smoke-check a version the submission service took in (``scheduler.intake``)."""
-    from scheduler.intake import check_version as check
+    """Build and smoke-check a version the submission service took in
+    (``scheduler.service.intake``)."""
+    from scheduler.service.intake import check_version as check
     from scheduler.store import open_store
     state = check(open_store(_db()), int(version_id))
     print(f"version {version_id}: {state}", flush=True)
@@ -182,8 +183,9 @@ def check_version(version_id: int) -> str:
 
 @app.task(name="arena.open_scrimmage")
 def open_scrimmage(scrimmage_id: int) -> str:
-    """Open a scrimmage's season (``scheduler.intake``); its matches follow as play_match."""
-    from scheduler.intake import open_scrimmage as open_
+    """Open a scrimmage's season (``scheduler.service.intake``); its matches follow as
+    play_match."""
+    from scheduler.service.intake import open_scrimmage as open_
     from scheduler.store import open_store
     state = open_(open_store(_db()), int(scrimmage_id))
     print(f"scrimmage {scrimmage_id}: {state}", flush=True)

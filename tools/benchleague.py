@@ -200,7 +200,7 @@ def _dispatch(mode, season, plans, store, broker, folder) -> tuple[float, float]
             wall = time.perf_counter() - t
         finally:
             stop_workers(procs)
-    inner = statistics.mean(m["duration_s"] for m in store.pages.matches(season.name))
+    inner = statistics.mean(m.duration_s for m in store.pages.matches(season.name))
     return wall / n, wall / n - inner
 
 

@@ -210,11 +210,22 @@ for table, rows in given["rows"]:
 con.commit()
 con.close()
 results = getattr(store, "results", store)  # (a store before it was composed by job: itself)
+try:  # a store that takes the tally typed (``MatchTally``), else its columns
+    from scheduler.stats.scores import MatchTally, PairScore  # noqa: F401
+    def tally_of(cols):
+        return MatchTally(**{k: v for k, v in cols.items() if not k.endswith("_json")},
+                          match_points=cols["match_points_json"] and tuple(
+                              json.loads(cols["match_points_json"])),
+                          deal_scores=tuple(json.loads(cols["deal_scores_json"] or "[]")))
+except ImportError:
+    def tally_of(cols):
+        return cols
 write, read = [], []
 for m in given["played"]:
+    tally = tally_of(m["tally"])
     t = time.perf_counter()
     results.finish(m["id"], m["season"], m["result"], m["summary"], m["record"], m["duration_s"],
-                   "bench-store", tally=m["tally"])
+                   "bench-store", tally=tally)
     write.append(time.perf_counter() - t)
 for m in given["played"]:
     t = time.perf_counter()
@@ -236,7 +247,7 @@ def _timer_input(played: Played, path: Path) -> None:
              for name in ("seasons", "season_secrets", "bots", "matches")]
     finishes = [{"id": m.id, "season": m.season, "result": m.result,
                  "summary": m.summary.to_dict(), "record": records[m.id],
-                 "duration_s": m.duration_s, "tally": {k: m[k] for k in TALLY_COLUMNS}}
+                 "duration_s": m.duration_s, "tally": {k: getattr(m, k) for k in TALLY_COLUMNS}}
                 for season in store.seasons.names() for m in store.pages.matches(season)
                 if m.id in records]
     path.write_text(json.dumps({"rows": first, "played": finishes}), encoding="utf-8")

@@ -101,16 +101,16 @@ def build(folder: Path, matches: int = 10000, bots: int = 10, *, variant: str = 
         seats = list(r.seats)
         s = _summary(seats, strength, rng, match_points=variant == "three-deck")
         levels = s["deals"][-1]["after"]
-        result = {"match_id": r["id"], "variant": variant,
+        result = {"match_id": r.id, "variant": variant,
                   "deals": [{"game": 0, "deal": i, "attacker_total": d["attacker_total"],
                              "levels": d["after"]} for i, d in enumerate(s["deals"])],
                   "strikes": s["strikes"], "forfeit": None, "winner_team": None,
                   "levels": levels, "sandbox": "bubblewrap"}
-        rows.append({"match_id": r["id"], "season": name, "result_json": encoded(result),
+        rows.append({"match_id": r.id, "season": name, "result_json": encoded(result),
                      "summary_json": encoded(s), "duration_s": rng.uniform(0.5, 3.0),
                      "worker": "bench", "written_at": now,
                      **tally_columns(match_tally(MatchSummary.from_dict(s), variant))})
-        ids.append(r["id"])
+        ids.append(r.id)
     with store.engine.begin() as c:
         c.execute(results_t.insert(), rows)
         c.execute(update(matches_t).where(matches_t.c.season == name)

@@ -65,7 +65,7 @@ def bench_workers(counts: list[int], matches: int, deals: int, pg_url: str,
             if counts_["done"] != n:
                 raise RuntimeError(f"{count} workers: {counts_} of {n} matches")
             rates[count] = n / walls[count] * 3600
-            inner[count] = statistics.mean(m["duration_s"] for m in remote.pages.matches(name))
+            inner[count] = statistics.mean(m.duration_s or 0.0 for m in remote.pages.matches(name))
         remote.seasons.delete(name)
     from tools.benchengine import cpu_model
     shown = ",".join(map(str, counts))

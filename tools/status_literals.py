@@ -31,8 +31,8 @@ ALLOWED = {
     # a ladder entry as the table shows it: retired, else active (no stored state)
     ("cli/season.py", "active"),
     # the kinds of an upload process's reply (prepared, refused, late, died, failed)
-    ("web/service.py", "refused"),
-    ("web/service.py", "failed"),
+    ("scheduler/service/uploads.py", "refused"),
+    ("scheduler/service/uploads.py", "failed"),
     # a bot's place in a ladder, in words ("playing", "placement: 3 of 8 pairs played"...)
     ("scheduler/ladder.py", "playing"),
 }

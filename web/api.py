@@ -142,9 +142,10 @@ def viewer(request: Request):
     the organiser's own dashboard (``arena dashboard``), which shows everything."""
     if getattr(request.app.state, "service", None) is None:
         return None
-    from web.service import SESSION_COOKIE, token_checked, viewer_of
+    from scheduler.service.sessions import viewer_of
+    from web.service import SESSION_COOKIE, bearer, token_checked
     return token_checked(request) or viewer_of(request.app.state.store,
-                                               request.headers.get("authorization"),
+                                               bearer(request.headers.get("authorization")),
                                                request.cookies.get(SESSION_COOKIE))
 
 
@@ -152,7 +153,7 @@ def hidden(request: Request) -> set[str]:
     """The seasons the asker may not see: on the service, the scrimmages not theirs."""
     if getattr(request.app.state, "service", None) is None:
         return set()
-    from web.service import hidden_seasons
+    from scheduler.service.visibility import hidden_seasons
     return hidden_seasons(request.app.state.store, viewer(request))
 
 
@@ -302,7 +303,7 @@ def match_detail(store, match_id: str, *, hidden_seasons=(), log_seats=None) -> 
         return {"match": row, "sealed": True, "sealed_reason": sealed_reason(sealed),
                 "sealed_by": [asdict(s) for s in sealed]}
     out = {"match": row, "sealed": False,
-           "attempts": [{k: a[k] for k in ("attempt", "worker", "started_at", "ended_at",
+           "attempts": [{k: getattr(a, k) for k in ("attempt", "worker", "started_at", "ended_at",
                                           "outcome", "reason")}
                         for a in store.pages.attempt_log(r.season, match_id)]}
     if r.played:
@@ -329,7 +330,7 @@ def detail_for(request: Request, match_id: str) -> dict:
     store = request.app.state.store
     if getattr(request.app.state, "service", None) is None:
         return match_detail(store, match_id)
-    from web.service import own_seats
+    from scheduler.service.visibility import own_seats
     who = viewer(request)
     secret = hidden(request)
     try:
@@ -348,14 +349,14 @@ def bot_list(request: Request) -> list[dict]:
     out = []
     secret = hidden(request)
     for v in store.registry.versions():
-        seasons = [s for s in store.registry.pinning_seasons(v["content_hash"]) if s not in secret]
+        seasons = [s for s in store.registry.pinning_seasons(v.content_hash) if s not in secret]
         ratings = {}
         for season in seasons:
             st = standings(request, season)
-            pinned = [bot for bot, p in st["versions"].items() if p["hash"] == v["content_hash"]]
+            pinned = [bot for bot, p in st["versions"].items() if p["hash"] == v.content_hash]
             ratings[season] = next((round(b["rating"], 1) for b in st["bots"]
                                     if b["name"] in pinned and b["matches"]), None)
-        out.append({**{k: v[k] for k in keep}, "seasons": seasons, "ratings": ratings})
+        out.append({**{k: getattr(v, k) for k in keep}, "seasons": seasons, "ratings": ratings})
     return out
 
 

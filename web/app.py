@@ -75,10 +75,10 @@ class BoundedBodies:
     ``Connection: close`` when a body was announced, which is then never read):
 
     - a bearer token on the API (``/api``) is checked, and counted against the failed-token
-      limit of the client's address (``service.token_viewer``: 401, then 429);
+      limit of the client's address (``sessions.token_viewer``: 401, then 429);
     - an upload (``UPLOADS``) needs its token (the API) or its session (the form; its CSRF
       token is inside the body, checked by the route once read), the author under the
-      refused-uploads limit, and a free upload slot (``service.UploadSlots``: 429), held
+      refused-uploads limit, and a free upload slot (``uploads.UploadSlots``: 429), held
       until it is answered;
     - a body is then read here, at most ``limit(path)`` bytes (an upload's: the archive limit
       and a form's fields; any other: the service's body limit), refused with 413 past it,
@@ -97,6 +97,7 @@ class BoundedBodies:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        from scheduler.service import sessions, uploads
         from web import service
         state = self.dashboard.state
         store, config = state.store, state.service
@@ -112,13 +113,14 @@ class BoundedBodies:
                 authorization = headers.get("authorization")
                 if (_is_api_path(path) and authorization is not None
                         and service.bearer(authorization) is not None):
-                    viewer = await to_thread.run_sync(service.token_viewer, store, config,
-                                                      authorization, address)
+                    viewer = await to_thread.run_sync(sessions.token_viewer, store, config,
+                                                      service.bearer(authorization) or "",
+                                                      address)
                     scope.setdefault("state", {})["token_viewer"] = viewer  # (no second look-up)
                 if upload == "session":
                     cookie = cookie_parser(headers.get("cookie", "")).get(
                         service.SESSION_COOKIE)
-                    viewer = await to_thread.run_sync(service.session_viewer, store, cookie)
+                    viewer = await to_thread.run_sync(sessions.session_viewer, store, cookie)
                     if viewer is None:
                         raise Refused(Refusal.UNAUTHENTICATED, "log in first (/login) with "
                                       "the token the organiser gave you")
@@ -127,7 +129,7 @@ class BoundedBodies:
                                   "send your token as 'Authorization: Bearer TOKEN'")
                 if upload:
                     assert viewer is not None  # an upload without one is refused above
-                    await to_thread.run_sync(service.within_refused_uploads, store, config,
+                    await to_thread.run_sync(uploads.within_refused_uploads, store, config,
                                              viewer, address)
                     state.upload_slots.take(config.limits, viewer.name)
                     holder = viewer
@@ -137,8 +139,8 @@ class BoundedBodies:
             except Refused as e:
                 # an upload refused for its body counts (its slot was held)
                 if holder is not None and e.kind in (Refusal.TOO_SLOW, Refusal.TOO_LARGE):
-                    await to_thread.run_sync(service.count_refused_upload, store, config,
-                                             holder, f"{status_of(e)} {e.detail}", address)
+                    await to_thread.run_sync(uploads.count_refused_upload, store, config,
+                                             holder, service.refused_upload(e), address)
                 await self._refuse(scope, send, e, close=has_body)
                 return
             if body is None:
@@ -233,9 +235,9 @@ def _is_api(request: Request) -> bool:
 def create_app(db_url: str, service=None) -> FastAPI:
     """The dashboard's pages and its JSON API (under /api) over the store at ``db_url``, which
     must be there (``NoStore``: the dashboard never creates one). With ``service`` (a
-    ``web.service.ServiceConfig``: ``arena serve``), also the submission service: its API
-    under /api/v1 and the authors' pages; then scrimmages and seat logs are shown to their
-    authors only."""
+    ``scheduler.service.config.ServiceConfig``: ``arena serve``), also the submission
+    service: its API under /api/v1 and the authors' pages; then scrimmages and seat logs are
+    shown to their authors only."""
     from web import api, pages
     app = Dashboard(title="Shengji Arena", summary="Seasons, standings, matches and bots of "
                     "a results store" + (", and the submission service of its authors"
@@ -244,7 +246,7 @@ def create_app(db_url: str, service=None) -> FastAPI:
     app.state.store = open_store(db_url, create=False)
     app.state.service = service
     if service is not None:
-        from web.service import UploadSlots
+        from scheduler.service.uploads import UploadSlots
         app.state.upload_slots = UploadSlots()
     app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.state.standings_cache = {}

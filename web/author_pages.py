@@ -1,7 +1,8 @@
 """The authors' pages: log in with a token (a session cookie: HttpOnly, SameSite=Strict, Secure
 behind TLS), their versions with their results and build logs, an upload form, their matches'
 seat logs and records, and scrimmages; every form carries the session's CSRF token.
-``web.service`` holds the rules, ``web.results`` what an author sees of their results."""
+The rules are the domain's (``scheduler/service/``), ``web.service`` reads the request,
+``web.results`` says what an author sees of their results."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from starlette.concurrency import run_in_threadpool
 from scheduler.errors import Refusal, Refused
 from scheduler.ladder import ladder_places
 from scheduler.registry.archives import size_text
+from scheduler.service import sessions, uploads
+from scheduler.service.sessions import SESSION_S
+from scheduler.service.versions import ahead_text, build_log, my_versions, version_view
+from scheduler.service.visibility import Viewer, seat_log as seat_log_of
 from scheduler.states import VersionState
 from web import results, scrimmages, service
 from web.refusals import SeeOther, headers_of, status_of
-from web.service import SESSION_COOKIE, SESSION_S, Viewer, page_viewer
+from web.service import SESSION_COOKIE, page_viewer
 
 router = APIRouter(include_in_schema=False)
 #: the newest matches of each version in each season shown on /me (its page shows more)
@@ -109,7 +114,7 @@ async def login(request: Request):
     token = form.get("token")
     if not isinstance(token, str) or not token.strip():
         raise Refused(Refusal.MALFORMED, "token: expected the token the organiser gave you")
-    cookie, _ = service.login(store, config, token, _address(request))
+    cookie, _ = sessions.login(store, config, token, _address(request))
     out = RedirectResponse(local_path(form.get("next", "/me")), status_code=303)
     out.set_cookie(SESSION_COOKIE, cookie, max_age=int(SESSION_S), httponly=True,
                    samesite="strict", secure=config.secure_cookies, path="/")
@@ -121,7 +126,7 @@ async def logout(request: Request):
     who = _author(request)
     form = await _form(request, request.app.state.service.limits.body_bytes)
     service.check_csrf(who, form.get("csrf"))
-    request.app.state.store.sessions.end(service.digest(request.cookies[SESSION_COOKIE]))
+    request.app.state.store.sessions.end(sessions.digest(request.cookies[SESSION_COOKIE]))
     request.app.state.store.audit.write("logout", actor=who.name, address=_address(request))
     out = RedirectResponse("/", status_code=303)
     out.delete_cookie(SESSION_COOKIE, path="/")
@@ -138,7 +143,7 @@ def _me_page(request: Request, who: Viewer, code: int = 200, headers=None,
     """``/me``; with a form's refusal (``upload_error``, ``scrimmage_error`` and the fields
     ``form`` kept) and its status."""
     store = request.app.state.store
-    mine = service.my_versions(store, who)
+    mine = my_versions(store, who)
     ready_mine = [v for v in mine if v["state"] == VersionState.READY and not v["withdrawn"]
                   and (v["author"] == who.name or who.organiser)]
     rows = store.registry.versions()
@@ -170,8 +175,9 @@ async def upload(request: Request):
     try:
         if not isinstance(data, bytes):
             raise Refused(Refusal.MALFORMED, "archive: expected a file (.tar, .tar.gz or .zip)")
-        v = await run_in_threadpool(service.take_upload, request.app.state.store, config, who,
-                                    data, address=_address(request))
+        v = await run_in_threadpool(uploads.take_upload, request.app.state.store, config, who,
+                                    data, address=_address(request),
+                                    told=service.refused_upload)
     except Refused as e:  # shown on /me, above its form
         return await run_in_threadpool(_me_page, request, who, status_of(e), headers_of(e),
                                        upload_error=e.detail)
@@ -187,19 +193,19 @@ def version_page(request: Request, name: str = Path(max_length=64),
     results in each season, its build log."""
     who = _reader(request)
     store = request.app.state.store
-    v = service.version_view(store, who, name, version)
+    v = version_view(store, who, name, version)
     got = results.version_results(request, who, name, version, season=season, offset=offset)
-    return _render(request, "version.html", v=v, res=got, waiting=service.ahead_text(
-        v["ahead"]), log=service.build_log(store, who, name, version))
+    return _render(request, "version.html", v=v, res=got, waiting=ahead_text(v["ahead"]),
+                   log=build_log(store, who, name, version))
 
 
 @router.get("/me/bots/{name}/{version}/state")
 def version_state(request: Request, name: str = Path(max_length=64),
                   version: str = Path(max_length=64)):
     """A version's state as JSON, for its page to follow."""
-    v = service.version_view(request.app.state.store, _author(request), name, version)
+    v = version_view(request.app.state.store, _author(request), name, version)
     return JSONResponse({"state": v["state"], "withdrawn": v["withdrawn"],
-                         "waiting": service.ahead_text(v["ahead"])})
+                         "waiting": ahead_text(v["ahead"])})
 
 
 @router.get("/me/matches/{match_id}/record")
@@ -213,7 +219,7 @@ def seat_log(request: Request, match_id: str = Path(max_length=120),
              seat: int = Path(ge=0, le=3)):
     """A seat's log as plain text (never rendered as markup)."""
     who = _reader(request)
-    return PlainTextResponse(service.seat_log(request.app.state.store, who, match_id, seat))
+    return PlainTextResponse(seat_log_of(request.app.state.store, who, match_id, seat))
 
 
 @router.post("/me/scrimmages")

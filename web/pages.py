@@ -134,7 +134,8 @@ def match(request: Request, match_id: str):
     got = api.detail_for(request, match_id)
     own: list[int] = []
     if getattr(request.app.state, "service", None) is not None and not got["sealed"]:
-        from web.service import own_seats, page_viewer
+        from scheduler.service.visibility import own_seats
+        from web.service import page_viewer
         own = sorted(own_seats(request.app.state.store, page_viewer(request), match_id))
     return _render(request, "match.html", 403 if got["sealed"] else 200, m=got, when=when,
                    own_seats=own)

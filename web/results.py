@@ -3,9 +3,9 @@ for each season (or ladder) a version plays in, its rating and rank there, its p
 matches newest first (opponents, its team's result, links to the match, its replay and its
 record); a scrimmage's matches told the same way (``web.scrimmages``); and the record of a
 match one of their versions played, to download. Nothing of another author's version: the
-caller has checked the version is the viewer's (``web.service.owned``), and a record is served
-only for a match with one of the viewer's versions in a seat, with the other seats' bot logs
-left out."""
+caller has checked the version is the viewer's (``scheduler.service.visibility.owned``), and
+a record is served only for a match with one of the viewer's versions in a seat, with the
+other seats' bot logs left out."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from scheduler.ladder import ladder_places
 from scheduler.reports import bot_versions, sealed_reason
 from scheduler.season_config import SeasonConfig
 from scheduler.stats.scores import match_tally
-from web.service import Viewer, own_seats, owned
+from scheduler.service.visibility import Viewer, own_seats, owned
 
 #: matches of a season shown at once (the page's "older" link and the API's offset go on)
 PAGE = 20

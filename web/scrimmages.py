@@ -5,9 +5,9 @@ who sees and cancels one) are the domain's, ``scheduler.service.scrimmages``."""
 from __future__ import annotations
 
 from scheduler.service import scrimmages as rules
+from scheduler.service.config import ServiceConfig
 from scheduler.service.visibility import Viewer
 from web.results import match_lines
-from web.service import ServiceConfig
 
 
 def request(store, config: ServiceConfig, viewer: Viewer, bot: str, opponent: str, pairs: int,

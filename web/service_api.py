@@ -1,6 +1,7 @@
 """The submission service's JSON API under ``/api/v1``: authors' uploads, their versions'
 states and logs, scrimmages, and the organiser's side. Every write needs a token in the
-``Authorization: Bearer`` header (never in a URL); ``web.service`` holds the rules."""
+``Authorization: Bearer`` header (never in a URL); the rules are the domain's
+(``scheduler/service/``), ``web.service`` reads the request."""
 
 from __future__ import annotations
 
@@ -13,9 +14,13 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from scheduler.errors import Refusal, Refused
+from scheduler.service import sessions, uploads
+from scheduler.service.config import ServiceConfig
+from scheduler.service.limits import within_registrations
+from scheduler.service.versions import archive, build_log, my_versions, version_view
+from scheduler.service.visibility import Viewer, owned, seat_log
 from scheduler.states import SCRIMMAGE_OPEN, AuthorStatus
 from web import results, scrimmages, service
-from web.service import Viewer
 
 router = APIRouter(prefix="/api/v1", tags=["service"])
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -149,7 +154,7 @@ def _store(request: Request):
     return request.app.state.store
 
 
-def _config(request: Request) -> service.ServiceConfig:
+def _config(request: Request) -> ServiceConfig:
     return request.app.state.service
 
 
@@ -162,7 +167,8 @@ def author(request: Request, authorization: str | None = Header(None)) -> Viewer
     if service.bearer(authorization) is None:
         raise Refused(Refusal.UNAUTHENTICATED, "send your token as 'Authorization: Bearer TOKEN'")
     return service.required(service.token_checked(request)
-                            or service.viewer_of(_store(request), authorization, None))
+                            or sessions.viewer_of(_store(request), service.bearer(authorization),
+                                                  None))
 
 
 def organiser(request: Request, authorization: str | None = Header(None)) -> Viewer:
@@ -190,23 +196,23 @@ async def upload(request: Request, authorization: str | None = Header(None)):
     data = await service.read_body(request, _config(request).limits.archive_bytes)
 
     def take() -> dict:  # (on a worker thread: the unpacking never holds the event loop)
-        return service.take_upload(_store(request), _config(request),
+        return uploads.take_upload(_store(request), _config(request),
                                    author(request, authorization), data,
-                                   address=_address(request))
+                                   address=_address(request), told=service.refused_upload)
     return await run_in_threadpool(take)
 
 
 @router.get("/bots", response_model=list[VersionView], responses=REFUSALS)
 def versions(request: Request, authorization: str | None = Header(None)):
     """Your versions, newest first (the organiser: every version)."""
-    return service.my_versions(_store(request), author(request, authorization))
+    return my_versions(_store(request), author(request, authorization))
 
 
 @router.get("/bots/{name}/{version}", response_model=VersionView, responses=REFUSALS)
 def version(request: Request, name: str = Path(pattern=NAME),
             version: str = Path(pattern=VERSION), authorization: str | None = Header(None)):
     """A version's state (queued, building, checking, ready, refused) and why."""
-    return service.version_view(_store(request), author(request, authorization), name, version)
+    return version_view(_store(request), author(request, authorization), name, version)
 
 
 @router.get("/bots/{name}/{version}/results", response_model=VersionResults,
@@ -229,8 +235,8 @@ def version_build_log(request: Request, name: str = Path(pattern=NAME),
                       version: str = Path(pattern=VERSION),
                       authorization: str | None = Header(None)):
     """The build's log (its end, bounded), as the worker kept it."""
-    return PlainTextResponse(service.build_log(_store(request), author(request, authorization),
-                                               name, version))
+    return PlainTextResponse(build_log(_store(request), author(request, authorization),
+                                       name, version))
 
 
 @router.get("/bots/{name}/{version}/archive", responses=REFUSALS)
@@ -238,7 +244,7 @@ def version_archive(request: Request, name: str = Path(pattern=NAME),
                     version: str = Path(pattern=VERSION),
                     authorization: str | None = Header(None)):
     """The version's canonical tar, as stored."""
-    data = service.archive(_store(request), author(request, authorization), name, version)
+    data = archive(_store(request), author(request, authorization), name, version)
     return Response(data, media_type="application/x-tar", headers={
         "Content-Disposition": f'attachment; filename="{name}-{version}.tar"'})
 
@@ -248,8 +254,8 @@ def version_archive(request: Request, name: str = Path(pattern=NAME),
 def match_seat_log(request: Request, match_id: str = Path(max_length=120),
                    seat: int = Path(ge=0, le=3), authorization: str | None = Header(None)):
     """The log a seat's bot wrote in a match: its author's only."""
-    return PlainTextResponse(service.seat_log(_store(request), author(request, authorization),
-                                              match_id, seat))
+    return PlainTextResponse(seat_log(_store(request), author(request, authorization),
+                                      match_id, seat))
 
 
 @router.get("/matches/{match_id}/record", responses={**REFUSALS, 200: {
@@ -299,7 +305,7 @@ def register(request: Request, reg: Registration = Body(...)) -> dict[str, str]:
     config, store = _config(request), _store(request)
     if not config.self_registration:
         raise Refused(Refusal.FORBIDDEN, "self-registration is off: ask the organiser for a token")
-    service.within_registrations(store, _address(request))
+    within_registrations(store, _address(request))
     try:
         token = add_author(store, reg.name, status=AuthorStatus.PENDING)
     except RegistryError as e:
@@ -334,7 +340,7 @@ def admin_withdraw(request: Request, name: str = Path(pattern=NAME),
                    authorization: str | None = Header(None)) -> dict[str, str]:
     """Out of every future season (those that pinned it keep it)."""
     who = organiser(request, authorization)
-    row = service.owned(_store(request), who, name, version)
+    row = owned(_store(request), who, name, version)
     _store(request).versions.withdraw(row.id, f"withdrawn by {who.name}")
     _store(request).audit.write("withdraw", actor=who.name, subject=f"{name}@{version}",
                                 address=_address(request))

@@ -10,14 +10,12 @@ expected.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 from shengji_arena.v1 import referee_pb2 as pb
 
 from referee.rules.cards import RANK_TEXT
-from referee.seats.manifest import Manifest
-from referee.seats.runtimes import RUNTIMES
+from referee.seats.manifest import PLACED_FIELDS, Manifest
 
 
 def _expect(ok: object, where: str, name: str, value: Any, expected: str) -> None:
@@ -116,9 +114,7 @@ class DealSpec:
         return cls(seed, (levels[0], levels[1]), dealer)
 
 
-_BOT_FIELDS = ("name", "manifest_name", "version", "command", "protocol", "folder", "path",
-               "pythonpath", "version_hash", "build", "time_limit", "memory_limit", "data",
-               "runtime")
+_BOT_FIELDS = ("name", *PLACED_FIELDS, "version_hash")
 
 
 @dataclass(frozen=True)
@@ -143,20 +139,8 @@ class SeatBot:
         return self.manifest.label
 
     def to_dict(self) -> dict[str, Any]:
-        """The manifest's fields beside the seat's name, as strings (``pythonpath`` only when
-        there is one: the form of a bot without it is the one stored before the field came)."""
-        m = self.manifest
-        out: dict[str, Any] = {
-            "name": self.name, "manifest_name": m.name, "version": m.version,
-            "command": list(m.command), "protocol": m.protocol, "folder": str(m.folder),
-            "path": str(m.path) if m.path else None}
-        if m.pythonpath:
-            out["pythonpath"] = [str(p) for p in m.pythonpath]
-        if m.build:
-            out["build"] = [list(step) for step in m.build]
-        for name in ("time_limit", "memory_limit", "data", "runtime"):  # (when the manifest sets them)
-            if getattr(m, name) is not None:
-                out[name] = getattr(m, name)
+        """The seat's name, its manifest's fields (``Manifest.to_fields``) and its version."""
+        out: dict[str, Any] = {"name": self.name, **self.manifest.to_fields()}
         if self.version_hash is not None:
             out["version_hash"] = self.version_hash
         return out
@@ -164,51 +148,11 @@ class SeatBot:
     @classmethod
     def from_dict(cls, data: Any, where: str = "bot") -> "SeatBot":
         data = _object(data, where, _BOT_FIELDS)
-        for name in ("name", "manifest_name", "version", "protocol", "folder"):
-            v = _required(data, where, name, "a string")
-            _expect(isinstance(v, str), where, name, v, "a string")
-        command = _required(data, where, "command", "a list of strings")
-        _expect(isinstance(command, list) and command and all(isinstance(c, str)
-                                                              for c in command),
-                where, "command", command, "a non-empty list of strings")
-        path = data.get("path")
-        _expect(path is None or isinstance(path, str), where, "path", path,
-                "the manifest's path, or null")
-        pythonpath = data.get("pythonpath", [])
-        _expect(isinstance(pythonpath, list) and all(isinstance(p, str) for p in pythonpath),
-                where, "pythonpath", pythonpath, "a list of absolute folders")
-        return cls(data["name"], Manifest(
-            data["manifest_name"], data["version"], tuple(command), data["protocol"],
-            Path(data["folder"]), Path(path) if path else None,
-            tuple(Path(p) for p in pythonpath), _build(data, where),
-            time_limit=_optional(data, where, "time_limit", (int, float),
-                                 "seconds per turn, or absent"),
-            memory_limit=_optional(data, where, "memory_limit", int, "MiB, or absent"),
-            data=_optional(data, where, "data", str, "a folder inside the bot's, or absent"),
-            runtime=_runtime(data, where)),
-            version_hash=_version_hash(data, where))
-
-
-def _optional(data: dict, where: str, name: str, kind, expected: str):
-    v = data.get(name)
-    _expect(v is None or (isinstance(v, kind) and not isinstance(v, bool)), where, name, v,
-            expected)
-    return v
-
-
-def _runtime(data: dict, where: str) -> str | None:
-    v = data.get("runtime")
-    _expect(v is None or v in RUNTIMES, where, "runtime", v,
-            f"one of the arena's runtimes ({', '.join(sorted(RUNTIMES))}), or absent")
-    return v
-
-
-def _build(data: dict, where: str) -> tuple[tuple[str, ...], ...]:
-    v = data.get("build", [])
-    _expect(isinstance(v, list) and all(isinstance(s, list) and s and all(
-        isinstance(a, str) for a in s) for s in v), where, "build", v,
-        "a list of command lines, each a non-empty list of strings")
-    return tuple(tuple(s) for s in v)
+        name = _required(data, where, "name", "a string")
+        _expect(isinstance(name, str), where, "name", name, "a string")
+        fields = {k: v for k, v in data.items() if k not in ("name", "version_hash")}
+        return cls(name, Manifest.from_fields(fields, where=where),
+                   version_hash=_version_hash(data, where))
 
 
 def _version_hash(data: dict, where: str) -> str | None:

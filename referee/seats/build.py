@@ -35,7 +35,6 @@ import subprocess
 import sys
 import threading
 import time
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -409,10 +408,7 @@ def built(manifest: Manifest, cache: Path | None = None, *, policy: Any = None) 
     source = manifest.folder
     into = build_once(manifest, source, cache / "local" / f"{manifest.name}-"
                       f"{manifest.content_hash()}", policy=policy)
-    paths = tuple(into / p.relative_to(source) if p.is_relative_to(source) else p
-                  for p in manifest.pythonpath)
-    return dataclasses.replace(manifest, folder=into, pythonpath=paths,
-                               path=into / manifest.path.name if manifest.path else None)
+    return manifest.moved(into)
 
 
 BUILT_MARK = ".arena-built"

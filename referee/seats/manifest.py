@@ -20,18 +20,36 @@ Nothing else of the arena is on a bot's ``PYTHONPATH`` but the generated protoco
 carries (``referee.seats.launch.sdk_folders``): a manifest names neither. ``build`` is one
 command line or a list of them, run in order in a copy of the folder before the bot first plays
 (``referee.seats.build``).
+
+The file is parsed here only (``read_toml``), and ``Manifest.to_fields`` / ``from_fields`` are
+the one map between a manifest and the plain fields kept of it. The types of a bot, each with
+one job:
+
+- ``Manifest``: what a bot is called and how it starts (read from its file, or from fields);
+- ``referee.match.spec.SeatBot``: the bot of one seat of a match spec (its name there, its
+  manifest, the registry version it plays);
+- ``scheduler.season.SeasonBot``: a bot as its season names it, with the manifest it plays
+  here and, once pinned, the portable one its match specs carry;
+- ``scheduler.registry.submissions.Prepared``: an upload read and packed, before the store;
+- ``scheduler.store.rows.NewVersion`` / ``BotVersionRow``: a registry version written / read;
+  ``scheduler.registry.submissions.BotVersion``: that row as the registry answers (its ref,
+  its manifest, whether a submission found it stored already);
+- ``scheduler.store.rows.NewBot`` / ``BotRow``: a season's bot written / read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
 import shlex
 import tomllib
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from referee.seats.runtimes import RUNTIMES
 
@@ -63,6 +81,28 @@ BUILD_STEPS_LIMIT = 16
 """The most steps of ``build``."""
 PYTHONPATH_LIMIT = 16
 """The most folders of ``pythonpath``."""
+
+
+_OPTIONAL = ("time_limit", "memory_limit", "data", "runtime")
+PLACED_FIELDS = ("manifest_name", "version", "command", "protocol", "folder", "path",
+                 "pythonpath", "build", *_OPTIONAL)
+"""The fields of a placed manifest (a match spec's seat) as ``Manifest.to_fields`` writes them."""
+VERSION_FIELDS = ("name", "version", "command", "protocol", "pythonpath", "build", *_OPTIONAL,
+                  "description")
+"""The fields of a registry version's manifest as ``Manifest.to_fields`` writes them."""
+
+
+def _expect(ok: object, where: str, name: str, value: Any, expected: str) -> None:
+    """``ValueError`` saying field ``name`` is not ``expected`` unless ``ok`` is true."""
+    if not ok:
+        raise ValueError(f"{where}: field {name!r} = {value!r}: expected {expected}")
+
+
+def _optional(data: Mapping[str, Any], where: str, name: str, kind, expected: str):
+    v = data.get(name)
+    _expect(v is None or (isinstance(v, kind) and not isinstance(v, bool)), where, name, v,
+            expected)
+    return v
 
 
 class ManifestError(ValueError):
@@ -100,6 +140,95 @@ class Manifest:
     runtime: str | None = None
     """The runtime the manifest names (``referee.seats.runtimes.RUNTIMES``); None: inferred
     from the command's program (``referee.seats.runtimes.runtime_of``)."""
+    description: str | None = dataclasses.field(default=None, compare=False)
+    """The author's paragraph on the bot (the registry shows it; no match needs it)."""
+
+    def to_fields(self, *, placed: bool = True) -> dict[str, Any]:
+        """The manifest as plain data, the one form a match spec (``placed``: its name as
+        ``manifest_name``, beside the seat's, with its ``folder`` and ``path``) and a registry
+        version (not ``placed``: as the author wrote it, with its ``description``) keep. A field
+        that may be unset is written only when set: the form of a manifest without it is the
+        one stored before the field came. ``from_fields`` reads it back."""
+        out: dict[str, Any] = {"manifest_name" if placed else "name": self.name,
+                               "version": self.version, "command": list(self.command),
+                               "protocol": self.protocol}
+        if placed:
+            out |= {"folder": str(self.folder), "path": str(self.path) if self.path else None}
+        if self.pythonpath:
+            out["pythonpath"] = [str(p) for p in self.pythonpath]
+        if self.build:
+            out["build"] = [list(step) for step in self.build]
+        for name in _OPTIONAL if placed else (*_OPTIONAL, "description"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
+
+    @classmethod
+    def from_fields(cls, data: Mapping[str, Any], *, folder: Path | None = None,
+                    where: str = "bot") -> "Manifest":
+        """The manifest ``to_fields`` wrote: placed (``folder`` None: the fields name it) or a
+        registry version's, placed in ``folder`` (its ``pythonpath`` relative to it, an entry
+        that begins with ``@`` kept as written: ``scheduler.registry.versions.located`` places
+        those). ``ValueError`` naming ``where``, the field and what was expected."""
+        known = PLACED_FIELDS if folder is None else VERSION_FIELDS
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"{where}: unknown field(s) {unknown}; expected {', '.join(known)}")
+        name_field = "manifest_name" if folder is None else "name"
+        texts = (name_field, "version", "protocol") + (("folder",) if folder is None else ())
+        for name in texts:
+            if name not in data:
+                raise ValueError(f"{where}: missing field {name!r} (a string)")
+            _expect(isinstance(data[name], str), where, name, data[name], "a string")
+        if "command" not in data:
+            raise ValueError(f"{where}: missing field 'command' (a list of strings)")
+        command = data["command"]
+        _expect(isinstance(command, list) and command and all(isinstance(c, str)
+                                                              for c in command),
+                where, "command", command, "a non-empty list of strings")
+        pythonpath = data.get("pythonpath", [])
+        _expect(isinstance(pythonpath, list) and all(isinstance(p, str) for p in pythonpath),
+                where, "pythonpath", pythonpath, "a list of absolute folders" if folder is None
+                else "a list of folders relative to the bot's, or @bot/..., @sdk, @arena")
+        build = data.get("build", [])
+        _expect(isinstance(build, list) and all(isinstance(s, list) and s and all(
+            isinstance(a, str) for a in s) for s in build), where, "build", build,
+            "a list of command lines, each a non-empty list of strings")
+        runtime = data.get("runtime")
+        _expect(runtime is None or runtime in RUNTIMES, where, "runtime", runtime,
+                f"one of the arena's runtimes ({', '.join(sorted(RUNTIMES))}), or absent")
+        if folder is None:
+            path = data.get("path")
+            _expect(path is None or isinstance(path, str), where, "path", path,
+                    "the manifest's path, or null")
+            home, file = Path(data["folder"]), Path(path) if path else None
+            paths = tuple(Path(p) for p in pythonpath)
+        else:
+            home, file = folder, folder / "bot.toml"
+            paths = tuple(Path(p) if p.startswith("@") else folder / p for p in pythonpath)
+        return cls(data[name_field], data["version"], tuple(command), data["protocol"], home,
+                   file, paths, tuple(tuple(s) for s in build),
+                   time_limit=_optional(data, where, "time_limit", (int, float),
+                                        "seconds per turn, or absent"),
+                   memory_limit=_optional(data, where, "memory_limit", int, "MiB, or absent"),
+                   data=_optional(data, where, "data", str,
+                                  "a folder inside the bot's, or absent"),
+                   runtime=runtime,
+                   description=_optional(data, where, "description", str,
+                                         "a paragraph, or absent"))
+
+    def moved(self, folder: Path) -> "Manifest":
+        """The same bot in ``folder``, a copy of its own (a build's): its file and the
+        ``pythonpath`` entries inside its folder follow it."""
+        paths = tuple(folder / p.relative_to(self.folder) if p.is_relative_to(self.folder)
+                      else p for p in self.pythonpath)
+        return dataclasses.replace(self, folder=folder, pythonpath=paths,
+                                   path=folder / self.path.name if self.path else None)
+
+    @staticmethod
+    def name_in(data: Mapping[str, Any]) -> str | None:
+        """The manifest's name in its fields (either form of ``to_fields``), or None."""
+        return data.get("manifest_name", data.get("name"))
 
     @property
     def data_folder(self) -> Path | None:
@@ -297,7 +426,7 @@ def manifest_of(path: Path, data: dict) -> Manifest:
                     time_limit=_time_limit(path, protocol, data.get("time_limit")),
                     memory_limit=_memory_limit(path, protocol, data.get("memory_limit")),
                     data=_data_folder(path, protocol, folder, data.get("data")),
-                    runtime=_runtime(path, data.get("runtime")))
+                    runtime=_runtime(path, data.get("runtime")), description=description)
 
 
 def _within(where: object, field: str, text: str, limit: int = TEXT_LIMIT) -> None:
@@ -354,7 +483,7 @@ def _time_limit(path: Path, protocol: str, value) -> float | None:
             f"{path}: field 'time_limit' = {shown(value)}: expected Botzone's time limit per "
             f"turn in seconds, a number above 0 and at most {TIME_LIMIT_MAX} (such as 1 for a "
             "compiled bot, 6 for a Python one)")
-    return float(value)
+    return value  # (as written: a whole number stays one in every form it is kept in)
 
 
 def _memory_limit(path: Path, protocol: str, value) -> int | None:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import glob
 import os
 import sys
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -276,16 +275,10 @@ def runtime_named(name: str, where: str) -> Runtime:
 
 
 def runtime_of(manifest) -> Runtime:
-    """A bot's runtime: its manifest's ``runtime``, else the one its command's program means.
-    A manifest rebuilt from a match spec (which carries no ``runtime``) still has its file: the
-    field is read from it there."""
+    """A bot's runtime: its manifest's ``runtime`` (which travels with it in a match spec and
+    a registry version: ``Manifest.to_fields``), else the one its command's program means."""
     name = getattr(manifest, "runtime", None)
-    if name is None and manifest.path is not None:
-        try:
-            name = tomllib.loads(Path(manifest.path).read_text(encoding="utf-8")).get("runtime")
-        except (OSError, ValueError):
-            name = None
-    if isinstance(name, str) and name in RUNTIMES:
+    if name is not None and name in RUNTIMES:
         return RUNTIMES[name]
     return infer(manifest.command[0])
 

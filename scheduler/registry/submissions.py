@@ -15,7 +15,6 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from referee.seats.manifest import (MANIFEST_SIZE_LIMIT, Manifest, ManifestError, manifest_of,
                                     oversized, pythonpath_entries, read_manifest)
@@ -25,7 +24,7 @@ from scheduler.registry.owners import (check_author, check_name, check_token, ch
                                        owner_label, resembled)
 from scheduler.registry.packing import pack_folder
 from scheduler.states import VersionState
-from scheduler.store.rows import BotVersionRow, NewVersion
+from scheduler.store.rows import BotVersionRow, NewVersion, Row
 
 
 @dataclass(frozen=True)
@@ -39,39 +38,17 @@ class BotVersion(BotVersionRow):
         return f"{self.name}@{self.version}"
 
     @classmethod
-    def of(cls, row: Mapping, already: bool = False) -> "BotVersion":
-        return cls(**{f.name: row[f.name] for f in dataclasses.fields(cls)
+    def of(cls, row: Row | Mapping, already: bool = False) -> "BotVersion":
+        stored = BotVersionRow.of(row)
+        return cls(**{f.name: getattr(stored, f.name) for f in dataclasses.fields(cls)
                       if f.name != "already"}, already=already)
 
-    def fields(self) -> dict:
-        """The manifest's fields, as submitted (name and version as stored)."""
-        return dict(self.manifest_fields)
-
-    def manifest(self, folder: Path | None = None) -> Manifest:
-        """The version's manifest placed in ``folder`` (where it was fetched), its
-        ``pythonpath`` relative to it; without a folder, relative to ``@bot``. Entries that
-        begin with ``@`` are kept as written."""
-        from referee.seats.launch import ARENA_ROOT, SDK
-        f = self.fields()
-        where = Path(folder) if folder is not None else Path("@bot")
-        roots = {"@sdk": SDK, "@arena": ARENA_ROOT}
-
-        def placed(e: str) -> Path:
-            if folder is None:
-                return Path(e) if e.startswith("@") else where / e
-            if e in roots:
-                return roots[e]
-            if e == "@bot" or e.startswith("@bot/"):
-                return where.joinpath(*Path(e).parts[1:])
-            return (where / e).resolve()
-        paths = tuple(placed(e) for e in f.get("pythonpath", []))
-        known = {x.name for x in dataclasses.fields(Manifest)}
-        extra: dict[str, Any] = {k: tuple(tuple(x) if isinstance(x, list) else x for x in v)
-                 if isinstance(v, list) else v for k, v in f.items()
-                 if k in known and k not in {"name", "version", "command", "protocol",
-                                              "folder", "path", "pythonpath"}}
-        return Manifest(self.name, self.version, tuple(f["command"]), self.protocol, where,
-                        where / "bot.toml", paths, **extra)
+    def manifest(self) -> Manifest:
+        """The version's manifest (``Manifest.from_fields``), portable: in ``@bot``, its
+        ``pythonpath`` as stored (``@bot/...``, ``@sdk``, ``@arena``); where it was fetched,
+        ``scheduler.registry.versions.located`` places it."""
+        return Manifest.from_fields(self.manifest_fields, folder=Path("@bot"),
+                                    where=f"{self.ref}: its manifest")
 
 
 def _portable_pythonpath(path: Path, entries, folder: Path, source: Path) -> list[str]:
@@ -154,15 +131,10 @@ def submit(store, source: Path, *, name: str | None = None, version: str | None 
 
 @dataclass(frozen=True)
 class Prepared:
-    """A bot's folder read as ``submit`` reads it, without the store: its manifest's fields
-    (``pythonpath`` made portable), its canonical tar compressed (``packed``) and what the
-    registry's row says of it. What an upload's own process hands back to the service."""
-    fields: dict
-    name: str
-    version: str
-    command: list[str]
-    protocol: str
-    build: list[list[str]]
+    """A bot's folder read as ``submit`` reads it, without the store: its manifest (its
+    ``pythonpath`` portable), its canonical tar compressed (``packed``) and what the registry's
+    row says of it. What an upload's own process hands back to the service."""
+    manifest: Manifest
     content_hash: str
     size: int
     files: int
@@ -195,11 +167,7 @@ def prepare(source: Path, folder: Path, limit: int | None = None) -> Prepared:
             msg = f"{source}: " + msg.replace(f"{folder.resolve()}{os.sep}", "") \
                 .replace(f"{folder}{os.sep}", "")
         raise RegistryError(msg) from None
-    if pythonpath:
-        fields["pythonpath"] = pythonpath
-    return Prepared(fields=fields, name=manifest.name, version=manifest.version,
-                    command=list(manifest.command), protocol=manifest.protocol,
-                    build=[list(step) for step in getattr(manifest, "build", ())],
+    return Prepared(dataclasses.replace(manifest, pythonpath=tuple(map(Path, pythonpath))),
                     content_hash=packed.content_hash, size=packed.size, files=packed.files,
                     packed=zlib.compress(packed.data, 6),
                     language=_language(list(manifest.command), folder))
@@ -211,15 +179,11 @@ def store_prepared(store, p: Prepared, source: Path, *, name: str | None = None,
     """The ``prepare``d bot stored as name@version (the manifest's unless given), as
     ``submit`` says; ``source`` is how messages name it."""
     from scheduler.store import NameHeld
-    fields = dict(p.fields)
     owners = {o.name: o.owner for o in store.registry.names()}
-    fields.update(name=check_name(name or p.name, source, owners),
-                  version=check_version(version or p.version, source),
-                  command=list(p.command), protocol=p.protocol)
-    if p.build:
-        fields["build"] = [list(step) for step in p.build]  # its normal form
-    row = NewVersion(fields["name"], fields["version"], p.content_hash, author, p.protocol,
-                     p.language, p.size, p.files, fields, time.time())
+    m = dataclasses.replace(p.manifest, name=check_name(name or p.manifest.name, source, owners),
+                            version=check_version(version or p.manifest.version, source))
+    row = NewVersion(m.name, m.version, p.content_hash, author, m.protocol, p.language, p.size,
+                     p.files, m.to_fields(placed=False), time.time())
     try:
         stored, created = store.registry.add(row, p.packed,
                                              resembles=lambda names: resembled(
@@ -274,8 +238,8 @@ def resolve(store, ref: str, *, playable: bool = False) -> BotVersion:
         if ready:
             return BotVersion.of(ready[-1])
         raise RegistryError(f"{ref}: no version of {name} is ready to play: "
-                            + "; ".join(f"{r['version']} {unplayable(r)}" for r in rows[-3:]))
-    names = sorted({r["name"] for r in store.registry.versions()})
+                            + "; ".join(f"{r.version} {unplayable(r)}" for r in rows[-3:]))
+    names = sorted({r.name for r in store.registry.versions()})
     raise RegistryError(f"{ref}: no such bot in the registry; "
                         + (f"its bots: {', '.join(names)}" if names else
                            "it is empty (arena bots submit DIR)"))

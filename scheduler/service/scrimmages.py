@@ -1,7 +1,7 @@
 """The rules of scrimmages: an author asks for N duplicate pairs of their ready version
 against another ready version (another author's, or the organiser's house bots), within
 their limits; a scrimmage is shown to its two authors only, and cancelled by its requester
-(or the organiser). The workers open and play it (``scheduler.intake``)."""
+(or the organiser). The workers open and play it (``scheduler.service.intake``)."""
 
 from __future__ import annotations
 

@@ -108,6 +108,38 @@ def pair_result(a: str, teams: Sequence[Sequence[str]], summaries: Sequence,
             "diff": sum(diffs) / len(diffs) if diffs else 0.0}
 
 
+@dataclass(frozen=True, slots=True)
+class PairScore:
+    """A duplicate pair scored (``pair_result`` for its first match's team 0 bot, ``bot_a``):
+    the W/D/L score and the mean paired difference of ``bot_a``, and its paired difference
+    of each deal."""
+    season: str
+    cluster: str
+    bot_a: str
+    bot_b: str
+    score_a: float
+    diff_a: float
+    deal_diffs: tuple[float, ...]
+
+
+def score_pair(store, match_id: str) -> PairScore | None:
+    """Score ``match_id``'s duplicate pair once both of its matches are done, and hand the
+    score to the store to keep (``store.results.keep_pair_score``, which writes it once):
+    the score kept, else None (not a pair, not both played, or already scored)."""
+    done = store.results.pair_to_score(match_id)
+    if done is None:
+        return None
+    teams = [d.seats[:2] for d in done]
+    summaries = [d.summary for d in done]
+    # a result written before these scores (a migrated store): from its summary
+    scores = [d.deal_scores if d.deal_scores is not None else deal_scores(d.summary, d.variant)
+              for d in done]
+    got = pair_result(teams[0][0], teams, summaries, scores)
+    pair = PairScore(done[0].season, done[0].cluster, got["a"], got["b"], got["score"],
+                     got["diff"], tuple(got["diffs"]))
+    return pair if store.results.keep_pair_score(pair) else None
+
+
 # -- a fixed value function of the cards dealt (the control variate) ------------------------
 #: weights of ``hand_value``, fixed before any data: a joker, a level card, an ace, a king,
 #: a point, and each card of the longest suit beyond a quarter of the hand (a likely trump suit)

@@ -9,8 +9,8 @@ methods are each one short transaction and hand out frozen rows (``store.queue.c
 - ``store.cancels`` (``cancels``): cancelling a season;
 - ``store.queue`` (``queue``): the lease queue (claim, renew, give back, hand back, what to
   enqueue);
-- ``store.results`` (``result_rows``): a played match written once, its duplicate pair scored,
-  its record;
+- ``store.results`` (``result_rows``): a played match written once, its duplicate pair's
+  score kept as its scorer hands it in (``scheduler.stats.scores.score_pair``), its record;
 - ``store.registry`` (``registry_rows``): the bot registry's versions and archives;
 - ``store.authors`` (``author_rows``), ``store.versions`` (``version_rows``: the states of the
   versions the service took in), ``store.sessions`` (``session_rows``), ``store.scrimmages``

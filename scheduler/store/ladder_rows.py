@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from scheduler.states import MATCH_OPEN, MatchStatus
 from scheduler.store.plain_rows import LadderEntryRow, RatingRow
-from scheduler.store.rows import NewBot
+from scheduler.store.rows import NewBot, PlannedMatch
 from scheduler.store.schema import bots, ladder_entries, ladder_ratings, matches
 
 
@@ -60,11 +60,12 @@ class Ladder:
                 ladder_entries.c.season == season).order_by(ladder_entries.c.joined_at,
                                                             ladder_entries.c.bot)).mappings()]
 
-    def add_matches(self, season: str, plans: list[dict]) -> None:
+    def add_matches(self, season: str, plans: list[PlannedMatch]) -> None:
         """Matches (``plan_rows``) added to a running season, pending."""
         with self.engine.begin() as c:
-            c.execute(matches.insert(), [dict(p, season=season, status=MatchStatus.PENDING,
-                                              attempts=0) for p in plans])
+            c.execute(matches.insert(), [dict(p.columns(), season=season,
+                                              status=MatchStatus.PENDING, attempts=0)
+                                         for p in plans])
 
     def next_ordinal(self, season: str) -> int:
         with self.engine.connect() as c:

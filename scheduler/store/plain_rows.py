@@ -3,8 +3,66 @@ return beside the season and match rows of ``rows`` (which re-exports them)."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
 from scheduler.store.schema import STATUSES
+
+R = TypeVar("R", bound="Row")
+
+
+# -- a row of a read ----------------------------------------------------------------------
+_COLUMN_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def columns_of(cls: type) -> tuple[str, ...]:
+    """The columns of a kind of row: its dataclass fields' names."""
+    got = _COLUMN_NAMES.get(cls)
+    if got is None:
+        got = _COLUMN_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return got
+
+
+class Row:
+    """A row of a read: its columns are its dataclass fields, read as attributes."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls: type[R], row: Row | Mapping) -> R:
+        """``row`` as this kind of row: itself, or the columns of another row or of a mapping
+        (a SQLAlchemy row's), None for those it lacks."""
+        if isinstance(row, cls):
+            return row
+        return cls(**values_of(row, columns_of(cls)))
+
+    def columns(self) -> dict[str, Any]:
+        """Its columns by name (what a write of the row inserts)."""
+        return {k: getattr(self, k) for k in columns_of(type(self))}
+
+
+def values_of(row: Row | Mapping, names: tuple[str, ...]) -> dict[str, Any]:
+    """The columns ``names`` of a row or a mapping, None for those it lacks."""
+    if isinstance(row, Mapping):
+        return {k: row.get(k) for k in names}
+    return {k: getattr(row, k, None) for k in names}
+
+
+
+@dataclass(frozen=True, eq=False)
+class AttemptRow(Row):
+    """One claim of a match: who played it, how it ended and why."""
+    id: int
+    match_id: str
+    season: str
+    attempt: int
+    worker: str | None
+    started_at: float
+    ended_at: float | None
+    outcome: str
+    reason: str | None
 
 
 # -- seasons ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The store's rows, typed: frozen dataclasses of the columns a query reads or a write takes.
 A JSON column (``*_json``) is encoded here only (``encoded``, ``NewBot``, ``tally_columns``, ...)
 and read back here only, by the ``JsonColumn`` attribute that types it (``MatchRow.seats``,
-``SeasonRow.config``, ...); a row of a read also reads as a mapping of its columns."""
+``SeasonRow.config``, ...); a row is read by attribute, never by key."""
 
 from __future__ import annotations
 
@@ -9,20 +9,20 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from scheduler.states import MatchStatus
-from scheduler.stats.scores import MatchTally, match_tally
-from scheduler.store.plain_rows import (AuditEntry, AuthorRow, BotOwner,  # noqa: F401
-                                        Cancelling, IntakeItem, LadderEntryRow, MatchPage,
-                                        QueuedVersion, RatingRow, ReadyVersion, ResultPace,
-                                        ScrimmageRow, SealedResult, SealingMatch, SeasonCancel,
-                                        SeasonSecret, SessionRow, StatusCounts, VersionRemoval,
-                                        VersionStateRow, deal_seeds)
+from scheduler.store.plain_rows import (AttemptRow, AuditEntry, AuthorRow,  # noqa: F401
+                                        BotOwner, Cancelling, IntakeItem, LadderEntryRow,
+                                        MatchPage, QueuedVersion, RatingRow, ReadyVersion,
+                                        ResultPace, Row, ScrimmageRow, SealedResult,
+                                        SealingMatch, SeasonCancel, SeasonSecret, SessionRow,
+                                        StatusCounts, VersionRemoval, VersionStateRow,
+                                        columns_of, deal_seeds, values_of)
 from scheduler.store.schema import TALLY_COLUMNS
 
-R = TypeVar("R", bound="Row")
+if TYPE_CHECKING:  # (a type only: the store counts no tally)
+    from scheduler.stats.scores import MatchTally
 
 
 class JsonColumn:
@@ -44,35 +44,6 @@ class JsonColumn:
             value = self.convert(row, value)
         row.__dict__[self.name] = value  # kept: the next read is a plain attribute
         return value
-
-
-@cache
-def _columns(cls) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
-
-
-class Row(Mapping):
-    """A row's columns as a read-only mapping (its dataclass fields)."""
-
-    __slots__ = ()
-
-    def __getitem__(self, key: str) -> Any:
-        if key in _columns(type(self)):
-            return getattr(self, key)
-        raise KeyError(key)
-
-    def __iter__(self):
-        return iter(_columns(type(self)))
-
-    def __len__(self) -> int:
-        return len(_columns(type(self)))
-
-    @classmethod
-    def of(cls: type[R], row: Mapping) -> R:
-        """``row`` as this kind of row: itself, or a mapping's columns (None for those it lacks)."""
-        if isinstance(row, cls):
-            return row
-        return cls(**{k: row.get(k) for k in _columns(cls)})
 
 
 def _tuple(_row, value) -> tuple:
@@ -152,7 +123,8 @@ class BotRow(_Manifest, Row):
 
 @dataclass(frozen=True, eq=False)
 class BotVersionRow(_Manifest, Row):
-    """A registry version (``bot_versions``); ``manifest_fields``: its manifest as submitted."""
+    """A registry version (``bot_versions``); ``manifest_fields``: its manifest as submitted
+    (``Manifest.to_fields(placed=False)``; ``BotVersion.manifest`` reads it back)."""
     id: int
     name: str
     version: str
@@ -164,10 +136,6 @@ class BotVersionRow(_Manifest, Row):
     files: int
     manifest_json: str
     submitted_at: float
-
-    def with_manifest_fields(self, fields: dict) -> Self:
-        """The row with its manifest's fields replaced by ``fields``."""
-        return dataclasses.replace(self, manifest_json=encoded(fields))
 
 
 def encoded(value: Any, **dumps) -> str:
@@ -209,7 +177,8 @@ class NewBot:
 
 @dataclass(frozen=True, slots=True)
 class NewVersion:
-    """A registry version to store (``bot_versions``); ``manifest_fields``: its manifest."""
+    """A registry version to store (``bot_versions``); ``manifest_fields``: its manifest
+    (``Manifest.to_fields(placed=False)``)."""
     name: str
     version: str
     content_hash: str
@@ -228,6 +197,25 @@ class NewVersion:
 
 
 # -- matches ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PlannedMatch:
+    """A match of a season's plan to store, pending; ``spec``: its ``MatchSpec.to_dict()``."""
+    id: str
+    ordinal: int
+    pairing: str
+    cluster: str
+    mirror: bool
+    seats: tuple[str, ...]
+    spec: dict
+
+    def columns(self) -> dict:
+        """Its ``matches`` columns (but its season's, status and attempts)."""
+        return {"id": self.id, "ordinal": self.ordinal, "pairing": self.pairing,
+                "cluster": self.cluster, "mirror": self.mirror,
+                "seats_json": encoded(list(self.seats)),
+                "spec_json": encoded(self.spec, ensure_ascii=False)}
+
+
 @dataclass(frozen=True, eq=False)
 class MatchRow(_Seats, Row):
     """A match; ``spec``: its ``MatchSpec`` as stored (``MatchSpec.from_dict`` reads it)."""
@@ -324,15 +312,18 @@ class StandingsRow(_Seats, _Tally, Row):
     deal_scores_json: str | None = None
 
     @classmethod
-    def of(cls, row: Mapping) -> "StandingsRow":
+    def of(cls, row: Row | Mapping) -> "StandingsRow":
         """``row`` (a ``StandingsRow``, a ``MatchResultRow`` or a mapping of their columns) as
         the standings read it; without a ``played`` column it is played when it has a
         summary."""
         if isinstance(row, cls):
             return row
-        values: dict[str, Any] = {k: row.get(k) for k in _columns(cls)}
-        values["played"] = bool(row["played"]) if "played" in row else \
-            row.get("summary_json") is not None
+        values = values_of(row, columns_of(cls))
+        if isinstance(row, Row):
+            values["played"] = bool(getattr(row, "played", values["summary_json"] is not None))
+        else:
+            values["played"] = bool(row["played"]) if "played" in row else \
+                row.get("summary_json") is not None
         return cls(**values)
 
     @classmethod
@@ -341,11 +332,14 @@ class StandingsRow(_Seats, _Tally, Row):
         return cls(match_id, cluster, MatchStatus.DONE, encoded(list(seats)), True,
                    encoded(summary))
 
-    def tallied(self, variant: str) -> "StandingsRow":
-        """The row with its tally columns: as stored, else counted from its summary."""
-        if self.deal_count is not None and self.deal_scores_json is not None:
-            return self
-        return dataclasses.replace(self, **tally_columns(match_tally(self.summary, variant)))
+    @property
+    def tallied(self) -> bool:
+        """Whether its tally columns are stored (else they are counted from its summary)."""
+        return self.deal_count is not None and self.deal_scores_json is not None
+
+    def with_tally(self, tally: MatchTally) -> "StandingsRow":
+        """The row with the tally columns of ``tally``."""
+        return dataclasses.replace(self, **tally_columns(tally))
 
 
 # -- what else a result leaves ------------------------------------------------------------
@@ -363,20 +357,6 @@ class PairScoreRow(Row):
     written_at: float
 
     deal_diffs = JsonColumn("deal_diffs_json")
-
-
-@dataclass(frozen=True, eq=False)
-class AttemptRow(Row):
-    """One claim of a match: who played it, how it ended and why."""
-    id: int
-    match_id: str
-    season: str
-    attempt: int
-    worker: str | None
-    started_at: float
-    ended_at: float | None
-    outcome: str
-    reason: str | None
 
 
 @dataclass(frozen=True, eq=False)

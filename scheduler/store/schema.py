@@ -9,7 +9,7 @@ a duplicate pair's W/D/L and paired difference once both its matches are done
 (``scheduler/stats/power.py``).
 The registry's tables (bot_versions, bot_archives, authors) are described in
 ``scheduler/registry/``; the submission service's (version_states, sessions, scrimmages,
-audit_log, limit_events) in ``web/service.py``.
+audit_log, limit_events) in ``scheduler/service/``.
 
 ``metadata`` is the models; opening a store migrates it to them (``scheduler/migrations``: a
 model changed is a new revision there). A column named ``*_json`` holds JSON text, read back
@@ -129,15 +129,15 @@ authors = Table(
     Column("changed_at", Float),
 )
 
-# The submission service (``web/service``, 0005_service). A version the service took in is
-# built and smoke-checked by a worker (``scheduler/intake.py``): its state here. A version with
-# no row was stored by the organiser in their own store and is ready as it is.
+# The submission service (``scheduler/service/``, 0005_service). A version the service took
+# in is built and smoke-checked by a worker (``scheduler/service/intake.py``): its state here.
+# A version with no row was stored by the organiser in their own store and is ready as it is.
 version_states = Table(
     "version_states", metadata,
     Column("version_id", Integer, ForeignKey("bot_versions.id"), primary_key=True),
     Column("state", String(16), nullable=False),  # ``VERSION_STATES``
     Column("reason", Text),          # why it was refused (withdrawn, suspended)
-    Column("build_log", Text),       # bounded (``scheduler.intake.BUILD_LOG_KEPT``)
+    Column("build_log", Text),       # bounded (``scheduler.service.intake.BUILD_LOG_KEPT``)
     Column("claimed_by", String(200)),
     Column("updated_at", Float, nullable=False),
     Column("sent_at", Float),        # last sent to the workers
@@ -254,10 +254,10 @@ TALLY_COLUMNS = ("deal_count", "score_0", "score_1", "net_0", "net_1", "forfeit_
                  "attack_points_0", "attacks_1", "attack_points_1", "match_points_json",
                  "deal_scores_json")
 
-# One row per duplicate pair once both its matches are done (``store.results.score_pair``): the
-# pair's W/D/L score for bot_a as the standings count it, and bot_a's paired difference per deal
-# (the mean of its continuous outcome over the two plays of each deal), each deal's and their
-# mean.
+# One row per duplicate pair once both its matches are done (``scheduler.stats.scores.score_pair``
+# scores it): the pair's W/D/L score for bot_a as the standings count it, and bot_a's paired
+# difference per deal (the mean of its continuous outcome over the two plays of each deal), each
+# deal's and their mean.
 pair_scores = Table(
     "pair_scores", metadata,
     Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 
 from scheduler.states import MatchStatus
 from scheduler.store.plain_rows import SeasonSecret, StatusCounts
-from scheduler.store.rows import BotRow, NewBot, SeasonRow, encoded
+from scheduler.store.rows import BotRow, NewBot, PlannedMatch, SeasonRow, encoded
 from scheduler.store.schema import (attempts, bots, matches, pair_scores, records,
                                     results, season_cancels, season_secrets, seasons)
+
+if TYPE_CHECKING:
+    from scheduler.season_config import SeasonConfig
 
 
 class Seasons:
@@ -34,14 +38,14 @@ class Seasons:
             return list(c.execute(select(seasons.c.name).order_by(seasons.c.created_at))
                         .scalars())
 
-    def create(self, name: str, config: dict, config_hash: str, file: str,
-               bot_rows: list[NewBot], plans: list[dict], secret: str | None = None,
+    def create(self, name: str, config: SeasonConfig, config_hash: str, file: str,
+               bot_rows: list[NewBot], plans: list[PlannedMatch], secret: str | None = None,
                secret_given: bool = False) -> None:
-        """The season (``config``: its configuration's JSON value), its secret, its bots and
-        every match (``plan_rows``), in one transaction."""
+        """The season (its configuration kept as ``config.to_json()``), its secret, its bots
+        and every match (``plan_rows``), in one transaction."""
         now = time.time()
         with self.engine.begin() as c:
-            c.execute(seasons.insert().values(name=name, config_json=encoded(config),
+            c.execute(seasons.insert().values(name=name, config_json=encoded(config.to_json()),
                                               config_hash=config_hash, file=file,
                                               created_at=now))
             if secret is not None:
@@ -50,8 +54,9 @@ class Seasons:
             if bot_rows:
                 c.execute(bots.insert(), [dict(b.columns(), season=name) for b in bot_rows])
             if plans:
-                c.execute(matches.insert(), [dict(p, season=name, status=MatchStatus.PENDING,
-                                                  attempts=0) for p in plans])
+                c.execute(matches.insert(), [dict(p.columns(), season=name,
+                                                  status=MatchStatus.PENDING, attempts=0)
+                                             for p in plans])
 
     def secret(self, name: str) -> SeasonSecret | None:
         """The secret of season ``name``; None for a season stored before secrets."""
@@ -93,9 +98,7 @@ class Seasons:
             c.execute(seasons.delete().where(seasons.c.name == name))
 
 
-def plan_rows(season_obj, plans: Iterable) -> list[dict]:
-    """Rows of the matches table for a season's plans."""
-    return [{"id": p.match_id, "ordinal": p.ordinal, "pairing": p.pairing,
-             "cluster": p.cluster, "mirror": p.mirror, "seats_json": encoded(list(p.seats)),
-             "spec_json": encoded(season_obj.match_spec(p).to_dict(), ensure_ascii=False)}
-            for p in plans]
+def plan_rows(season_obj, plans: Iterable) -> list[PlannedMatch]:
+    """The matches to store of a season's plans."""
+    return [PlannedMatch(p.match_id, p.ordinal, p.pairing, p.cluster, p.mirror, tuple(p.seats),
+                         season_obj.match_spec(p).to_dict()) for p in plans]

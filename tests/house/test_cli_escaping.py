@@ -90,8 +90,8 @@ def played(tmp_path_factory):
           "1", cwd=folder, check=True)
     store = Store(db)
     matches = store.pages.matches(name)
-    assert {m["status"] for m in matches} == {"done"}, matches
-    mid = next(m["id"] for m in matches if json.loads(m["seats_json"])[0] == HOSTILE_NAME)
+    assert {m.status for m in matches} == {"done"}, matches
+    mid = next(m.id for m in matches if json.loads(m.seats_json)[0] == HOSTILE_NAME)
 
     arena("bots", "submit", str(bot), "--db", db, cwd=folder, check=True)
     plain = next(r for r in store.registry.versions() if r.name == "hostile")

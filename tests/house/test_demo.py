@@ -20,6 +20,6 @@ def test_the_demo_plays_its_season_and_every_record_verifies(demo_season):
     store = Store(f"sqlite:///{folder / 'demo.db'}")
     rows = store.pages.matches("demo")
     assert len(rows) == int(verified.group(2)) > 0
-    assert {row["status"] for row in rows} == {"done"}
+    assert {row.status for row in rows} == {"done"}
     for bot in ("greedy", "random"):  # the standings name the sample bots
         assert re.search(rf"^\s*\d+\s+{bot}\b", out.stdout, re.M), out.stdout[-2000:]

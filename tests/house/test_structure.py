@@ -392,6 +392,61 @@ def test_no_file_of_the_store_package_is_over_its_length():
     assert {path.stem for path in files} & set(metadata.tables) == set()
 
 
+#: the bases a row of the store may not take: a row is read by attribute, never by key
+_MAPPING_BASES = frozenset({"Mapping", "MutableMapping", "dict", "UserDict", "OrderedDict"})
+
+
+def _mapping_classes(tree: ast.AST) -> list[str]:
+    """The classes of ``tree`` with a mapping or a dict among their bases."""
+    return [f"{node.name} ({node.lineno})" for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef)
+            and any((_dotted(b) or "").rpartition(".")[2] in _MAPPING_BASES for b in node.bases)]
+
+
+def test_no_row_of_the_store_is_a_mapping():
+    """The store's rows are frozen values read by attribute (``row.season``): no class of
+    ``scheduler/store/`` is a ``Mapping`` or a ``dict``, so ``row["season"]`` is an error, not
+    a second way to read a column."""
+    from collections.abc import Mapping
+    from scheduler.store import rows
+    found = {m: got for m in _package_modules("scheduler.store")
+             if (got := _mapping_classes(MODULES[m]))}
+    assert found == {}
+    kinds = [c for c in vars(rows).values() if isinstance(c, type) and issubclass(c, rows.Row)]
+    assert len(kinds) >= 8 and not any(issubclass(c, Mapping) for c in kinds)
+
+
+def _run_time_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) of each import of ``tree`` but those under ``if TYPE_CHECKING:``."""
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and (_dotted(node.test) or "").endswith("TYPE_CHECKING")
+                   for stmt in node.body for n in ast.walk(stmt)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def test_the_store_scores_nothing():
+    """Scoring left the store: no module of ``scheduler/store/`` imports ``scheduler.stats``
+    at run time (a tally or a pair's score is counted by ``scheduler.stats.scores`` and handed
+    in typed; the store may name those types under ``if TYPE_CHECKING:`` only, since the
+    statistics in turn import no store)."""
+    found = [f"{m}:{line} imports {target}" for m in _package_modules("scheduler.store")
+             for line, target in _run_time_imports(MODULES[m])
+             if target == "scheduler.stats" or target.startswith("scheduler.stats.")]
+    assert found == []
+    probe = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                      "    from scheduler.stats.scores import MatchTally\n"
+                      "def f():\n    from scheduler.stats.scores import match_tally\n")
+    assert [t for _, t in _run_time_imports(probe)] == ["typing", "scheduler.stats.scores"]
+
+
 # -- the command line: one module per command group ---------------------------------------------
 CLI_MAIN = ROOT / "cli" / "main.py"
 #: the longest ``cli/main.py`` may grow: the top-level parser and the dispatch, no commands
@@ -970,11 +1025,82 @@ def test_only_the_store_package_writes_its_json_columns():
     assert len(_json_column_writes("m", once, columns, dumps_only=True)) == 1
 
 
+#: the service's domain, by job: what the web's routes and the workers both use
+SERVICE_DOMAIN = ("config", "limits", "visibility", "sessions", "uploads", "versions",
+                  "scrimmages", "intake")
+
+
 def test_the_services_domain_speaks_no_http():
-    """``scheduler/service/`` (limits, who sees what, scrimmages) is used by the web and the
-    workers alike: it imports no web framework and nothing of ``web/``."""
-    assert _imports_of("scheduler.service", ("fastapi", "starlette", "web")) == []
-    assert _http_statuses("scheduler.service", MODULES["scheduler.service"]) == []
+    """``scheduler/service/`` (settings, limits, who sees what, sessions, uploads, versions,
+    scrimmages, the workers' intake) is used by the web and the workers alike: it imports no
+    web framework and nothing of ``web/``, and gives no HTTP status."""
+    modules = _package_modules("scheduler.service")
+    assert {f"scheduler.service.{m}" for m in SERVICE_DOMAIN} <= set(modules)
+    assert _imports_of("scheduler.service", ("fastapi", "starlette", "uvicorn", "jinja2",
+                                             "web")) == []
+    assert [w for m in modules for w in _http_statuses(m, MODULES[m])] == []
+
+
+def _store_writes() -> dict[str, frozenset[str]]:
+    """Each store job's writes, by the job's attribute: its public methods that open a
+    transaction (``engine.begin()``) or commit one, themselves or through a method of theirs."""
+    import inspect
+    import re
+    out = {}
+    for name, job in _store_jobs().items():
+        text = {m: inspect.getsource(fn) for m, fn in vars(job).items()
+                if inspect.isfunction(fn)}
+        writes = {m for m, t in text.items() if ".begin()" in t or ".commit()" in t}
+        grew = True
+        while grew:
+            more = {m for m, t in text.items()
+                    if m not in writes and set(re.findall(r"self\.(\w+)\(", t)) & writes}
+            writes |= more
+            grew = bool(more)
+        out[name] = frozenset(m for m in writes if not m.startswith("_"))
+    return out
+
+
+def _store_writes_outside_routes(module: str, tree: ast.Module,
+                                 writes: dict[str, frozenset[str]]) -> list[str]:
+    """Where ``tree`` writes to the store (``store.<job>.<write>(...)``, ``<write>`` one of
+    ``writes[job]``) outside a route: in no function that takes the ``request`` (nor inside
+    one that does)."""
+    found = []
+
+    def visit(node: ast.AST, in_route: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            route = in_route
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = child.args
+                route = in_route or any(p.arg == "request"
+                                        for p in a.posonlyargs + a.args + a.kwonlyargs)
+            elif isinstance(child, ast.Call) and not in_route \
+                    and isinstance(child.func, ast.Attribute) \
+                    and isinstance(job := child.func.value, ast.Attribute) \
+                    and child.func.attr in writes.get(job.attr, ()) \
+                    and (_dotted(job.value) or "").split(".")[-1] == "store":
+                found.append(f"{module}:{child.lineno}: store.{job.attr}.{child.func.attr}")
+            visit(child, route)
+    visit(tree, False)
+    return found
+
+
+def test_the_web_writes_to_the_store_in_its_routes_only():
+    """What the service writes (sessions, uploads, limits and the audit log) is the domain's,
+    ``scheduler/service/``: in ``web/``, a store write (a store job's method that writes,
+    ``store.audit.write(...)``) is made by a route only (a function that takes the
+    ``request``), never by a helper handed the store."""
+    writes = _store_writes()
+    assert {"write", "add_limit_event"} <= writes["audit"] and "entries" not in writes["audit"]
+    assert "add" in writes["registry"] and "cancel" in writes["cancels"] and not writes["pages"]
+    found = [w for module, tree in MODULES.items() if module.split(".")[0] == "web"
+             for w in _store_writes_outside_routes(module, tree, writes)]
+    assert found == []
+    once = ast.parse("def login(store, token):\n    store.audit.write('login')\n"
+                     "def logout(request):\n    request.app.state.store.sessions.end('x')\n"
+                     "def seen(store):\n    return store.audit.entries(9)\n")
+    assert _store_writes_outside_routes("web.m", once, writes) == ["web.m:2: store.audit.write"]
 
 
 #: the rooms of the suite: one folder of tests per room of the house
@@ -1001,3 +1127,43 @@ def test_the_tests_live_in_the_rooms_they_test(tmp_path):
     (tmp_path / "misc").mkdir()
     (tmp_path / "misc" / "test_stray.py").touch()
     assert _misplaced_tests(tmp_path) == ["misc/test_stray.py", "test_loose.py"]
+
+
+_MANIFEST = "referee.seats.manifest"
+_TOML_READERS = ("referee", "scheduler", "web", "cli", "lab")
+"""The packages whose TOML (a bot's ``bot.toml``, a season file) the manifest module parses:
+the tools read their own tables (``pyproject.toml``)."""
+
+
+def _toml_parsers(module: str, tree: ast.Module) -> list[str]:
+    """Where ``module`` imports a TOML parser (at any depth: inside a function too)."""
+    return [f"{module}:{node.lineno}" for node in ast.walk(tree)
+            if (isinstance(node, ast.Import) and any(a.name in ("tomllib", "tomli")
+                                                     for a in node.names))
+            or (isinstance(node, ast.ImportFrom) and node.module in ("tomllib", "tomli"))]
+
+
+def test_toml_is_parsed_in_the_manifest_module_only():
+    """``bot.toml`` is read once, into one shape: the manifest module parses it (and a season
+    file, through ``read_toml``); the rest take what it read (a runtime travels in the
+    manifest, never read from its file again)."""
+    found = [w for m, tree in MODULES.items() if m.split(".")[0] in _TOML_READERS
+             and m != _MANIFEST for w in _toml_parsers(m, tree)]
+    assert found == [], found
+    assert _toml_parsers(_MANIFEST, MODULES[_MANIFEST])
+
+
+def test_only_the_manifest_codec_writes_a_manifests_fields():
+    """``Manifest.to_fields`` / ``from_fields`` are the one map between a manifest and the
+    fields a match spec or the store keeps: no other module spells a field of that form only
+    it has (``manifest_name``) or builds a ``Manifest`` field by field."""
+    found = []
+    for module, tree in MODULES.items():
+        if module == _MANIFEST or module.startswith("tools."):
+            continue
+        found += [f"{module}:{n.lineno}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and n.value == "manifest_name"]
+        found += [f"{module}:{n.lineno} Manifest(...)" for n in ast.walk(tree)
+                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                  and n.func.id == "Manifest"]
+    assert found == [], found

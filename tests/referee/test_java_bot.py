@@ -23,7 +23,7 @@ from referee.rules.variants import variant_ids
 from referee.seats import runtimes
 from referee.seats.build import BUILD_LOG, BuildFailed, build_bot, discard
 from referee.seats.launch import check_startable
-from referee.seats.manifest import ManifestError, load_manifest
+from referee.seats.manifest import Manifest, ManifestError, load_manifest
 from referee.seats.sandbox import SandboxPolicy, SeatCgroup, sandbox_command, sandbox_problem
 
 # its module fixture is built once: pytest-xdist (--dist loadgroup) keeps the file on one worker
@@ -132,8 +132,9 @@ def test_a_runtime_is_named_by_the_manifest_or_inferred_from_the_command(tmp_pat
                                      'runtime = "java"\n')
     manifest = load_manifest(folder)
     assert runtimes.runtime_of(manifest) is runtimes.JAVA
-    # a manifest rebuilt from a match spec carries no runtime: its file still says it
-    assert runtimes.runtime_of(dataclasses.replace(manifest, runtime=None)) is runtimes.JAVA
+    # a manifest rebuilt from a match spec carries its runtime; its file is not read again
+    assert runtimes.runtime_of(Manifest.from_fields(manifest.to_fields())) is runtimes.JAVA
+    assert runtimes.runtime_of(dataclasses.replace(manifest, runtime=None)) is runtimes.NATIVE
     (folder / "bot.toml").write_text('name = "b"\nversion = "1"\ncommand = ["./b"]\n'
                                      'runtime = "cobol"\n')
     with pytest.raises(ManifestError, match=r"bot.toml: field 'runtime' = 'cobol': expected "

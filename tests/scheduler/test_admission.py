@@ -29,15 +29,15 @@ from browser_helpers import serving
 from league_helpers import BOTS, arena
 
 from scheduler.execute import execute_match
-from scheduler.intake import check_version
 from scheduler.ladder import LadderRun, roster
 from scheduler.league import open_season
 from scheduler.registry.owners import add_author
 from scheduler.registry.submissions import submit
 from scheduler.season import load_season
+from scheduler.service.config import ServiceConfig
+from scheduler.service.intake import check_version
 from scheduler.store import open_store
 from web.app import create_app
-from web.service import ServiceConfig
 
 PROBE = '''"""probe: plays at random under a match id starting with PLAYS, else ends at once."""
 import json, os, random, resource, sys

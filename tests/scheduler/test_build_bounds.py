@@ -185,7 +185,7 @@ def test_one_authors_uploads_hold_at_most_half_the_intake_slots(tmp_path, monkey
     """Two intake slots, alice's five uploads queued before bob's one: one slot for alice, and
     bob's upload is sent before her second; never on a match lane."""
     from scheduler.dispatch import Lane, Task
-    from scheduler.intake import STALE_CLAIM_S, Dispatcher
+    from scheduler.service.intake import STALE_CLAIM_S, Dispatcher
     from scheduler.registry.owners import add_author
     from scheduler.registry.submissions import submit
     from scheduler.store import open_store

@@ -20,7 +20,7 @@ from scheduler.registry.archives import RegistryError
 from scheduler.registry.owners import add_author
 from scheduler.store import open_store
 from web.app import create_app
-from web.service import ServiceConfig
+from scheduler.service.config import ServiceConfig
 
 #: lookalikes of ``molly``: a capital I for an l (twice), capitals, a one for an l
 MOLLY_LIKE = ("moIly", "molIy", "MOLLY", "mo1ly")

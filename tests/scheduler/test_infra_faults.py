@@ -119,7 +119,7 @@ def _same_cards_no_charge(store: Store, match_id: str) -> dict:
     """The stored record of a match that was played again: the seeds the store planned for it
     (the same cards every attempt), no fault and no strike charged to any bot."""
     record = store.results.record(match_id)
-    planned = [d["seed"] for d in json.loads(store.pages.match(match_id)["spec_json"])["deals"]]
+    planned = [d["seed"] for d in json.loads(store.pages.match(match_id).spec_json)["deals"]]
     assert [g["seed"] for g in record["games"]] == planned
     assert record["faults"] == [] and record["result"]["strikes"] == [0, 0, 0, 0]
     assert record["result"]["forfeit"] is None
@@ -127,7 +127,7 @@ def _same_cards_no_charge(store: Store, match_id: str) -> dict:
 
 
 def _outcomes(store: Store, name: str, match_id: str) -> list[str]:
-    return [a["outcome"] for a in store.pages.attempt_log(name, match_id)]
+    return [a.outcome for a in store.pages.attempt_log(name, match_id)]
 
 
 def _pg_season(tmp_path, pg, prefix: str, *, deals_per_set: int, deal_sets: int = 1):
@@ -148,13 +148,13 @@ def _reconciler(store: Store, name: str) -> threading.Thread:
     return runner
 
 
-def _in_play(store: Store, name: str) -> dict:
+def _in_play(store: Store, name: str):
     """A match of the season under way: its referee started its bots."""
     for m in store.pages.matches(name):
-        if m["status"] == "running" and any(_started_its_bots(p, m["id"])
-                                            for p in _referees(m["id"])):
+        if m.status == "running" and any(_started_its_bots(p, m.id)
+                                            for p in _referees(m.id)):
             return m
-    return {}
+    return None
 
 
 # -- 1. a worker's pool process killed mid-match ---------------------------------------------
@@ -165,7 +165,7 @@ def test_a_worker_process_killed_mid_match_is_played_again_on_the_same_cards(tmp
         worker.wait_ready()
         runner = _reconciler(store, name)
         victim = wait_for(lambda: _in_play(store, name), 60, "a match under way")
-        child = int(victim["lease_owner"].rpartition(":")[2])
+        child = int(victim.lease_owner.rpartition(":")[2])
         assert child != worker.proc.pid  # the pool process, not the worker's main process
         os.kill(child, signal.SIGKILL)
         runner.join(120)
@@ -174,16 +174,16 @@ def test_a_worker_process_killed_mid_match_is_played_again_on_the_same_cards(tmp
     finally:
         worker.stop()
     _counted_once(store, name)
-    again = store.pages.match(victim["id"])
-    assert again["attempts"] == 2 and again["error"] is None
-    log = store.pages.attempt_log(name, victim["id"])
-    assert [a["outcome"] for a in log] == ["lost", "done"], log
+    again = store.pages.match(victim.id)
+    assert again.attempts == 2 and again.error is None
+    log = store.pages.attempt_log(name, victim.id)
+    assert [a.outcome for a in log] == ["lost", "done"], log
     # taken over by the redelivered task (the owner is gone) or when its lease ran out
-    assert log[0]["worker"] == victim["lease_owner"] and log[0]["reason"].startswith("lost: ")
-    assert _same_cards_no_charge(store, victim["id"])["attempt"] == 2
+    assert log[0].worker == victim.lease_owner and log[0].reason.startswith("lost: ")
+    assert _same_cards_no_charge(store, victim.id)["attempt"] == 2
     # the other match was not touched
-    other = next(m for m in store.pages.matches(name) if m["id"] != victim["id"])
-    assert other["attempts"] == 1
+    other = next(m for m in store.pages.matches(name) if m.id != victim.id)
+    assert other.attempts == 1
 
 
 # -- 2. a worker told to stop (SIGTERM) -------------------------------------------------------
@@ -205,8 +205,8 @@ def test_a_stopped_worker_finishes_its_match_or_it_is_played_again(tmp_path, pg,
         else:
             os.killpg(first.proc.pid, signal.SIGTERM)
         assert first.proc.wait(60) == 0  # a warm shutdown either way
-        back = store.pages.match(victim["id"])  # handed back, not charged
-        assert back["status"] == "pending" and back["attempts"] == 0, back
+        back = store.pages.match(victim.id)  # handed back, not charged
+        assert back.status == "pending" and back.attempts == 0, back
         second = Worker(pg, tmp_path / "second.log", lease=3)
         second.wait_ready()
         runner.join(120)
@@ -216,9 +216,9 @@ def test_a_stopped_worker_finishes_its_match_or_it_is_played_again(tmp_path, pg,
         if second:
             second.stop()
     _counted_once(store, name)
-    outcomes = _outcomes(store, name, victim["id"])
+    outcomes = _outcomes(store, name, victim.id)
     assert outcomes == ["interrupted", "done"], outcomes
-    _same_cards_no_charge(store, victim["id"])
+    _same_cards_no_charge(store, victim.id)
 
 
 # -- 3. a referee process that crashes ---------------------------------------------------------
@@ -275,16 +275,16 @@ def test_a_crashed_referee_is_retried_then_set_aside_and_the_standings_say_so(tm
     assert store.results.count(name) == 3
 
     # killed once: played again on the same cards, nobody charged
-    assert store.pages.match(once)["attempts"] == 2
+    assert store.pages.match(once).attempts == 2
     assert _outcomes(store, name, once) == ["retry", "done"]
-    assert "status -9 (killed by SIGKILL)" in store.pages.attempt_log(name, once)[0]["reason"]
+    assert "status -9 (killed by SIGKILL)" in store.pages.attempt_log(name, once)[0].reason
     _same_cards_no_charge(store, once)
 
     # killed every time: set aside after 3 attempts with the reason, no result, no record
     failed = store.pages.match(always)
-    assert failed["status"] == "failed" and failed["attempts"] == 3
-    assert failed["error"].startswith("set aside after 3 attempts")
-    assert "the referee exited with status -9" in failed["error"]
+    assert failed.status == "failed" and failed.attempts == 3
+    assert failed.error.startswith("set aside after 3 attempts")
+    assert "the referee exited with status -9" in failed.error
     assert _outcomes(store, name, always) == ["retry", "retry", "failed"]
     assert store.results.record(always) is None
 
@@ -331,7 +331,7 @@ def test_the_attempt_limit_is_configurable(tmp_path):
         killer.stopped.set()
     assert p.returncode == 1, p.stderr  # a season with a set-aside match does not exit 0
     assert len(killer.killed) == 2 and "0 done, 1 failed" in p.stderr
-    assert store.pages.match(f"{name}-00000")["error"].startswith("set aside after 2 attempts")
+    assert store.pages.match(f"{name}-00000").error.startswith("set aside after 2 attempts")
 
 
 # -- 4. the store away at commit time ---------------------------------------------------------
@@ -364,11 +364,11 @@ def test_a_store_away_at_commit_takes_the_result_once_when_it_is_back(tmp_path, 
     assert len(calls) == 2 and "result write retried: OperationalError" in calls[1]
     assert store.results.count(name) == 1
     m = store.pages.match(mid)
-    assert m["status"] == "done" and m["attempts"] == 1
+    assert m.status == "done" and m.attempts == 1
     log = store.pages.attempt_log(name, mid)
-    assert [a["outcome"] for a in log] == ["done"]
+    assert [a.outcome for a in log] == ["done"]
     if when == "before":  # the note went in with the result
-        assert "server closed the connection" in log[0]["reason"]
+        assert "server closed the connection" in log[0].reason
 
 
 def test_a_store_away_for_good_at_commit_is_an_attempt_charged_to_nobody(tmp_path, pg,
@@ -378,11 +378,11 @@ def test_a_store_away_for_good_at_commit_is_an_attempt_charged_to_nobody(tmp_pat
     with monkeypatch.context() as mp:
         mp.setattr(Results, "finish", _down)
         assert execute_match(pg, mid, owner="w:1", store_retry_s=1.0) == "retry"
-    assert store.results.count(name) == 0 and store.pages.match(mid)["status"] == "pending"
+    assert store.results.count(name) == 0 and store.pages.match(mid).status == "pending"
     log = store.pages.attempt_log(name, mid)
-    assert log[0]["outcome"] == "retry" and "StoreUnavailable" in log[0]["reason"]
+    assert log[0].outcome == "retry" and "StoreUnavailable" in log[0].reason
     assert execute_match(pg, mid, owner="w:2") == "done"  # the store is back: played again
-    assert store.results.count(name) == 1 and store.pages.match(mid)["attempts"] == 2
+    assert store.results.count(name) == 1 and store.pages.match(mid).attempts == 2
     assert _same_cards_no_charge(store, mid)["attempt"] == 2
 
 
@@ -406,7 +406,7 @@ def test_the_same_match_delivered_to_two_workers_at_once_is_played_once(tmp_path
         stop_all(workers)
     outcomes = sorted(x.split(f"match {mid}: ")[1].split()[0] for x in said)
     assert outcomes == ["busy", "done"], outcomes
-    assert store.results.count(name) == 1 and store.pages.match(mid)["attempts"] == 1
+    assert store.results.count(name) == 1 and store.pages.match(mid).attempts == 1
     assert _outcomes(store, name, mid) == ["done"]
 
 
@@ -427,12 +427,14 @@ def test_concurrent_claims_and_writes_of_one_match_make_one_result(tmp_path, pg)
     for t in threads:
         t.join(30)
     winners = [i for i, r in enumerate(got) if r is not None]
-    assert len(winners) == 1 and store.pages.match(mid)["attempts"] == 1
+    assert len(winners) == 1 and store.pages.match(mid).attempts == 1
     summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
-    writes = [store.results.finish(mid, name, {"r": i}, summary, {"x": i}, 1.0, f"w:{i}")
+    writes = [store.results.finish(mid, name, {"r": i}, summary, {"x": i}, 1.0, f"w:{i}",
+                                   tally=None)
               for i in (winners[0], 99)]
     assert writes == [True, False] and store.results.count(name) == 1
-    assert store.results.finish(mid, name, {"r": 0}, summary, {"x": 0}, 1.0, f"w:{winners[0]}")
+    assert store.results.finish(mid, name, {"r": 0}, summary, {"x": 0}, 1.0, f"w:{winners[0]}",
+                                tally=None)
     assert store.results.count(name) == 1  # the writer again: idempotent, still one
 
 

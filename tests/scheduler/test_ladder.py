@@ -119,8 +119,8 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
     firsts = {p.bot_b if p.bot_a == "v4@1.0.0" else p.bot_a for p in v4[:2]}
     assert len(v4) >= 3 and len(firsts) == 2, [(p.bot_a, p.bot_b) for p in v4]
     # the killed worker's match was played again and counted once
-    lost = [a for a in store.pages.attempt_log("ladder-t") if a["outcome"] == "lost"]
-    assert all(store.pages.match(a["match_id"]).status in ("done", "cancelled") for a in lost)
+    lost = [a for a in store.pages.attempt_log("ladder-t") if a.outcome == "lost"]
+    assert all(store.pages.match(a.match_id).status in ("done", "cancelled") for a in lost)
     # a resumed run of a cancelled ladder is refused; the standings read it
     with pytest.raises(SeasonError, match="was cancelled"):
         open_season(load_season(_ladder_file(tmp_path, "ladder-t")), store,

@@ -67,7 +67,7 @@ def test_celery_workers_on_postgres_give_the_local_standings(tmp_path, pg):
     logs = "".join((tmp_path / f"w{i}.log").read_text() for i in range(2))
     assert "done" in logs and "grpc was imported" not in logs
     # both workers played (two processes on the queue)
-    played_by = {r["worker"] for r in remote.pages.matches(name)}
+    played_by = {r.worker for r in remote.pages.matches(name)}
     assert len(played_by) >= 2, played_by
     assert _standings(remote, name) == _standings(local, name)
     record = remote.results.record(f"{name}-00000")
@@ -99,10 +99,10 @@ def test_a_worker_killed_mid_match_loses_nothing_and_counts_nothing_twice(tmp_pa
     second = None
     try:
         # well inside a match: bots connected, deals under way
-        wait_for(lambda: any(m["status"] == "running" and time.time() - m["started_at"] > 0.6
+        wait_for(lambda: any(m.status == "running" and time.time() - m.started_at > 0.6
                              for m in store.pages.matches(name)), 60, "a match under way")
         first.kill9()
-        orphaned = [m for m in store.pages.matches(name) if m["status"] == "running"]
+        orphaned = [m for m in store.pages.matches(name) if m.status == "running"]
         assert len(orphaned) == 1  # its lease now runs out with nobody to renew it
         victim = orphaned[0]
         second = Worker(pg, tmp_path / "second.log", lease=3)
@@ -114,9 +114,9 @@ def test_a_worker_killed_mid_match_loses_nothing_and_counts_nothing_twice(tmp_pa
             second.stop()
     assert not runner.is_alive()
     _exactly_once(store, name)
-    again = store.pages.match(victim["id"])
-    assert again["attempts"] >= 2  # played again after the lease expired
-    assert store.results.record(victim["id"])["result"]["forfeit"] is None
+    again = store.pages.match(victim.id)
+    assert again.attempts >= 2  # played again after the lease expired
+    assert store.results.record(victim.id)["result"]["forfeit"] is None
 
 
 def test_a_flushed_redis_mid_season_loses_nothing(tmp_path, pg):
@@ -203,16 +203,16 @@ def test_an_interrupted_local_season_continues_where_it_stopped(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "run the same command again" in err
-    before = {m["id"]: m for m in store.pages.matches(name) if m["status"] == "done"}
+    before = {m.id: m for m in store.pages.matches(name) if m.status == "done"}
     # no match starts after Ctrl-C: at most the one being played (one worker) ends
     assert 1 <= done <= len(before) <= done + 1 < matches
     p = arena("season", "run", str(path), "--db", db, "--workers", "2", "--no-check",
               "--no-progress", cwd=tmp_path, check=True)
     assert f"({matches - len(before)} to play)" in p.stderr, p.stderr
     _exactly_once(store, name)
-    after = {m["id"]: m for m in store.pages.matches(name)}
+    after = {m.id: m for m in store.pages.matches(name)}
     for mid, m in before.items():  # finished matches were not played again
-        assert after[mid]["finished_at"] == m["finished_at"] and after[mid]["attempts"] == 1
+        assert after[mid].finished_at == m.finished_at and after[mid].attempts == 1
     assert "greedy" in p.stdout and "rating" in p.stdout
 
 
@@ -226,23 +226,25 @@ def test_the_store_counts_a_match_once_whoever_finishes_it(tmp_path):
     assert store.queue.claim(mid, "b:2", lease_s=60) is None        # leased: nobody else
     assert store.queue.claim(mid, "b:2", lease_s=60) is None
     store.queue.renew(mid, "a:1", lease_s=-1)                         # a's lease runs out
-    assert store.queue.claim(mid, "b:2", lease_s=60)["attempts"] == 2  # b takes it over
+    assert store.queue.claim(mid, "b:2", lease_s=60).attempts == 2  # b takes it over
     summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
-    assert store.results.finish(mid, name, {"r": 1}, summary, {"x": 1}, 1.0, "b:2") is True
-    assert store.results.finish(mid, name, {"r": 2}, summary, {"x": 2}, 1.0, "a:1") is False
+    assert store.results.finish(mid, name, {"r": 1}, summary, {"x": 1}, 1.0, "b:2",
+                                tally=None) is True
+    assert store.results.finish(mid, name, {"r": 2}, summary, {"x": 2}, 1.0, "a:1",
+                                tally=None) is False
     assert store.results.count(name) == 1
     assert store.results.record(mid) == {"x": 1}   # the first commit won
     assert store.queue.claim(mid, "c:3", lease_s=60) is None         # done: never again
 
     other = f"{name}-00001"   # a match whose referee keeps failing
     for attempt in range(1, 4):
-        assert store.queue.claim(other, "a:1")["attempts"] == attempt
+        assert store.queue.claim(other, "a:1").attempts == attempt
         status = store.queue.give_back(other, "a:1", "RuntimeError: referee crashed")
         assert status == ("pending" if attempt < 3 else "failed")
     assert store.queue.claim(other, "a:1") is None and store.seasons.counts(name)["failed"] == 1
     open_season(load_season(path), store, workdir=tmp_path, check=False)  # a new run
-    assert store.pages.match(other)["status"] == "pending"
-    assert store.pages.match(other)["attempts"] == 0
+    assert store.pages.match(other).status == "pending"
+    assert store.pages.match(other).attempts == 0
 
 
 # -- bad input --------------------------------------------------------------------------------
@@ -382,7 +384,7 @@ def test_three_deck_standings_carry_match_points_and_titles(tmp_path):
     open_season(load_season(path), store, workdir=tmp_path, check=False)
     run_local(store, name, workers=2, progress=False)
     st = season_standings(store.seasons.get(name), store.pages.matches(name), samples=50)
-    records = [store.results.record(m["id"]) for m in store.pages.matches(name)]
+    records = [store.results.record(m.id) for m in store.pages.matches(name)]
     for line in st.lines:
         seats_points = 0
         for r in records:
@@ -473,8 +475,8 @@ def test_a_season_of_each_remaining_variant_is_summarised_deal_by_deal(tmp_path,
     open_season(load_season(path), store, workdir=tmp_path, check=False)
     assert run_local(store, name, workers=2, progress=False)["done"] == 2
     for m in store.pages.matches(name):
-        s = json.loads(m["summary_json"])
-        record = store.results.record(m["id"])
+        s = json.loads(m.summary_json)
+        record = store.results.record(m.id)
         assert len(s["deals"]) == 2 == len(record["result"]["deals"])
         for d, r in zip(s["deals"], record["result"]["deals"]):
             assert d["attacker_total"] == r["attacker_total"] and d["after"] == r["levels"]
@@ -509,14 +511,14 @@ def test_a_match_longer_than_its_lease_keeps_it(tmp_path):
 
     def past_its_first_lease() -> bool:  # renewed after its first term had run out
         m = store.pages.match(mid)
-        return m["status"] in ("done", "failed") or (
-            m["status"] == "running" and m["lease_until"] > m["started_at"] + 2 * lease)
+        return m.status in ("done", "failed") or (
+            m.status == "running" and m.lease_until > m.started_at + 2 * lease)
     wait_for(past_its_first_lease, 60, "a renewal after the first lease's term")
-    assert store.pages.match(mid)["status"] == "running", "the match ended within its first lease"
+    assert store.pages.match(mid).status == "running", "the match ended within its first lease"
     # without renewals it would be up
     assert store.queue.claim(mid, "thief:2", lease_s=lease) is None
     player.join(120)
-    assert outcome == ["done"] and store.pages.match(mid)["attempts"] == 1
+    assert outcome == ["done"] and store.pages.match(mid).attempts == 1
 
 
 def _row(mid, cluster, seats, net0, forfeit_team=None, strikes=(0, 0, 0, 0)):
@@ -597,7 +599,7 @@ def test_a_cancelled_distributed_season_finishes_what_is_running_and_plays_nothi
         assert pending >= 1 and running <= 2   # two workers of one process each
         runner.join(120)   # the reconciler stops once the running matches are over
         assert not runner.is_alive()
-        cancelled = [m["id"] for m in store.pages.matches(name) if m["status"] == "cancelled"]
+        cancelled = [m.id for m in store.pages.matches(name) if m.status == "cancelled"]
         # every queued message of a cancelled match is taken and dropped, none played
         wait_for(lambda: all(f"match {mid}: cancelled" in "".join(
             (tmp_path / f"w{i}.log").read_text(errors="replace") for i in range(2))
@@ -609,13 +611,13 @@ def test_a_cancelled_distributed_season_finishes_what_is_running_and_plays_nothi
     assert counts == StatusCounts(done=done + running, cancelled=pending), (counts, p.stdout)
     assert store.results.count(name) == counts["done"]   # each done match counted once
     for m in store.pages.matches(name):
-        attempts = store.pages.attempt_log(name, m["id"])
-        assert not [a for a in attempts if a["outcome"] == "running"], attempts
-        if m["status"] == "cancelled":
-            assert m["result_json"] is None and store.results.record(m["id"]) is None
+        attempts = store.pages.attempt_log(name, m.id)
+        assert not [a for a in attempts if a.outcome == "running"], attempts
+        if m.status == "cancelled":
+            assert m.result_json is None and store.results.record(m.id) is None
             assert attempts == []   # pending when cancelled, never claimed after
         else:
-            assert [a["outcome"] for a in attempts].count("done") == 1, attempts
+            assert [a.outcome for a in attempts].count("done") == 1, attempts
 
     row = [r for r in json.loads(arena("seasons", "--db", pg, "--json", check=True).stdout)
            if r["name"] == name]
@@ -624,16 +626,16 @@ def test_a_cancelled_distributed_season_finishes_what_is_running_and_plays_nothi
     table = arena("seasons", "--db", pg, check=True).stdout
     assert [x for x in table.splitlines() if x.startswith(name + " ")][0].endswith("cancelled")
 
-    first = next(m for m in store.pages.matches(name) if m["status"] == "done")
-    seats = json.loads(first["seats_json"])
+    first = next(m for m in store.pages.matches(name) if m.status == "done")
+    seats = json.loads(first.seats_json)
     seat = seats.index("noisy")
-    logs = arena("logs", first["id"], "--seat", str(seat), "--db", pg, check=True)
+    logs = arena("logs", first.id, "--seat", str(seat), "--db", pg, check=True)
     assert "bot noisy" in logs.stdout.splitlines()[0] and "dropped" in logs.stdout
     assert f"noisy bot on seat {seat} is ready" in logs.stdout
     faults = arena("matches", name, "--faults", "--db", pg, check=True).stdout
     for m in store.pages.matches(name):   # noisy's garbage answer: one fault per noisy seat
-        if m["status"] == "done":
-            noisy_seats = [s for s, b in enumerate(json.loads(m["seats_json"])) if b == "noisy"]
+        if m.status == "done":
+            noisy_seats = [s for s, b in enumerate(json.loads(m.seats_json)) if b == "noisy"]
             for s in noisy_seats:
                 assert f"seat {s} (noisy) garbage x1" in faults, faults
     assert f"{counts['done']} match(es) with bot faults" in faults, faults
@@ -652,7 +654,7 @@ def test_ctrl_c_on_a_distributed_run_says_the_workers_keep_playing(tmp_path):
     store = Store(db)
     try:   # no worker runs: the matches stay queued
         wait_for(lambda: store.seasons.get(name) and all(
-            m["enqueued_at"] for m in store.pages.matches(name)), 60, "the matches enqueued")
+            m.enqueued_at for m in store.pages.matches(name)), 60, "the matches enqueued")
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:

@@ -32,10 +32,10 @@ def scrape(port: int) -> dict[str, float]:
 def store_view(store: Store, name: str) -> dict:
     """What the counters must say, read from the store: results, attempts, decisions (the
     records' timings) and faults by kind."""
-    done = [m for m in store.pages.matches(name) if m["status"] == "done"]
+    done = [m for m in store.pages.matches(name) if m.status == "done"]
     decisions, faults = 0, {}
     for m in done:
-        record = store.results.record(m["id"])
+        record = store.results.record(m.id)
         decisions += len(record["timings"])
         for f in record["faults"]:
             faults[f["kind"]] = faults.get(f["kind"], 0) + 1

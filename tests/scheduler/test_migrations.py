@@ -133,7 +133,7 @@ def test_a_store_of_the_previous_release_migrates_and_resumes_its_season(tmp_pat
     assert REGISTRY <= set(tables) and "version_hash" in tables["bots"]
     assert store.seasons.counts(SEASON) == StatusCounts(pending=3, done=3)
     assert store.results.count(SEASON) == 3 and len(store.pages.attempt_log(SEASON)) == 3
-    assert [b["name"] for b in store.seasons.bots(SEASON)] == ["greedy", "random"]
+    assert [b.name for b in store.seasons.bots(SEASON)] == ["greedy", "random"]
     assert store.seasons.secret(SEASON).given is False
 
     out = arena("season", "run", str(SEASON_FILE), "--db", url, "--no-check", "--no-progress",
@@ -144,7 +144,7 @@ def test_a_store_of_the_previous_release_migrates_and_resumes_its_season(tmp_pat
     # only the pending matches were played: the earlier results are as they were
     assert _sql(url, "SELECT match_id, result_json, written_at FROM results WHERE match_id "
                      "IN (?, ?, ?) ORDER BY 1", *[r[0] for r in before]) == before
-    assert sorted(a["match_id"] for a in store.pages.attempt_log(SEASON)) == \
+    assert sorted(a.match_id for a in store.pages.attempt_log(SEASON)) == \
         [f"{SEASON}-{i:05d}" for i in range(6)]  # one attempt each
     standings = season_standings(store.seasons.get(SEASON), store.pages.matches(SEASON),
                                  samples=50).to_dict()
@@ -157,10 +157,10 @@ def test_a_store_of_the_previous_release_migrates_and_resumes_its_season(tmp_pat
     from test_web import straightforward_standings
     earlier = {r[0] for r in before}
     rows = store.pages.standings_rows(SEASON)
-    assert {r["id"] for r in rows if r["deal_count"] is None} == earlier
-    assert all(r["summary_json"] is not None for r in rows if r["id"] in earlier)
-    assert all(r["summary_json"] is None and r["deal_count"] == 2 for r in rows
-               if r["id"] not in earlier)
+    assert {r.id for r in rows if r.deal_count is None} == earlier
+    assert all(r.summary_json is not None for r in rows if r.id in earlier)
+    assert all(r.summary_json is None and r.deal_count == 2 for r in rows
+               if r.id not in earlier)
     want = straightforward_standings(store.seasons.get(SEASON), store.pages.matches(SEASON),
                                      samples=50)
     assert season_standings(store.seasons.get(SEASON), rows, samples=50).to_dict() == want.to_dict()
@@ -223,19 +223,19 @@ def test_a_stored_spec_with_an_unknown_field_fails_its_match_charging_no_bot(tmp
     url = _previous_store(tmp_path)
     store = Store(url)
     match_id = f"{SEASON}-00004"
-    spec = json.loads(store.pages.match(match_id)["spec_json"])
+    spec = json.loads(store.pages.match(match_id).spec_json)
     _sql(url, "UPDATE matches SET spec_json = ? WHERE id = ?",
          json.dumps(spec | {"colour": "red"}), match_id)
     # the attempt is given back, charged to nobody; set aside after the attempt limit
     assert execute_match(url, match_id, max_attempts=2) == "retry"
     assert execute_match(url, match_id, max_attempts=2) == "failed"
     row = store.pages.match(match_id)
-    assert row["status"] == "failed" and row["attempts"] == 2
-    assert "unknown field(s) ['colour']" in row["error"] and match_id in row["error"]
-    assert "Traceback" not in row["error"]
+    assert row.status == "failed" and row.attempts == 2
+    assert "unknown field(s) ['colour']" in row.error and match_id in row.error
+    assert "Traceback" not in row.error
     log = store.pages.attempt_log(SEASON, match_id)
-    assert [a["outcome"] for a in log] == ["retry", "failed"]
-    assert all("unknown field(s) ['colour']" in a["reason"] for a in log)
+    assert [a.outcome for a in log] == ["retry", "failed"]
+    assert all("unknown field(s) ['colour']" in a.reason for a in log)
     assert store.results.record(match_id) is None and store.results.count(SEASON) == 3
 
 

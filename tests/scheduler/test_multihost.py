@@ -264,9 +264,9 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
                 raise AssertionError(f"the season ended while waiting for a match on {host} "
                                      f"{min_s:.2f} to {max_s:.2f} s in:\n"
                                      + (tmp_path / "org.log").read_text())
-            return next((m for m in here.pages.matches(name) if m["status"] == "running"
-                         and (m["lease_owner"] or "").startswith(f"arena-{host}:")
-                         and min_s < time.time() - m["started_at"] < max_s), None)
+            return next((m for m in here.pages.matches(name) if m.status == "running"
+                         and (m.lease_owner or "").startswith(f"arena-{host}:")
+                         and min_s < time.time() - m.started_at < max_s), None)
 
         # 1. both hosts play; one match done; cut w1 in the middle of its match
         wait_for(lambda: here.seasons.get(name) and here.seasons.counts(name)["done"] >= 1, 60,
@@ -274,8 +274,8 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
         # the cut lands early in a match, with half its length still to play: a window of
         # fixed seconds missed on a fast machine, where a match is about 1 s and w1's result
         # was written before the cut (the victim ended done, and w2 had nothing to take over)
-        length = min(m["finished_at"] - m["started_at"] for m in here.pages.matches(name)
-                     if m["status"] == "done")
+        length = min(m.finished_at - m.started_at for m in here.pages.matches(name)
+                     if m.status == "done")
         victim = wait_for(lambda: on("w1", 0.0, length / 2), 30, "a match under way on w1 in "
                           f"the first half of its {length:.2f} s", poll=0.02)
         hosts.link("w1", up=False)
@@ -283,8 +283,8 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
         scraped = hosts.fetch("org", f"http://{IPS['org']}:{METRICS_PORT}/metrics")
         # 2. its lease runs out; the organiser enqueues it again and w2 takes it over
         def taken_by_w2():
-            m = here.pages.match(victim["id"])
-            return m if (m["lease_owner"] or "").startswith("arena-w2:") else None
+            m = here.pages.match(victim.id)
+            return m if (m.lease_owner or "").startswith("arena-w2:") else None
 
         held = wait_for(taken_by_w2, 40, "w2 to take over the cut-off host's match", poll=0.02)
         # the live list while the link is down (the broker's socket here): w1 silent
@@ -298,7 +298,7 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
         told = time.time()
         os.kill(workers["w2"].pid, signal.SIGTERM)
         workers["w2"].wait(30)
-        print(f"w2 stopped {time.monotonic() - t0:.1f} s, {told - held['started_at']:.2f} s "
+        print(f"w2 stopped {time.monotonic() - t0:.1f} s, {told - held.started_at:.2f} s "
               "into its match")
         hosts.link("w1", up=True)
         print(f"link cut and restored {time.monotonic() - t0:.1f} s")
@@ -311,31 +311,31 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
 
         # every match counted exactly once, with the local mode's standings
         _exactly_once(here, name)
-        differ = [(m["id"], here.results.record(m["id"])["faults"],
-                   local.results.record(m["id"])["faults"],
-                   here.pages.attempt_log(name, m["id"])) for m in here.pages.matches(name)
-                  if here.results.record(m["id"])["games"]
-                  != local.results.record(m["id"])["games"]]
+        differ = [(m.id, here.results.record(m.id)["faults"],
+                   local.results.record(m.id)["faults"],
+                   here.pages.attempt_log(name, m.id)) for m in here.pages.matches(name)
+                  if here.results.record(m.id)["games"]
+                  != local.results.record(m.id)["games"]]
         assert _standings(here, name) == _standings(local, name), differ  # (faults, attempts)
-        by_host = {m["worker"].split(":")[0] for m in here.pages.matches(name)}
+        by_host = {m.worker.split(":")[0] for m in here.pages.matches(name)}
         assert by_host == {"arena-w1", "arena-w2"}, by_host
         # the worker hosts fetched the versions into caches of their own /tmp, not this one's
-        pinned = {b["version_hash"] for b in here.seasons.bots(name)}
+        pinned = {b.version_hash for b in here.seasons.bots(name)}
         assert len(pinned) == 2 and not any(Path("/tmp/cache", h).exists() for h in pinned)
         assert {p.name for p in (org / "cache").iterdir()} >= pinned  # the organiser's own
-        lost = here.pages.attempt_log(name, victim["id"])
-        assert lost[0]["worker"].startswith("arena-w1:") and lost[0]["outcome"] in (
+        lost = here.pages.attempt_log(name, victim.id)
+        assert lost[0].worker.startswith("arena-w1:") and lost[0].outcome in (
             "lost", "counted", "done"), lost
-        assert any(a["worker"].startswith("arena-w2:") for a in lost), lost
-        back = here.pages.attempt_log(name, held["id"])
-        stopped = [a for a in back if a["worker"] == held["lease_owner"]]
-        assert [a["outcome"] for a in stopped] == ["interrupted"], back
-        assert stopped[0]["ended_at"] - told < 3, back  # handed back at once
-        assert here.pages.match(held["id"])["status"] == "done"
-        assert here.pages.match(held["id"])["attempts"] == len(back) - 1, (  # the stop not charged
-            held["id"], victim["id"], back, lost)
+        assert any(a.worker.startswith("arena-w2:") for a in lost), lost
+        back = here.pages.attempt_log(name, held.id)
+        stopped = [a for a in back if a.worker == held.lease_owner]
+        assert [a.outcome for a in stopped] == ["interrupted"], back
+        assert stopped[0].ended_at - told < 3, back  # handed back at once
+        assert here.pages.match(held.id).status == "done"
+        assert here.pages.match(held.id).attempts == len(back) - 1, (  # the stop not charged
+            held.id, victim.id, back, lost)
         assert not seen["arena-w1"]["alive"] and seen["arena-w2"]["alive"], seen
-        assert [m["match"] for m in seen["arena-w1"]["matches"]] == [victim["id"]], seen
+        assert [m["match"] for m in seen["arena-w1"]["matches"]] == [victim.id], seen
         # the organiser's /metrics, scraped mid-season, agreed with the store then
         done_then = _metric(scraped, "arena_season_matches", f'{{season="{name}",status="done"}}')
         assert done_then is not None and 1 <= done_then < MATCHES, scraped

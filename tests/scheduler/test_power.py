@@ -190,32 +190,32 @@ def test_a_migrated_store_scores_a_pair_when_its_second_match_is_done(tmp_path):
     url = _previous_store(tmp_path)  # the previous release's store, its folders made local
     store = Store(url)
     rows = store.pages.matches("previous-release")
-    done = {r["cluster"] for r in rows if r["status"] == "done"}
-    todo = next(r for r in rows if r["status"] == "pending" and r["cluster"] in done)
+    done = {r.cluster for r in rows if r.status == "done"}
+    todo = next(r for r in rows if r.status == "pending" and r.cluster in done)
     assert store.results.pair_scores("previous-release") == []
-    assert execute_match(url, todo["id"]) == "done"
+    assert execute_match(url, todo.id) == "done"
     [pair] = store.results.pair_scores("previous-release")
-    assert pair["cluster"] == todo["cluster"]
-    both = [r for r in store.pages.matches("previous-release") if r["cluster"] == todo["cluster"]]
+    assert pair.cluster == todo.cluster
+    both = [r for r in store.pages.matches("previous-release") if r.cluster == todo.cluster]
     # the pair's score by hand, from the two summaries and the documented formula
-    variant = json.loads(both[0]["spec_json"])["variant"]
+    variant = json.loads(both[0].spec_json)["variant"]
     step = scores.point_step(rules_for(variant).decks)
-    a = pair["bot_a"]
+    a = pair.bot_a
     per_deal = []
     for r in both:
-        s = MatchSummary.from_dict(json.loads(r["summary_json"]))
-        team = json.loads(r["seats_json"]).index(a)
+        s = MatchSummary.from_dict(json.loads(r.summary_json))
+        team = json.loads(r.seats_json).index(a)
         per_deal.append([scores.deal_outcome(d, team, step) for d in s.deals])
     want = [(x + y) / 2 for x, y in zip(*per_deal)]
-    assert json.loads(pair["deal_diffs_json"]) == pytest.approx(want)
-    assert pair["diff_a"] == pytest.approx(sum(want) / len(want))
-    assert pair["deals"] == len(want) == 2
+    assert json.loads(pair.deal_diffs_json) == pytest.approx(want)
+    assert pair.diff_a == pytest.approx(sum(want) / len(want))
+    assert pair.deals == len(want) == 2
     with store.engine.connect() as c:
         from sqlalchemy import select
 
         from scheduler.store import results
         stored = c.execute(select(results.c.deal_scores_json)
-                           .where(results.c.match_id == todo["id"])).scalar()
+                           .where(results.c.match_id == todo.id)).scalar()
     assert stored is not None and len(json.loads(stored)) == 2
     st = season_standings(store.seasons.get("previous-release"),
                           store.pages.matches("previous-release"), samples=20)

@@ -20,9 +20,11 @@ from test_migrations import fresh_url, pg_schema  # noqa: F401  (fixtures: each 
 
 from conftest import ROOT
 from referee.match.matchfile import MatchFile
-from scheduler.store import TALLY_COLUMNS, Store, compress, decompress
+from scheduler.season_config import SeasonConfig
+from scheduler.store import Store, compress, decompress
 from scheduler.store.packing import RECORD_V1, TEXT_V1, pack_text, unpack_text
 from scheduler.store.packing_dictionary import V1
+from scheduler.store.rows import PlannedMatch
 
 GOLDEN = sorted((ROOT / "tests" / "golden").glob("*.json"))
 PREVIOUS = ROOT / "tests" / "fixtures" / "store-previous-release.db"
@@ -183,11 +185,11 @@ def test_a_store_writes_a_match_packed_and_reads_it_back_as_written(fresh_url):
             "deals": [{"seed": record["games"][0]["seed"], "levels": ["2", "2"], "dealer": 0}],
             "seats": ["a", "b", "a", "b"]}
     store = Store(fresh_url)  # a SQLite file, or a PostgreSQL schema of its own
-    store.seasons.create("packed", {}, "h", "packed.toml", [], [{
-        "id": "packed-00000", "ordinal": 0, "pairing": "a|b", "cluster": "a|b#0", "mirror": False,
-        "seats_json": json.dumps(["a", "b", "a", "b"]), "spec_json": json.dumps(spec)}])
+    store.seasons.create("packed", SeasonConfig("packed", record["variant"], "packed"), "h",
+                         "packed.toml", [], [PlannedMatch("packed-00000", 0, "a|b", "a|b#0",
+                                                          False, ("a", "b", "a", "b"), spec)])
     assert store.results.finish("packed-00000", "packed", result, summary, record, 1.0, "me",
-                                tally=dict.fromkeys(TALLY_COLUMNS))
+                                tally=None)
     assert store.results.record("packed-00000") == record
     row = store.pages.match_and_result("packed-00000")
     assert (row.spec, row.result, row.summary.to_dict()) == (spec, result, summary)

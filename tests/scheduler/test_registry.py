@@ -23,10 +23,11 @@ from league_helpers import PG_URL, unique
 from sqlalchemy import func, select, update
 
 from cli.main import main as arena_main
-from scheduler.registry import archives, owners, packing, submissions
+from scheduler.registry import archives, owners, packing, submissions, versions
 from scheduler.registry import cache as bot_cache
 from scheduler.registry.archives import RegistryError
 from scheduler.store import Store, bot_archives, bot_versions
+from scheduler.season_config import SeasonConfig
 from scheduler.store.rows import NewBot
 
 MANIFEST = 'name = "{name}"\nversion = "{version}"\ncommand = ["python3", "bot.py"]\n' \
@@ -255,9 +256,10 @@ def test_a_versions_manifest_is_placed_where_it_was_fetched(tmp_path):
     (bot / "bot.toml").write_text(MANIFEST.format(name="tiny", version="1.0")
                                   + 'pythonpath = ["lib"]\nbuild = "make all"\n')
     v = submissions.submit(store, bot, version="2.0")
-    assert v.fields()["build"] == [["make", "all"]] and v.fields()["version"] == "2.0"
+    assert v.manifest_fields["build"] == [["make", "all"]]
+    assert v.manifest_fields["version"] == "2.0"
     folder = bot_cache.fetch(store, v.content_hash, tmp_path / "cache")
-    m = v.manifest(folder)
+    m = versions.located(v.manifest(), folder)
     assert (m.name, m.version, m.command, m.protocol) == ("tiny", "2.0", ("python3", "bot.py"),
                                                          "stdio")
     assert (m.folder, m.path, m.pythonpath) == (folder, folder / "bot.toml",
@@ -408,7 +410,8 @@ def test_remove_is_refused_while_a_season_pins_the_version(tmp_path):
     bot = make_bot(tmp_path / "tiny")
     v = submissions.submit(store, bot)
     twin = submissions.submit(store, bot, version="1.0-twin")  # the same archive
-    store.seasons.create("spring", {}, "h", "spring.toml",
+    store.seasons.create("spring", SeasonConfig("spring", "two-deck-fry", "spring"), "h",
+                         "spring.toml",
                          [NewBot("tiny", v.version, "x", {}, v.content_hash)], [])
     with pytest.raises(RegistryError, match="tiny@1.0: pinned by season spring"):
         submissions.remove(store, "tiny@1.0")

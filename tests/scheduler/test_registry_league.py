@@ -57,7 +57,7 @@ def test_workers_that_never_saw_the_bot_folders_play_the_submitted_versions(tmp_
     flush_redis()
     remote = Store(remote_db)
     open_season(season, remote, workdir=tmp_path / "checks", check=False)
-    hashes = {b["version_hash"] for b in remote.seasons.bots(name)}
+    hashes = {b.version_hash for b in remote.seasons.bots(name)}
     assert len(hashes) == 2 and None not in hashes
     caches = [tmp_path / f"cache-w{i}" for i in range(2)]
     workers = []
@@ -74,8 +74,8 @@ def test_workers_that_never_saw_the_bot_folders_play_the_submitted_versions(tmp_
     _exactly_once(remote, name)
     assert _standings(remote, name) == _standings(local, name)
     for m in remote.pages.matches(name):  # the records name the cached versions, not a source path
-        record = remote.results.record(m["id"])
-        assert record["result"]["forfeit"] is None and record["faults"] == [], m["id"]
+        record = remote.results.record(m.id)
+        assert record["result"]["forfeit"] is None and record["faults"] == [], m.id
     fetched = [{p.name for p in c.iterdir() if p.is_dir()} if c.exists() else set()
                for c in caches]
     assert hashes <= set().union(*fetched), fetched  # the workers fetched what they played
@@ -91,7 +91,7 @@ def test_a_pinned_season_plays_its_version_whatever_the_folder_becomes(tmp_path)
                        deals_per_set=1)
     store = Store(db)
     open_season(load_season(path), store, workdir=tmp_path / "checks", check=False)
-    pinned = {b["name"]: b["version_hash"] for b in store.seasons.bots(name)}
+    pinned = {b.name: b.version_hash for b in store.seasons.bots(name)}
     (mine / "bot.py").write_text((mine / "bot.py").read_text() + "\nraise SystemExit(9)\n")
     again = arena("season", "run", str(path), "--db", db, "--no-check", "--no-progress",
                   cwd=tmp_path)
@@ -99,8 +99,8 @@ def test_a_pinned_season_plays_its_version_whatever_the_folder_becomes(tmp_path)
     assert f"is no longer {name}-mine@1.0.0 (files bot.py (changed)); the season plays " \
         f"{name}-mine@1.0.0, the version it pinned" in again.stderr, again.stderr
     _exactly_once(store, name)
-    assert all(store.results.record(m["id"])["faults"] == [] for m in store.pages.matches(name))
-    assert {b["name"]: b["version_hash"] for b in store.seasons.bots(name)} == pinned
+    assert all(store.results.record(m.id)["faults"] == [] for m in store.pages.matches(name))
+    assert {b.name: b.version_hash for b in store.seasons.bots(name)} == pinned
     standings = arena("standings", name, "--db", db, check=True).stdout
     assert f"{name}-mine = {name}-mine@1.0.0 ({pinned[f'{name}-mine'][:12]})" in standings
     # the edited folder as a new version, which a new season picks as the latest
@@ -113,7 +113,7 @@ def test_a_pinned_season_plays_its_version_whatever_the_folder_becomes(tmp_path)
                               f'"{PY / "greedy"}"\n')
     arena("season", "run", str(later), "--db", db, "--no-check", "--no-progress",
           cwd=tmp_path, check=True)
-    new = {b["name"]: b["version_hash"] for b in store.seasons.bots(f"{name}-2")}
+    new = {b.name: b.version_hash for b in store.seasons.bots(f"{name}-2")}
     assert new[f"{name}-mine"] != pinned[f"{name}-mine"]
     assert new["greedy"] == pinned["greedy"]  # the same content: the same version
 
@@ -145,11 +145,11 @@ def test_bots_built_from_source_are_built_once_at_submission_and_played_so(tmp_p
             for p in built_at_submission} == built_at_submission  # not built again
     _exactly_once(store, name)
     for m in store.pages.matches(name):
-        record = store.results.record(m["id"])
+        record = store.results.record(m.id)
         assert record["result"]["forfeit"] is None and record["faults"] == [], record["faults"]
         assert record["sandbox"] == "bubblewrap"
     built = sorted(p.name for p in cache.iterdir() if p.name.endswith("-built"))
-    assert [b[:-len("-built")] for b in built] == sorted(b["version_hash"]
+    assert [b[:-len("-built")] for b in built] == sorted(b.version_hash
                                                         for b in store.seasons.bots(name))
     for b in built:  # each built once here, in the sandbox, its log kept
         assert (cache / b / ".arena-build.log").exists()
@@ -199,10 +199,10 @@ def test_a_season_folder_whose_version_is_taken_by_other_content_gets_a_version_
     p = arena("season", "run", str(path), "--db", db, "--no-check", "--no-progress",
               cwd=tmp_path, check=True)
     store = Store(db)
-    pinned = next(b for b in store.seasons.bots(name) if b["name"] == "mine")
-    suffix = pinned["version_hash"][:12]
+    pinned = next(b for b in store.seasons.bots(name) if b.name == "mine")
+    suffix = pinned.version_hash[:12]
     assert f"this folder is submitted as mine@1.0.0+{suffix}" in p.stderr, p.stderr
-    assert [v["version"] for v in store.registry.versions("mine")] == ["1.0.0", f"1.0.0+{suffix}"]
+    assert [v.version for v in store.registry.versions("mine")] == ["1.0.0", f"1.0.0+{suffix}"]
     assert f"mine = mine@1.0.0+{suffix} ({suffix})" in arena("standings", name, "--db", db,
                                                           check=True).stdout
     refused = arena("bots", "submit", str(mine), "--db", db, "--version", "1.0.0")

@@ -47,7 +47,7 @@ def _shuffle(seed: str, levels=("2", "2"), dealer=0) -> str:
 
 def _deal_seeds(store: Store, season: str) -> list[str]:
     return [d["seed"] for r in store.pages.matches(season)
-            for d in json.loads(r["spec_json"])["deals"]]
+            for d in json.loads(r.spec_json)["deals"]]
 
 
 def _what_a_bot_could_try(name: str, match_ids: list[str], legs=1, sets=1, deals=2) -> set[str]:
@@ -85,7 +85,7 @@ def pair(tmp_path_factory):
     path = _season_file(tmp, name)
     store = Store(f"sqlite:///{tmp}/arena.db")
     open_season(load_season(path), store, workdir=tmp / "checks", check=False)
-    first, mirror = (r["id"] for r in store.pages.matches(name))
+    first, mirror = (r.id for r in store.pages.matches(name))
     assert execute_match(store.url, first) == "done"
     sealed = arena("replay", first, "--db", store.url, "--verify")
     pending = arena("replay", mirror, "--db", store.url)
@@ -171,12 +171,12 @@ def test_a_resumed_season_plays_the_same_deals(tmp_path, where, request):
         Store(f"sqlite:///{tmp_path}/s.db")
     try:
         open_season(load_season(path), store, workdir=tmp_path, check=False)
-        before = [r["spec_json"] for r in store.pages.matches(name)]
+        before = [r.spec_json for r in store.pages.matches(name)]
         secret = store.seasons.secret(name)
         again = load_season(path)  # a fresh object: a fresh secret of its own, until opened
         assert again.plan()[0].deals[0].seed not in _deal_seeds(store, name)
         open_season(again, store, workdir=tmp_path, check=False)
-        assert [r["spec_json"] for r in store.pages.matches(name)] == before
+        assert [r.spec_json for r in store.pages.matches(name)] == before
         assert store.seasons.secret(name) == secret
         resumed = pin(_with_stored_secret(again, store, None), store)  # what open_season
         # plays with: the stored secret, the pinned bot versions
@@ -237,18 +237,19 @@ def test_a_store_made_before_season_secrets_is_read_and_its_seasons_resume(tmp_p
         c.execute(store_mod.seasons.insert().values(
             name=name, config_json=json.dumps(season.config.to_json()),
             config_hash=season.config_hash(), file=str(path), created_at=0.0))
-        c.execute(store_mod.matches.insert(), [dict(r, season=name, status="pending",
-                                                    attempts=0) for r in rows])
+        c.execute(store_mod.matches.insert(), [dict(r.columns(), season=name,
+                                                    status="pending", attempts=0) for r in rows])
     engine.dispose()
     assert "season_secrets" not in inspect(create_engine(url)).get_table_names()
     store = Store(url)
     assert "season_secrets" in inspect(store.engine).get_table_names()
-    assert store.seasons.get(name)["config_hash"] == season.config_hash()
+    assert store.seasons.get(name).config_hash == season.config_hash()
     assert store.seasons.secret(name) is None
     said = io.StringIO()
     assert open_season(load_season(path), store, workdir=tmp_path, check=False, out=said) == 2
     assert "stored before deal secrets" in said.getvalue()
-    assert [r["spec_json"] for r in store.pages.matches(name)] == [r["spec_json"] for r in rows]
+    assert [r.spec_json for r in store.pages.matches(name)] == [r.columns()["spec_json"]
+                                                               for r in rows]
 
 
 def test_sprt_deals_are_fresh_each_run_unless_a_seed_is_given(tmp_path, monkeypatch):
@@ -314,7 +315,7 @@ def test_a_record_stays_sealed_while_another_pairing_has_its_cards_to_play(tmp_p
     path.write_text(path.read_text() + f'[[bots]]\nmanifest = "{GREEDY}"\nname = "g2"\n')
     store = Store(f"sqlite:///{tmp_path}/s.db")
     open_season(load_season(path), store, workdir=tmp_path, check=False)
-    ids = [r["id"] for r in store.pages.matches(name)]
+    ids = [r.id for r in store.pages.matches(name)]
     assert len(ids) == 6
 
     def done(*which):
@@ -332,6 +333,6 @@ def test_a_record_stays_sealed_while_another_pairing_has_its_cards_to_play(tmp_p
     plain = unique("plain")
     path = _season_file(tmp_path, plain, deal_sets=2, extra="duplicate = false")
     open_season(load_season(path), store, workdir=tmp_path, check=False)
-    first, second = (r["id"] for r in store.pages.matches(plain))
+    first, second = (r.id for r in store.pages.matches(plain))
     done(first)
     assert store.pages.sealed_by(first) == []  # the other match has other cards

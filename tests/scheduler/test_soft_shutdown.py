@@ -52,8 +52,8 @@ def _workers_json() -> list[dict]:
 
 def _under_way(store: Store, name: str, after_s: float = 0.5):
     """A match running for ``after_s`` (its bots connected, deals being played)."""
-    return next((m for m in store.pages.matches(name) if m["status"] == "running"
-                 and time.time() - m["started_at"] > after_s), None)
+    return next((m for m in store.pages.matches(name) if m.status == "running"
+                 and time.time() - m.started_at > after_s), None)
 
 
 def test_sigterm_hands_the_match_back_uncharged_and_another_worker_plays_it(tmp_path):
@@ -69,28 +69,28 @@ def test_sigterm_hands_the_match_back_uncharged_and_another_worker_plays_it(tmp_
         for w in workers:
             w.wait_ready()
         _enqueue(store, name)
-        wait_for(lambda: all(m["status"] == "running" for m in store.pages.matches(name)), 30,
+        wait_for(lambda: all(m.status == "running" for m in store.pages.matches(name)), 30,
                  "both matches under way")
         # the live list names each worker and the match it plays
         listed = wait_for(lambda: [w for w in list_workers(REDIS) if w["matches"]]
                           if len([w for w in list_workers(REDIS) if w["matches"]]) == 2
                           else None, 10, "both workers' matches in their heartbeats")
         playing = {w["pid"]: w["matches"][0]["match"] for w in listed}
-        assert sorted(playing.values()) == sorted(m["id"] for m in store.pages.matches(name))
+        assert sorted(playing.values()) == sorted(m.id for m in store.pages.matches(name))
         assert all(w["alive"] and w["state"] == "running" for w in listed)
         first, other = workers
         victim = store.pages.match(playing[first.proc.pid])
         before = scrape(PORTS[0])
         assert before["arena_matches_started_total"] == 1, before
         assert before["arena_matches_finished_total"] == 0, before
-        assert victim["lease_owner"].split(":")[1] != str(first.proc.pid)  # a pool process's
+        assert victim.lease_owner.split(":")[1] != str(first.proc.pid)  # a pool process's
         told = time.time()
         os.kill(first.proc.pid, signal.SIGTERM)  # the main process only
         first.proc.wait(20)
-        log = store.pages.attempt_log(name, victim["id"])  # (the other worker may have it now)
-        assert log[0]["worker"] == victim["lease_owner"] and log[0]["outcome"] == "interrupted"
-        assert log[0]["ended_at"] - told < 2.5, log  # at once, not after the match
-        assert "not counted as an attempt" in log[0]["reason"]
+        log = store.pages.attempt_log(name, victim.id)  # (the other worker may have it now)
+        assert log[0].worker == victim.lease_owner and log[0].outcome == "interrupted"
+        assert log[0].ended_at - told < 2.5, log  # at once, not after the match
+        assert "not counted as an attempt" in log[0].reason
         # the stopped one is no longer listed as running (its key is deleted as it ends; an entry
         # left behind is at most one marked "stopping")
         def running():
@@ -104,22 +104,22 @@ def test_sigterm_hands_the_match_back_uncharged_and_another_worker_plays_it(tmp_
         wait_for(lambda: store.seasons.counts(name)["done"] == 2, 60, "both matches played")
         # the other worker's /metrics: its counts in the store (both matches, no hand-back)
         got = scrape(PORTS[1])
-        mine = [a for a in store.pages.attempt_log(name) if a["worker"] != victim["lease_owner"]]
+        mine = [a for a in store.pages.attempt_log(name) if a.worker != victim.lease_owner]
         assert got["arena_matches_started_total"] == len(mine) == 2
         assert got["arena_matches_finished_total"] == 2 == store.results.count(name)
         assert got["arena_matches_handed_back_total"] == 0
-        decisions = sum(len(store.results.record(m["id"])["timings"])
+        decisions = sum(len(store.results.record(m.id)["timings"])
                         for m in store.pages.matches(name))
         assert got["arena_decisions_total"] == decisions > 0
         assert got["arena_decision_duration_seconds_count"] == decisions
         assert got["arena_queue_depth"] == 0
     finally:
         stop_all(workers)
-    m = store.pages.match(victim["id"])
-    assert m["attempts"] == 1 and store.results.count(name) == 2  # the stop not charged
-    log = store.pages.attempt_log(name, victim["id"])
-    assert [a["outcome"] for a in log] == ["interrupted", "done"], log
-    assert log[1]["worker"].split(":")[1] != log[0]["worker"].split(":")[1]
+    m = store.pages.match(victim.id)
+    assert m.attempts == 1 and store.results.count(name) == 2  # the stop not charged
+    log = store.pages.attempt_log(name, victim.id)
+    assert [a.outcome for a in log] == ["interrupted", "done"], log
+    assert log[1].worker.split(":")[1] != log[0].worker.split(":")[1]
 
 
 def test_with_a_grace_a_stopped_worker_group_finishes_its_match(tmp_path):
@@ -137,8 +137,8 @@ def test_with_a_grace_a_stopped_worker_group_finishes_its_match(tmp_path):
         worker.proc.wait(60)
     finally:
         worker.stop()
-    m = store.pages.match(victim["id"])
-    assert m["status"] == "done" and m["attempts"] == 1, m
-    assert [a["outcome"] for a in store.pages.attempt_log(name, victim["id"])] == ["done"]
-    other = next(x for x in store.pages.matches(name) if x["id"] != victim["id"])
-    assert other["status"] == "pending" and other["attempts"] == 0
+    m = store.pages.match(victim.id)
+    assert m.status == "done" and m.attempts == 1, m
+    assert [a.outcome for a in store.pages.attempt_log(name, victim.id)] == ["done"]
+    other = next(x for x in store.pages.matches(name) if x.id != victim.id)
+    assert other.status == "pending" and other.attempts == 0

@@ -158,23 +158,24 @@ def test_a_cancelled_season_plays_nothing_more_and_counts_what_finishes(tmp_path
     got = store.cancels.cancel(name, by="tester")
     assert (got.already, got.pending, got.abandoned, got.running, got.done) == (
         False, 1, 1, 4, 0)
-    assert store.pages.match(m[5])["status"] == store.pages.match(m[1])["status"] == "cancelled"
-    assert [a["outcome"] for a in store.pages.attempt_log(name, m[1])] == ["lost"]
+    assert store.pages.match(m[5]).status == store.pages.match(m[1]).status == "cancelled"
+    assert [a.outcome for a in store.pages.attempt_log(name, m[1])] == ["lost"]
     for mid in (m[5], m[1]):
         assert store.queue.claim(mid, "any:9", lease_s=600) is None  # never claimed again
     summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
-    assert store.results.finish(m[0], name, {"r": 1}, summary, {"x": 1}, 1.0, "live:1") is True
-    assert store.pages.match(m[0])["status"] == "done" and store.results.count(name) == 1
+    assert store.results.finish(m[0], name, {"r": 1}, summary, {"x": 1}, 1.0, "live:1",
+                                tally=None) is True
+    assert store.pages.match(m[0]).status == "done" and store.results.count(name) == 1
     assert store.pages.sealed_by(m[0]) == []  # its mirror is cancelled: never played, seals nothing
     assert store.queue.give_back(m[2], "live:3", "RuntimeError: referee crashed") == "cancelled"
     store.queue.renew(m[3], "late:4", lease_s=-1)   # its worker is lost after the cancel
     assert store.queue.claim(m[3], "next:5", lease_s=600) is None
-    assert store.pages.match(m[3])["status"] == "cancelled"
-    assert store.pages.match(m[3])["attempts"] == 1
+    assert store.pages.match(m[3]).status == "cancelled"
+    assert store.pages.match(m[3]).attempts == 1
     assert store.queue.release_owned(name, lambda pid: False) == 1   # a local run's, interrupted
-    assert store.pages.match(m[4])["status"] == "cancelled"
+    assert store.pages.match(m[4]).status == "cancelled"
     assert store.seasons.counts(name) == StatusCounts(done=1, cancelled=5)
-    assert not [a for a in store.pages.attempt_log(name) if a["outcome"] == "running"]
+    assert not [a for a in store.pages.attempt_log(name) if a.outcome == "running"]
     again = store.cancels.cancel(name, by="someone else")
     assert again.already and again.by == "tester" and again.pending == 0
     assert store.cancels.cancel("no-such-season") is None
@@ -233,9 +234,9 @@ def test_a_local_run_stops_once_its_season_is_cancelled(tmp_path):
     assert f"season {name} was cancelled: {pending} matches not played" in err, err
     assert store.results.count(name) == counts["done"]   # one result each
     for m in store.pages.matches(name):
-        if m["status"] == "cancelled":
-            assert m["result_json"] is None and store.results.record(m["id"]) is None
-            assert store.pages.attempt_log(name, m["id"]) == []   # never claimed after the cancel
+        if m.status == "cancelled":
+            assert m.result_json is None and store.results.record(m.id) is None
+            assert store.pages.attempt_log(name, m.id) == []   # never claimed after the cancel
 
     again = _run(path, db, check=False)
     assert again.returncode == 2, again.stderr
@@ -355,10 +356,10 @@ def test_a_match_taken_over_while_its_holder_gives_it_back_stays_the_takers(
     assert taken and taken[0] is not None, "the taker could not claim the lapsed match"
     row = store.pages.match(mid)
     rows = store.pages.attempt_log(name, mid)
-    assert (status, row["status"], row["lease_owner"]) == ("running", "running", "taker:2")
-    assert [(a["worker"], a["outcome"]) for a in rows] == [("slow:1", "lost"),
+    assert (status, row.status, row.lease_owner) == ("running", "running", "taker:2")
+    assert [(a.worker, a.outcome) for a in rows] == [("slow:1", "lost"),
                                                            ("taker:2", "running")], rows
-    assert row["attempts"] == len([a for a in rows if a["outcome"] != "interrupted"]) == 2
+    assert row.attempts == len([a for a in rows if a.outcome != "interrupted"]) == 2
 
 
 # -- a lapsed holder's result lands while the taker still plays -------------------------------
@@ -374,17 +375,18 @@ def test_a_lapsed_holders_result_ends_the_takers_attempt_too(tmp_path, request, 
     assert store.queue.claim(mid, "cut:1", lease_s=-1) is not None    # its lease has run out
     assert store.queue.claim(mid, "taker:2", lease_s=600) is not None
     summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
-    assert store.results.finish(mid, name, {"r": 1}, summary, {"x": 1}, 1.0, "cut:1") is True
+    assert store.results.finish(mid, name, {"r": 1}, summary, {"x": 1}, 1.0, "cut:1",
+                                tally=None) is True
     if how == "hand_back":
         status = store.queue.hand_back(mid, "taker:2", "its worker was told to stop")
     elif how == "give_back":
         status = store.queue.give_back(mid, "taker:2", "RuntimeError: referee crashed")
     else:
         status = "done" if store.results.finish(mid, name, {"r": 2}, summary, {"x": 2}, 1.0,
-                                                "taker:2") is False else "written twice"
+                                                "taker:2", tally=None) is False else "written twice"
     rows = store.pages.attempt_log(name, mid)
-    assert status == store.pages.match(mid)["status"] == "done"
-    assert [(a["worker"], a["outcome"]) for a in rows] == [("cut:1", "done"),
+    assert status == store.pages.match(mid).status == "done"
+    assert [(a.worker, a.outcome) for a in rows] == [("cut:1", "done"),
                                                            ("taker:2", "counted")], rows
-    assert all(a["ended_at"] is not None for a in rows), rows
+    assert all(a.ended_at is not None for a in rows), rows
     assert store.results.record(mid) == {"x": 1} and store.results.count(name) == 1

@@ -186,7 +186,7 @@ def test_a_worker_and_referee_killed_mid_match_leave_nothing_once_a_worker_start
                        deals_per_set=60)
     store = Store(pg)
     open_season(load_season(path), store, workdir=tmp_path / "checks", check=False)
-    match_id = store.pages.matches(name)[0]["id"]
+    match_id = store.pages.matches(name)[0].id
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     first = Worker(pg, tmp_path / "first.log", lease=3,

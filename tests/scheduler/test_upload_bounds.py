@@ -299,7 +299,7 @@ def test_a_pythonpath_inside_the_bot_and_a_local_folders_sdk_stay_portable(tmp_p
     v = submissions.submit(store, bot(tmp_path / "ok.tgz", MANIFEST
                                       + 'pythonpath = ["lib", "./lib/../lib", "."]\n'),
                            author="eve", state="queued")
-    assert v.fields()["pythonpath"] == ["@bot/lib", "@bot/lib", "@bot"]
+    assert v.manifest_fields["pythonpath"] == ["@bot/lib", "@bot/lib", "@bot"]
     for entry in ("nolib", "l" * 300):  # (a name too long for the file system)
         msg, _ = refused(tmp_path, bot(tmp_path / "no.tgz",
                                        MANIFEST + f'pythonpath = ["{entry}"]\n'))
@@ -313,4 +313,4 @@ def test_a_pythonpath_inside_the_bot_and_a_local_folders_sdk_stay_portable(tmp_p
                                      + f'pythonpath = ["{SDK}", "{ROOT}"]\n')
     (folder / "bot.py").write_text("print(1)\n")
     v = submissions.submit(store, folder, author="eve", state="queued")
-    assert v.fields()["pythonpath"] == ["@sdk", "@arena"]
+    assert v.manifest_fields["pythonpath"] == ["@sdk", "@arena"]

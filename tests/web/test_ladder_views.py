@@ -13,9 +13,12 @@ from fastapi.testclient import TestClient
 from league_helpers import arena
 from sqlalchemy import update
 
+from referee.match.matchfile import MatchSummary
 from scheduler.league import open_season
 from scheduler.season import load_season
+from scheduler.stats.scores import match_tally, score_pair
 from scheduler.store import open_store, results, seasons
+from scheduler.store.rows import PlannedMatch
 from web.app import create_app
 
 LADDER = "ladder-v"
@@ -24,13 +27,11 @@ RETIRED = ["old0@1.0.0", "old1@1.0.0"]
 SUMMARY = {"deals": [], "net": [1, -1], "score": [1.0, 0.0]}
 
 
-def _plan(i: int, a: str, b: str) -> dict:
+def _plan(i: int, a: str, b: str) -> PlannedMatch:
     """A ladder match of ``a`` and ``b`` (team 0: ``a``), as the ladder adds them; on cards
     of its own (its seed), so that no unplayed match here keeps a played one sealed."""
-    return {"id": f"{LADDER}-{i:05d}", "ordinal": i, "pairing": f"{a}|{b}",
-            "cluster": f"{a}|{b}#{i // 2}", "mirror": bool(i % 2),
-            "seats_json": json.dumps([a, b, a, b]),
-            "spec_json": json.dumps({"variant": "two-deck-fry", "seed": f"{LADDER}-{i}"})}
+    return PlannedMatch(f"{LADDER}-{i:05d}", i, f"{a}|{b}", f"{a}|{b}#{i // 2}", bool(i % 2),
+                        (a, b, a, b), {"variant": "two-deck-fry", "seed": f"{LADDER}-{i}"})
 
 
 @pytest.fixture
@@ -51,8 +52,10 @@ def ladder(tmp_path):
     ids = [f"{LADDER}-{i:05d}" for i in range(7)]
     for mid in ids[:6]:
         assert store.queue.claim(mid, "w:1", lease_s=600) is not None
+    tally = match_tally(MatchSummary.from_dict(SUMMARY), "two-deck-fry")
     for mid in ids[:5]:
-        assert store.results.finish(mid, LADDER, {}, SUMMARY, {}, 1.5, "w:1")
+        assert store.results.finish(mid, LADDER, {}, SUMMARY, {}, 1.5, "w:1", tally=tally)
+        score_pair(store, mid)
     return db, store
 
 

@@ -23,17 +23,20 @@ from fastapi.testclient import TestClient
 from league_helpers import BOTS, arena, env
 
 from conftest import ROOT
+from referee.match.matchfile import MatchSummary
 from scheduler.execute import execute_match
-from scheduler.intake import open_scrimmage
 from scheduler.ladder import LadderRun
 from scheduler.league import open_season
 from scheduler.registry.archives import size_text
 from scheduler.registry.owners import add_author
 from scheduler.registry.submissions import submit
 from scheduler.season import load_season
+from scheduler.service.config import ServiceConfig
+from scheduler.service.intake import open_scrimmage
+from scheduler.service.limits import Limits
+from scheduler.stats.scores import match_tally, score_pair
 from scheduler.store import open_store
 from web.app import create_app
-from web.service import Limits, ServiceConfig
 
 pytestmark = pytest.mark.xdist_group("test_participant_results")
 
@@ -125,8 +128,10 @@ class League:
             summary.update(net=summary["net"][::-1], score=summary["score"][::-1])
         record = dict(self.record, match_id=match_id, seats=list(m.seats))
         assert self.store.queue.claim(match_id, "test:1", lease_s=60) is not None
+        tally = match_tally(MatchSummary.from_dict(summary), m.variant)
         assert self.store.results.finish(match_id, season, self.result, summary, record, 1.0,
-                                         "test:1")
+                                         "test:1", tally=tally)
+        score_pair(self.store, match_id)
 
     def client(self, who: str | None = None) -> TestClient:
         """A client of the app: logged in as ``who`` (a session), or nobody."""

@@ -19,14 +19,16 @@ import pytest
 from browser_helpers import serving
 from league_helpers import BOTS
 
+from referee.match.matchfile import MatchSummary
 from scheduler.execute import execute_match
 from scheduler.league import open_season
 from scheduler.registry.owners import add_author
 from scheduler.registry.submissions import submit
 from scheduler.season import load_season
+from scheduler.stats.scores import match_tally, score_pair
 from scheduler.store import open_store
 from web.app import create_app
-from web.service import ServiceConfig
+from scheduler.service.config import ServiceConfig
 
 #: what a version's results say of its standing in a season, the numbers compared
 STANDING = ("rank", "of", "rating", "low", "high", "pairs", "wins", "draws", "losses",
@@ -78,9 +80,11 @@ class Season:
         net = [3, -3] if alice == 0 else [-3, 3]
         record = dict(self.record, match_id=match_id, seats=list(m.seats))
         assert self.store.queue.claim(match_id, "test:1", lease_s=60) is not None
-        assert self.store.results.finish(match_id, "rr", self.result,
-                                         dict(self.summary, seats=list(m.seats), score=score,
-                                              net=net, **summary), record, 1.0, "test:1")
+        played = dict(self.summary, seats=list(m.seats), score=score, net=net, **summary)
+        tally = match_tally(MatchSummary.from_dict(played), m.variant)
+        assert self.store.results.finish(match_id, "rr", self.result, played, record, 1.0,
+                                         "test:1", tally=tally)
+        score_pair(self.store, match_id)
 
 
 def _login(base: str, token: str) -> httpx.Client:

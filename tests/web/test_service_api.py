@@ -17,13 +17,14 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from league_helpers import BOTS, arena
 
-from scheduler.intake import check_version
 from scheduler.registry import submissions
 from scheduler.registry.archives import RegistryError
 from scheduler.registry.owners import add_author, revoke_token, rotate_token
+from scheduler.service.config import ServiceConfig
+from scheduler.service.intake import check_version
+from scheduler.service.limits import Limits
 from scheduler.store import open_store
 from web.app import create_app
-from web.service import Limits, ServiceConfig
 
 HELLO = "says hello from its seat"
 
@@ -439,7 +440,7 @@ def test_the_dispatcher_sends_checks_and_scrimmages_on_lanes_of_their_own(svc, t
     import redis
     from league_helpers import REDIS_URL, flush_redis
 
-    from scheduler.intake import Dispatcher, open_scrimmage
+    from scheduler.service.intake import Dispatcher, open_scrimmage
     flush_redis()
     mine = svc.ready("alice", bot_folder(tmp_path, "alice-bot"))
     house = submissions.submit(svc.store, bot_folder(tmp_path / "h", "house", hello=False))

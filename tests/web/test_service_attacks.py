@@ -42,7 +42,8 @@ import json, socket, sys
 import uvicorn
 from cli.serve import ServerBounds, server_config
 from web.app import create_app
-from web.service import Limits, ServiceConfig
+from scheduler.service.config import ServiceConfig
+from scheduler.service.limits import Limits
 db, limits, config, bounds = sys.argv[1], *map(json.loads, sys.argv[2:5])
 app = create_app(db, service=ServiceConfig(limits=Limits(**limits), **config))
 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # (as uvicorn's:

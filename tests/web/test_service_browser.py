@@ -100,12 +100,12 @@ def _log_in(context, base: str, token: str):
 
 
 def test_author_uploads_plays_and_scrimmages(tmp_path):
-    from scheduler.intake import Dispatcher
+    from scheduler.service.intake import Dispatcher
     from scheduler.registry.owners import add_author
     from scheduler.registry.submissions import submit
     from scheduler.store import open_store
     from web.app import create_app
-    from web.service import ServiceConfig
+    from scheduler.service.config import ServiceConfig
 
     sync_playwright, chromium = browser_kit()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

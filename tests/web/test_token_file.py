@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from league_helpers import arena
 
 from web.app import create_app
-from web.service import ServiceConfig
+from scheduler.service.config import ServiceConfig
 
 
 def test_the_token_file_is_new_private_and_holds_a_working_token(tmp_path):

@@ -70,7 +70,7 @@ def test_season_standings_equal_the_cli(played, client):
     assert got.status_code == 200
     assert got.json() == cli
     store = Store(db)  # every result of a played season has its tally columns
-    assert all(r["deal_count"] is not None for r in store.pages.standings_rows(name))
+    assert all(r.deal_count is not None for r in store.pages.standings_rows(name))
     want = straightforward_standings(store.seasons.get(name), store.pages.matches(name),
                                      samples=1000)
     assert {k: v for k, v in cli.items() if k != "versions"} == _as_json(want)
@@ -281,11 +281,11 @@ def test_the_schema_covers_the_api(app):
 
 
 # -- the standings' tally columns against the summaries they come from -----------------------
-def straightforward_standings(season: dict, match_rows: list[dict], *, samples: int,
+def straightforward_standings(season, match_rows: list, *, samples: int,
                               seed: int = 0) -> Standings:
     """The standings counted as they were before the tally columns, kept as the fast path's
     checked reference: every stored summary read and counted one match at a time."""
-    config = json.loads(season["config_json"])
+    config = json.loads(season.config_json)
     names = list(config["bots"])
     lines = {n: BotLine(n) for n in names}
     title = family_of(rules_for(config["variant"])).title
@@ -294,15 +294,15 @@ def straightforward_standings(season: dict, match_rows: list[dict], *, samples: 
             b.match_points = 0
     clusters: dict[str, list[dict]] = defaultdict(list)
     done = deals_total = 0
-    failed = sum(1 for row in match_rows if row.get("status") == "failed")
+    failed = sum(1 for row in match_rows if row.status == "failed")
     for row in match_rows:
-        if row.get("summary_json") is None:
+        if row.summary_json is None:
             continue
         done += 1
-        s = MatchSummary.from_dict(json.loads(row["summary_json"]))
-        seats = json.loads(row["seats_json"])
+        s = MatchSummary.from_dict(json.loads(row.summary_json))
+        seats = json.loads(row.seats_json)
         team_bot = [seats[0], seats[1]]
-        clusters[row["cluster"]].append({"teams": team_bot, "summary": s,
+        clusters[row.cluster].append({"teams": team_bot, "summary": s,
                                          "scores": deal_scores(s, config["variant"])})
         deals_total += len(s.deals)
         for t, name in enumerate(team_bot):
@@ -363,7 +363,7 @@ def straightforward_standings(season: dict, match_rows: list[dict], *, samples: 
     fit = gaussian_ratings(paired, names, prior=PRIOR)
     for n, (r, lo, hi) in fit.ratings.items():
         lines[n].paired_rating, lines[n].paired_low, lines[n].paired_high = r, lo, hi
-    return Standings(season=season["name"], variant=config["variant"],
+    return Standings(season=season.name, variant=config["variant"],
                      duplicate=config["duplicate"], matches_done=done,
                      matches_total=len(match_rows), deals=deals_total, units=len(units),
                      lines=sorted(lines.values(), key=lambda b: (-b.rating, -b.score, b.name)),
@@ -389,7 +389,7 @@ def _vary(store: Store, name: str, variant: str) -> None:
     rng = random.Random(7)
     with store.engine.begin() as c:
         for k, r in enumerate(rows):
-            s = json.loads(r["summary_json"])
+            s = json.loads(r.summary_json)
             if k % 11 in (3, 4) or k % 29 == 0:  # a forfeit: the second deal never played
                 team = rng.randrange(2)
                 net0 = sum(d["gain"][0] - d["gain"][1] for d in s["deals"][:1])
@@ -398,14 +398,14 @@ def _vary(store: Store, name: str, variant: str) -> None:
             tally = tally_columns(match_tally(MatchSummary.from_dict(s), variant))
             if k % 13 == 5:  # written before the tally columns (and the deal scores)
                 tally = dict.fromkeys(TALLY_COLUMNS)
-            c.execute(update(results).where(results.c.match_id == r["id"])
+            c.execute(update(results).where(results.c.match_id == r.id)
                       .values(summary_json=json.dumps(s), **tally))
-        if rows[1]["mirror"]:
-            third = next(r for r in rows if r["pairing"] == rows[0]["pairing"]
-                         and r["cluster"] != rows[0]["cluster"])
-            c.execute(update(matches).where(matches.c.id == third["id"])
-                      .values(cluster=rows[0]["cluster"]))
-        set_aside = rows[len(rows) // 2]["id"]
+        if rows[1].mirror:
+            third = next(r for r in rows if r.pairing == rows[0].pairing
+                         and r.cluster != rows[0].cluster)
+            c.execute(update(matches).where(matches.c.id == third.id)
+                      .values(cluster=rows[0].cluster))
+        set_aside = rows[len(rows) // 2].id
         c.execute(results.delete().where(results.c.match_id == set_aside))
         c.execute(update(matches).where(matches.c.id == set_aside)
                   .values(status="failed", error="set aside after 3 attempts"))
@@ -426,8 +426,8 @@ def test_the_standings_from_tally_columns_equal_those_from_the_summaries(tmp_pat
     _vary(store, name, variant)
     season = store.seasons.get(name)
     rows = store.pages.standings_rows(name)
-    assert sum(r["summary_json"] is not None for r in rows) > 0  # some counted from summaries
-    assert sum(r["deal_count"] is not None for r in rows) > len(rows) // 2
+    assert sum(r.summary_json is not None for r in rows) > 0  # some counted from summaries
+    assert sum(r.deal_count is not None for r in rows) > len(rows) // 2
     want = _as_json(straightforward_standings(season, store.pages.matches(name), samples=1000))
     assert want["matches_failed"] == 1 and want["paired_model"]["units"] > 0
     assert sum(b["forfeits"] for b in want["bots"]) > 0

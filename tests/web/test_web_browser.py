@@ -67,7 +67,7 @@ def league(demo_season):
     done, folder = demo_season
     assert done.returncode == 0, f"arena demo: exit {done.returncode}\n{done.stderr[-3000:]}"
     db = f"sqlite:///{folder}/demo.db"
-    assert {m["status"] for m in Store(db).pages.matches("demo")} == {"done"}
+    assert {m.status for m in Store(db).pages.matches("demo")} == {"done"}
     with _served(db) as base:
         yield {"name": "demo", "db": db, "base": base, "folder": folder}
 
@@ -146,7 +146,7 @@ def _cards_in(page, where: str) -> list[str]:
 
 def _first_match(league) -> tuple[str, MatchFile]:
     store = Store(league["db"])
-    match_id = sorted(m["id"] for m in store.pages.matches(league["name"]))[0]
+    match_id = sorted(m.id for m in store.pages.matches(league["name"]))[0]
     return match_id, MatchFile.from_dict(store.results.record(match_id), match_id)
 
 
