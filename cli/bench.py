@@ -26,7 +26,7 @@ def cmd_bench_compare(args) -> int:
 
 def cmd_bench_link(args) -> int:
     from tools.benchlink import bench_link
-    return bench_link(args.variant, args.deals)
+    return bench_link(args.variant, args.deals, matches_each=args.matches)
 
 
 def cmd_bench_sandbox(args) -> int:
@@ -106,6 +106,8 @@ def register(sub) -> None:
     link = bsub.add_parser("link", help="referee round trip against a bare grpcio echo")
     link.add_argument("--variant", default="two-deck-fry", choices=variants)
     link.add_argument("--deals", type=int, default=3)
+    link.add_argument("--matches", type=int, default=3,
+                      help="matches each way (the start-up's medians are over them)")
     link.set_defaults(func=cmd_bench_link)
 
     sb = bsub.add_parser("sandbox", help="the sandbox's cost: per seat start and per "

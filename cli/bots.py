@@ -107,13 +107,14 @@ def cmd_bots_submit(args) -> int:
         if args.server or (settings.SERVER.text() and not args.db):
             return _upload(args, token)
         store = open_store(db_url(args))
-        v = submit(store, Path(args.source), name=args.name, version=args.version,
-                   author=args.author, token=token)
+        got = submit(store, Path(args.source), name=args.name, version=args.version,
+                     author=args.author, token=token)
     except (ValueError, ServiceError) as e:  # RegistryError, CommandError, the service
         print(f"arena bots submit: {e}", file=sys.stderr)
         return 2
+    v = got.version
     print(f"{visible(v.ref, one_line=True)} {v.content_hash}" +
-          (" already submitted" if v.already else f" ({v.files} files, {size_text(v.size)})"))
+          (" already submitted" if got.already else f" ({v.files} files, {size_text(v.size)})"))
     return 0
 
 

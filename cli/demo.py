@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parent.parent
 def cmd_demo(args) -> int:
     """A small season of the four Python sample bots on this machine (SQLite, local
     processes), its standings, and a check that every match record replays."""
-    from referee.match.matchfile import MatchFile
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     db_file = (out / "demo.db").resolve()
@@ -29,8 +28,7 @@ def cmd_demo(args) -> int:
         return code
     store = existing_store(db, "arena demo: no season demo")
     rows = store.pages.matches("demo")
-    bad = [row.id for row in rows
-           if MatchFile.from_dict(store.results.record(row.id), row.id).verify()]
+    bad = [row.id for row in rows if (m := store.results.record(row.id)) is None or m.verify()]
     print(f"\n{len(rows) - len(bad)} of {len(rows)} match records replay and verify; for "
           f"example:\n  arena replay {rows[0].id} --db {db} --verify\n"
           f"  arena replay {rows[0].id} --db {db} --seat 0\n"

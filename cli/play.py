@@ -31,12 +31,12 @@ def cmd_replay(args) -> int:
             if sealed:
                 print(f"arena replay: {args.record}: {sealed_reason(sealed)}", file=sys.stderr)
                 return 3
-            data = store.results.record(args.record)
-            if data is None:
+            stored = store.results.record(args.record)
+            if stored is None:
                 print(f"arena replay: {args.record}: no such file, and no match record with "
                       f"that id in {store.url}", file=sys.stderr)
                 return 2
-            match = MatchFile.from_dict(data, args.record)
+            match = stored
         else:
             match = MatchFile.load(args.record)
     except ValueError as e:

@@ -342,12 +342,12 @@ REASONS_SHOWN = 3
 def _fault_lines(store, match_id: str, seats: list[str]) -> list[str]:
     """A match's bot faults, per seat and kind: how many, their reasons (the first
     ``REASONS_SHOWN`` distinct ones) and, for a seat whose process ended, how its log ends."""
-    from referee.match.matchfile import MatchFile, RecordError
-    record = store.results.record(match_id)
+    from referee.match.matchfile import RecordError
     try:
-        faults = MatchFile.from_dict(record, match_id).faults if record else []
+        record = store.results.record(match_id)
     except RecordError as e:
         return [f"  bot fault       (its record cannot be read: {visible(e, one_line=True)})"]
+    faults = record.faults if record else []
     by_kind: dict[tuple[int, str], list] = {}
     for f in faults:
         by_kind.setdefault((f.seat, f.kind), []).append(f)
@@ -476,15 +476,20 @@ def cmd_season_cancel(args) -> int:
 
 def cmd_logs(args) -> int:
     """``arena logs MATCH_ID --seat N``: the end of seat N's bot log kept in the match's
-    record. Exit 0: printed; 2: no such match, no record yet or no log of that seat; 3: the
-    record is still sealed."""
+    record. Exit 0: printed; 2: no such match, no record yet (or one that cannot be read) or
+    no log of that seat; 3: the record is still sealed."""
     store = existing_store(db_url(args), f"arena logs: {args.match_id}: no such match")
     m = store.pages.match(args.match_id)
     if m is None:
         print(f"arena logs: {args.match_id}: no match with that id in {store.url}",
               file=sys.stderr)
         return 2
-    record = store.results.record(args.match_id)
+    from referee.match.matchfile import RecordError
+    try:
+        record = store.results.record(args.match_id)
+    except RecordError as e:
+        print(f"arena logs: {visible(e, one_line=True)}", file=sys.stderr)
+        return 2
     if record is None:
         print(f"arena logs: {args.match_id}: no record yet: the match is {m.status}"
               + (f" ({visible(m.error.splitlines()[0][:200], one_line=True)})"
@@ -496,8 +501,8 @@ def cmd_logs(args) -> int:
         print(f"arena logs: {args.match_id}: {sealed_reason(sealed)}", file=sys.stderr)
         return 3
     seat = str(args.seat)
-    logs = record.get("bot_logs") or {}
-    seats = record.get("seats") or list(m.seats)
+    logs = record.extra.get("bot_logs") or {}
+    seats = list(record.seats) if any(record.seats) else list(m.seats)
     bot = visible(seats[args.seat], one_line=True) if args.seat < len(seats) else "?"
     if seat not in logs:
         print(f"arena logs: {args.match_id}: no log of seat {args.seat} ({bot}) kept in its "
@@ -507,7 +512,7 @@ def cmd_logs(args) -> int:
     from scheduler.execute import BOT_LOG_KEPT
     text = logs[seat]
     kept = len(text.encode("utf-8"))
-    total = (record.get("bot_log_bytes") or {}).get(seat)
+    total = (record.extra.get("bot_log_bytes") or {}).get(seat)
     if total is not None:  # a replaced undecodable byte reads back longer than it was
         kept = min(kept, total, BOT_LOG_KEPT)
     if total is None:

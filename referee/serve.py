@@ -29,6 +29,7 @@ from pathlib import Path
 
 from house import settings
 from referee.match.local import play_match
+from referee.match.runner import Startup
 from referee.match.spec import MatchSpec
 from referee.seats.sandbox import UNSANDBOXED_ENV, SandboxUnavailable
 
@@ -74,7 +75,21 @@ def _memory_limit_mb() -> int:
     return int(text)
 
 
+def process_started() -> float | None:
+    """When this process started (exec), on the monotonic clock, to the kernel's clock tick
+    (``/proc/self/stat``); None where that cannot be read."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+    return time.monotonic() - age
+
+
 def main(argv: list[str] | None = None) -> int:
+    startup = Startup(main=time.monotonic())  # the interpreter and the imports are behind it
+    startup.process = process_started()
     p = argparse.ArgumentParser(prog="python -m referee.serve")
     p.add_argument("spec", help="the match spec (JSON)")
     p.add_argument("--out", required=True, help="where to write the match record")
@@ -99,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     unsandboxed = settings.UNSANDBOXED.text() == "1"
     try:
         _, match, runner = play_match(spec, bots, Path(args.workdir),
-                                      sandbox="none" if unsandboxed else None)
+                                      sandbox="none" if unsandboxed else None, startup=startup)
     except SandboxUnavailable as e:
         print(f"referee: {e}", file=sys.stderr)
         return 3

@@ -149,47 +149,81 @@ def die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
+def play_here(store_url: str, task: str, arg, lease_s: float,
+              max_attempts: int | None = None) -> str:
+    """A match sent to this machine, played in a pool process as a worker plays it
+    (``execute.execute_match``, tried at most ``max_attempts`` times; None:
+    ``ARENA_MAX_ATTEMPTS`` or 3): the task of a ``LocalSender`` with match slots alone (a
+    season's local run); ``scheduler.service.intake.run_here`` runs every kind."""
+    if task != Task.PLAY_MATCH.value:
+        raise ValueError(f"{task} {arg}: only matches are played here")
+    from scheduler.execute import execute_match
+    return execute_match(store_url, arg, lease_s=lease_s, max_attempts=max_attempts)
+
+
 class LocalSender:
     """Tasks into process pools of this machine, one pool per kind of slot: ``match_slots``
     processes for the match lanes (taken in the order sent, each lane bounded by its
-    ``window``) and ``intake_slots`` for the intake; each task is ``run(store_url, task name,
-    id, lease_s)`` in a pool process (``scheduler.service.intake.run_here``: what a worker
-    would do). A task already waiting or running here is not sent twice. ``close`` ends the
-    pools."""
+    ``window``) and ``intake_slots`` for the intake (0: none, its tasks not sent); each task is
+    ``run(store_url, task name, id, lease_s, max_attempts)`` in a pool process
+    (``scheduler.service.intake.run_here``: what a worker would do). A task already waiting
+    or running here is not sent twice; ``wait`` waits for those in play to end, ``failure``
+    is the last error one of them raised. ``close`` ends the pools."""
 
     def __init__(self, store_url: str, run, *, match_slots: int = 1, intake_slots: int = 1,
-                 lease_s: float = DEFAULT_LEASE_S, out=sys.stderr) -> None:
+                 lease_s: float = DEFAULT_LEASE_S, max_attempts: int | None = None,
+                 out=sys.stderr) -> None:
         import multiprocessing
         ctx = multiprocessing.get_context("spawn")
         self.store_url, self.run, self.lease_s, self.out = store_url, run, lease_s, out
+        self.max_attempts = max_attempts
         self.error: str | None = None
-        import os
+        self.failure: Exception | None = None
         parent = os.getpid()
 
         def pool(slots: int) -> ProcessPoolExecutor:  # its processes end however this one does
             return ProcessPoolExecutor(max_workers=slots, mp_context=ctx,
                                        initializer=die_with_parent, initargs=(parent,))
-        self.pools = {"match": pool(match_slots), "intake": pool(intake_slots)}
+        self.pools = {kind: pool(slots) for kind, slots in
+                      (("match", match_slots), ("intake", intake_slots)) if slots > 0}
         self._intake_slots = intake_slots
         self._in_play: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+        self._ended = threading.Condition(self._lock)
+        self._ends = self._seen = 0  # tasks ended here, and those ``wait`` returned after
 
     def send(self, task: Task, arg, lane: Lane) -> bool:
         key = (task.value, str(arg))
+        kind = "intake" if lane is Lane.INTAKE else "match"
+        if kind not in self.pools:
+            self.error = f"no {kind} slot here"
+            return False
         with self._lock:
             if key in self._in_play:
                 return True
             self._in_play.add(key)
-        pool = self.pools["intake" if lane is Lane.INTAKE else "match"]
-        future = pool.submit(self.run, self.store_url, task.value, arg, self.lease_s)
+        try:
+            future = self.pools[kind].submit(self.run, self.store_url, task.value, arg,
+                                             self.lease_s, self.max_attempts)
+        except RuntimeError as e:  # the pool is shut down or broken (a process of it died)
+            with self._lock:
+                self._in_play.discard(key)
+            self.error = f"the {kind} pool here cannot take work ({e})"
+            return False
+        self.error = None
         future.add_done_callback(lambda f: self._done(key, f))
         return True
 
     def _done(self, key: tuple[str, str], future: Future) -> None:
-        with self._lock:
+        error = None if future.cancelled() else future.exception()
+        with self._ended:
             self._in_play.discard(key)
-        if not future.cancelled() and future.exception() is not None:
-            print(f"arena: {key[0]} {key[1]} failed here: {future.exception()!r}; it is "
+            self._ends += 1
+            if isinstance(error, Exception):
+                self.failure = error
+            self._ended.notify_all()
+        if error is not None and not isinstance(error, KeyboardInterrupt):  # (Ctrl-C: told)
+            print(f"arena: {key[0]} {key[1]} failed here: {error!r}; it is "
                   "sent again later", file=self.out, flush=True)
 
     def intake_slots(self) -> int:
@@ -199,16 +233,30 @@ class LocalSender:
         with self._lock:
             return len(self._in_play)
 
+    def wait(self, timeout: float | None = None, *, every: bool = False) -> None:
+        """Until a task in play here ends (at once if one ended since the last wait), or with
+        ``every`` until none is in play; at most ``timeout`` seconds (None: no limit)."""
+        with self._ended:
+            self._ended.wait_for(lambda: not self._in_play if every
+                                 else self._ends > self._seen, timeout)
+            self._seen = self._ends
+
     def close(self) -> None:
         """End the pools and their processes now: a match in play here is played again once
-        its lease runs out, a version being built is sent again (as a killed worker's)."""
+        its lease runs out, a version being built is sent again (as a killed worker's). Idle
+        processes end of themselves; none outlives this call."""
+        idle = not self.busy()
         for pool in self.pools.values():
             processes = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
             for p in processes:
-                p.terminate()
+                if not idle:
+                    p.terminate()
             for p in processes:
                 p.join(10)
+                if p.is_alive():
+                    p.terminate()
+                    p.join(10)
 
 
 def dispatch(sender: Sender, task: Task, lane: Lane, due: Sequence, *,
@@ -229,13 +277,17 @@ def dispatch(sender: Sender, task: Task, lane: Lane, due: Sequence, *,
 
 
 def send_due(store, season: str, sender: Sender, lane: Lane, *, window: int,
-             resend: Resend = Resend()) -> int | None:
+             resend: Resend = Resend(), in_play: int | None = None) -> int | None:
     """Send ``season``'s due matches on ``lane``, keeping at most ``window`` queued or
     playing: pending ones never sent (or, by ``resend``, whose message was lost), and running
-    ones whose lease ran out (their worker died). Returns how many were sent, None when the
-    sender failed (the rest are sent on a later call)."""
-    c = store.seasons.counts(season)
-    room = max(0, window - c[MatchStatus.RUNNING] - store.queue.queued(season, resend.after_s))
+    ones whose lease ran out (their worker died). ``in_play``: the matches the sender holds,
+    when it knows them (a ``LocalSender``): the window counts those, not the store's queued
+    and running ones. Returns how many were sent, None when the sender failed (the rest are
+    sent on a later call)."""
+    if in_play is None:
+        c = store.seasons.counts(season)
+        in_play = c[MatchStatus.RUNNING] + store.queue.queued(season, resend.after_s)
+    room = max(0, window - in_play)
     due = store.queue.due(season, resend.after_s, limit=room, lost_after_s=resend.lease_s)
     return dispatch(sender, Task.PLAY_MATCH, lane, due, unsent=store.queue.unmark)
 

@@ -371,13 +371,10 @@ def _write(store: Store, row: MatchRow, variant: str, match: MatchFile, duration
     deadline = time.monotonic() + retry_s
     delay = 0.25
     notes: list[str] = []
-    assert match.result is not None  # (a match played here always has its result)
-    summary = match.summary()
-    args = (match.result.to_dict(), summary.to_dict(), match.to_dict(), duration, owner)
-    tally = match_tally(summary, variant)
+    tally = match_tally(match.summary(), variant)
     while True:
         try:
-            written = store.results.finish(row.id, row.season, *args,
+            written = store.results.finish(row.id, row.season, match, duration, owner,
                                            note="; ".join(notes) or None, tally=tally)
             if written:
                 _score_pair(store, row.id)

@@ -1,12 +1,15 @@
 """Running a season: admit its bots, write its matches to the store, play them.
 
-Two ways to play, one match function (``execute.execute_match``):
+Two ways to play, one way to send a match (``dispatch.send_due``) and one match function
+(``execute.execute_match``, run as a worker runs it):
 
-- local (the default): a process pool on this machine, no servers;
+- local (the default): process pools on this machine (``dispatch.LocalSender``), no servers;
 - distributed: Celery tasks over Redis, played by ``arena worker`` processes on any machine
-  that reaches the broker and the store. This process stays the reconciler: it enqueues in a
-  bounded window and re-enqueues matches whose message was lost (a flushed or restarted
-  broker) or whose lease expired (a killed worker).
+  that reaches the broker and the store.
+
+Either way this process stays the reconciler: it sends in a bounded window and sends again
+matches whose message was lost (a flushed or restarted broker) or whose lease expired (a
+killed worker).
 
 Either way a season is resumable: running it again plays only what is not done. A cancelled
 season (``arena season cancel``) is not: a run in progress stops once the matches in play end.
@@ -15,15 +18,12 @@ season (``arena season cancel``) is not: a run in progress stops once the matche
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import random
 import signal
 import sys
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,11 +32,11 @@ from referee.match.spec import DEFAULT_TIME_CONTROL, DealSpec, MatchSpec, SeatBo
 from referee.seats.manifest import changed_files
 
 from scheduler.dispatch import RESEND_S
-from scheduler.execute import MatchFailed, execute_match, play_again
+from scheduler.execute import MatchFailed, play_again
 from scheduler.season import Season, SeasonError, deal_seed, pairing_spec
 from scheduler.season_config import LadderConfig, SeasonConfig
 from scheduler.pinning import pin
-from scheduler.states import FINISHED, MatchStatus, PlayOutcome
+from scheduler.states import FINISHED, MatchStatus
 from scheduler.workers import process_alive
 from scheduler.store import DEFAULT_LEASE_S, Store, plan_rows
 from scheduler.store.rows import NewBot, StatusCounts
@@ -290,50 +290,67 @@ def _said_cancelled(store: Store, season_name: str, counts: StatusCounts) -> Non
               f"not played, {counts[MatchStatus.DONE]} done stay counted", file=sys.stderr)
 
 
+def _counted(store: Store, season_name: str, bar, shown: int) -> tuple[StatusCounts, int]:
+    """The season's counts now, and its finished matches, the bar moved on by those finished
+    since ``shown``."""
+    counts = store.seasons.counts(season_name)
+    finished = sum(counts[s] for s in FINISHED)
+    if finished > shown:
+        bar.update(finished - shown)
+    return counts, max(shown, finished)
+
+
 def run_local(store: Store, season_name: str, *, workers: int = 2,
               lease_s: float = DEFAULT_LEASE_S, progress: bool = True,
-              max_attempts: int | None = None) -> StatusCounts:
-    """Play the season's remaining matches in a local process pool; returns the final counts.
-    A match whose attempt failed for the infrastructure's sake is played again, up to
-    ``max_attempts`` (default ``ARENA_MAX_ATTEMPTS`` or 3), then set aside as failed. Once the
-    season is cancelled no match starts: the run ends when the ones in play do."""
-    store.queue.release_owned(season_name, process_alive)  # matches of an interrupted earlier run
+              max_attempts: int | None = None, poll_s: float = 0.5) -> StatusCounts:
+    """Play the season's remaining matches in a process pool of this machine
+    (``dispatch.LocalSender`` of ``workers`` match slots running ``dispatch.play_here``), sent
+    as a worker's are (``dispatch.send_due``, at most ``workers`` in play); returns the final
+    counts. A match held by a live process elsewhere is waited for; one whose attempt failed
+    for the infrastructure's sake is played again, up to ``max_attempts`` (default
+    ``ARENA_MAX_ATTEMPTS`` or 3), then set aside as failed. Once the season is cancelled no
+    match starts: the run ends when the ones in play do. After a Ctrl-C the matches in play
+    end, no other starts, and ``KeyboardInterrupt`` is raised."""
+    from scheduler.dispatch import Lane, LocalSender, Resend, play_here, repeat, send_due
+    store.queue.release_owned(season_name, process_alive)  # an interrupted earlier run's
     counts = store.seasons.counts(season_name)
-    total = counts.total
-    bar = _progress(total, sum(counts[s] for s in FINISHED),
-                    f"{season_name} (local)", progress)
-    ctx = multiprocessing.get_context("spawn")
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            while True:
-                todo = store.queue.pending_ids(season_name)
-                if not todo:
-                    break
-                # no more matches handed to the pool than it plays at once: after Ctrl-C, the
-                # matches being played end and no other starts
-                playing: set[Future[str]] = set()
-                waiting, busy = iter(todo), 0
-                while True:
-                    for mid in islice(waiting, workers - len(playing)):
-                        playing.add(pool.submit(execute_match, store.url, mid, lease_s=lease_s,
-                                                max_attempts=max_attempts))
-                    if not playing:
-                        break
-                    finished, playing = wait(playing, return_when=FIRST_COMPLETED)
-                    for f in finished:
-                        outcome = f.result()
-                        if outcome in (PlayOutcome.DONE, PlayOutcome.FAILED, PlayOutcome.COUNTED,
-                                       PlayOutcome.CANCELLED):
-                            bar.update(1)
-                        elif outcome == PlayOutcome.BUSY:
-                            busy += 1
-                    if store.cancels.cancelled(season_name):  # no other match starts
-                        waiting = iter(())
-                if busy == len(todo):  # all held by live leases elsewhere: wait for them
-                    time.sleep(min(5.0, lease_s / 4))
-    finally:
-        bar.close()
-    counts = store.seasons.counts(season_name)
+    shown = sum(counts[s] for s in FINISHED)
+    bar = _progress(counts.total, shown, f"{season_name} (local)", progress)
+    # the sender holds every match it was sent: a pending one not in play here is due now
+    resend = Resend(after_s=0.0, lease_s=lease_s)
+    sender = LocalSender(store.url, play_here, match_slots=workers, intake_slots=0,
+                         lease_s=lease_s, max_attempts=max_attempts)
+
+    def step() -> float | None:
+        nonlocal counts, shown
+        if interrupted.is_set():  # Ctrl-C (told to the pools' processes too): nothing sent
+            return 0.0
+        if sender.failure is not None:  # (a match function that raised: a bug, or no store)
+            raise sender.failure
+        cancelled = store.cancels.cancelled(season_name) is not None
+        if cancelled:
+            store.cancels.settle(season_name)
+        counts, shown = _counted(store, season_name, bar, shown)
+        if counts[MatchStatus.PENDING] + counts[MatchStatus.RUNNING] == 0:
+            return None
+        if not cancelled and send_due(store, season_name, sender, Lane.SEASONS,
+                                      window=workers, resend=resend,
+                                      in_play=sender.busy()) is None:
+            raise RuntimeError(f"season {season_name}: {sender.error}")
+        sender.wait(poll_s)  # until a match in play here ends
+        return 0.0
+
+    with ctrl_c_between_steps() as interrupted:
+        try:
+            stopped = repeat(step, stop=interrupted)
+            # the tasks in play end: at the season's end their matches are over already;
+            # after a Ctrl-C the matches being played end, and no other starts
+            sender.wait(every=True)
+            if stopped:
+                raise KeyboardInterrupt
+        finally:
+            sender.close()
+            bar.close()
     _said_cancelled(store, season_name, counts)
     return counts
 
@@ -385,11 +402,7 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
         if interrupted.is_set():
             raise KeyboardInterrupt
         store.cancels.settle(season_name)
-        counts = store.seasons.counts(season_name)
-        finished = sum(counts[s] for s in FINISHED)
-        if finished > shown:
-            bar.update(finished - shown)
-            shown = finished
+        counts, shown = _counted(store, season_name, bar, shown)
         if counts[MatchStatus.PENDING] + counts[MatchStatus.RUNNING] == 0:
             return None
         sent = send_due(store, season_name, sender, Lane.SEASONS, window=window, resend=resend)
@@ -400,7 +413,7 @@ def run_distributed(store: Store, season_name: str, broker: str, *, window: int 
             bar.write(f"broker {broker} reachable again")
             broker_down = False
         if not hinted and time.monotonic() - started > 30 and counts[MatchStatus.RUNNING] == 0 \
-                and finished == shown_at_start:
+                and shown == shown_at_start:
             bar.write(f"no match has started in 30 s: is an `arena worker` running with "
                       f"--broker {broker} and --db {store.url}?")
             hinted = True

@@ -18,7 +18,7 @@ from referee.seats.manifest import Manifest
 
 from scheduler.registry.archives import RegistryError
 from scheduler.registry.packing import pack
-from scheduler.registry.submissions import BotVersion, resolve
+from scheduler.registry.submissions import resolve
 from scheduler.registry.versions import (BuildError, NotPortable, materialise, pin_portable,
                                          portable, submit)
 from scheduler.season import Season, SeasonBot, SeasonError
@@ -100,7 +100,7 @@ def _submit_folder(store: Store, manifest: Manifest, where: str, out):
             print(f"note: {where}: {manifest.name}@{manifest.version} is in the registry with "
                   f"other content; this folder is submitted as {manifest.name}@{version}",
                   file=out)
-    return submit(store, manifest.folder, version=version, out=out)
+    return submit(store, manifest.folder, version=version, out=out).version
 
 
 def _pinned_version(store: Store, row: BotRow, where: str):
@@ -113,7 +113,7 @@ def _pinned_version(store: Store, row: BotRow, where: str):
     if got is None:
         raise SeasonError(f"{where}: the version the season pinned ({row.version_hash[:12]}"
                           ") is no longer in the registry")
-    return BotVersion.of(got)
+    return got
 
 
 def _note_edits(bot: SeasonBot, version, row: BotRow, where: str, out) -> None:

@@ -47,7 +47,7 @@ def _ladder(where: Path, settled: bool, seconds: float) -> tuple[float, int]:
                         ignore=shutil.ignore_patterns("__pycache__"))
         toml = (folder / "bot.toml").read_text()
         (folder / "bot.toml").write_text(re.sub(r'(?m)^name = .*$', f'name = "v{i}"', toml))
-        refs.append(submit(store, folder).ref)
+        refs.append(submit(store, folder).version.ref)
     path = where / "ladder.toml"
     path.write_text('name = "rest"\nformat = "ladder"\nvariant = "two-deck-fry"\n'
                     'deals_per_set = 1\nqueue_ahead = 4\nplacement_pairs = 1\n'

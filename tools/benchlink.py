@@ -8,10 +8,15 @@ relay, is the referee's message pattern without the referee: one bare grpcio ser
 four client processes in turn. The echo is played on grpc's sync server too (``sync echo``),
 to weigh the other server model by the same measure.
 
-The referee's match is played once for each way a bot may take its events, each against the
+The referee's matches are played for each way a bot may take its events, each against the
 same echo and relay: with notices (the protocol's default) and with its requests
 (``EVENT_DELIVERY_WITH_REQUESTS``: fewer messages); each figure of the referee is printed for
 each, its line naming the way ("notices:", "with-requests:").
+
+Each way plays ``--matches`` matches: the first gives the figures above; all give the start-up
+line, the medians of where each match's start-up went (``referee.match.runner.Startup``), from
+the match's start to its first request, and the referee process's own start (exec to its
+``main``: interpreter and imports), timed apart since the match here is played in this process.
 """
 
 from __future__ import annotations
@@ -270,6 +275,62 @@ def _referee_match(variant: str, deals: int, with_requests: bool):
     return result, runner, wall
 
 
+# The referee process's start: the interpreter and what ``python -m referee.serve`` imports
+# before its ``main`` runs, stamped on the monotonic clock (shared with this process).
+_REFEREE_START = "import time, referee.serve; print(time.monotonic())"
+
+
+def referee_process_ms(count: int) -> list[float]:
+    """The referee process's start, ``count`` times: ms from before its exec to its imports
+    done (where ``referee.serve``'s ``main`` is entered), started the way a league's worker
+    starts it (``scheduler.execute``: this interpreter, the arena's folder and protocol
+    package on its path)."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "protos")] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    times = []
+    for _ in range(count):
+        t = time.monotonic()
+        out = subprocess.run([sys.executable, "-c", _REFEREE_START], cwd=root, env=env,
+                             capture_output=True, text=True, check=True).stdout
+        times.append((float(out) - t) * 1000)
+    return times
+
+
+STARTUP_PHASES = ("sockets and gates", "sandbox spawn", "bot start and connect",
+                  "connect to Hello", "last Hello to first request")
+"""The phases of a match's start-up in this process, in order (``Startup.phases``)."""
+
+
+def startup_breakdown(runners, referee_ms: list[float]) -> str:
+    """The start-up line's figures: the medians (ms) over ``runners``' matches of each phase
+    of their start-up, each seat's own spawn and bot start, and the referee process's start
+    (``referee_ms``), with the largest phase named."""
+    phases = [r.startup.phases() for r in runners]
+    per_seat = [r.startup.per_seat() for r in runners]
+    if any(p is None for p in phases) or any(s is None for s in per_seat):
+        return "not every stamp was taken (a seat not launched over gRPC)"
+    median = {name: statistics.median(p[name] for p in phases if p is not None)
+              for name in (*STARTUP_PHASES, "total")}
+    seat = {name: statistics.median(x for s in per_seat if s is not None for x in s[name])
+            for name in ("sandbox spawn", "bot start and connect")}
+    median_referee = statistics.median(referee_ms)
+    largest = max((*STARTUP_PHASES, "referee process"),
+                  key=lambda name: median_referee if name == "referee process" else median[name])
+    return (f"medians over {len(runners)} matches, ms: referee process {median_referee:.0f} "
+            f"(exec to main: interpreter and imports, timed apart); sockets and gates "
+            f"{median['sockets and gates']:.0f}; sandbox spawn {median['sandbox spawn']:.0f} "
+            f"(the seats in turn up to the last to say Hello; per seat "
+            f"{seat['sandbox spawn']:.0f}); bot start and connect "
+            f"{median['bot start and connect']:.0f} (interpreter, imports, connect: spawn to "
+            f"stream; per seat {seat['bot start and connect']:.0f}); connect to Hello "
+            f"{median['connect to Hello']:.0f}; last Hello to first request "
+            f"{median['last Hello to first request']:.0f}; total {median['total']:.0f} in the "
+            f"match, {median['total'] + median_referee:.0f} with the referee process; largest: "
+            f"{largest}")
+
+
 def _request_size(variant: str) -> int:
     """The size of a typical request: the median over one random deal's decision requests."""
     from referee.wire.hints import legal_hint
@@ -294,11 +355,16 @@ def _request_size(variant: str) -> int:
     return int(statistics.median(sizes))
 
 
-def bench_link(variant: str, deals: int, events: str = "both") -> int:
+def bench_link(variant: str, deals: int, events: str = "both", matches_each: int = 3) -> int:
     """Print the figures; ``events``: "notices", "with-requests" or "both" (the referee's
-    match played once each way, in that order, each against the same echo and relay)."""
+    matches played each way, in that order, each against the same echo and relay);
+    ``matches_each``: the matches of each way (the first gives the figures of the link, all
+    the start-up's)."""
     modes = list(EVENT_MODES) if events == "both" else [events]
-    matches = {mode: _referee_match(variant, deals, EVENT_MODES[mode]) for mode in modes}
+    every_match = {mode: [_referee_match(variant, deals, EVENT_MODES[mode])
+                     for _ in range(max(1, matches_each))] for mode in modes}
+    matches = {mode: every[0] for mode, every in every_match.items()}
+    referee_ms = referee_process_ms(max(1, matches_each))
     size = _request_size(variant)
     decisions_max = max(len(runner.timings) for _, runner, _ in matches.values())
     count = max(200, min(decisions_max, 2000))
@@ -310,7 +376,8 @@ def bench_link(variant: str, deals: int, events: str = "both") -> int:
     echo_median, echo_mean = statistics.median(echo), statistics.mean(echo)
     relay_median, relay_mean = statistics.median(relay), statistics.mean(relay)
     echo_cpu_ms = echo_cpu[0] / max(1, len(echo) - 1) * 1000 if echo_cpu else float("nan")
-    print(f"command      arena bench link --variant {variant} --deals {deals}")
+    print(f"command      arena bench link --variant {variant} --deals {deals} --matches "
+          f"{max(1, matches_each)}")
     print(f"machine      {os.uname().machine}, {os.cpu_count()} cpus, python "
           f"{sys.version.split()[0]}, grpcio {grpc.__version__}; unix sockets on one machine")
     print(f"message      median request size {size} bytes (a {variant} decision request)")
@@ -373,4 +440,6 @@ def bench_link(variant: str, deals: int, events: str = "both") -> int:
               f"the relay = {relay_median / echo_median:.2f} x echo; with this rules engine, a "
               f"deal >= decisions x (mean relay + work between answer and request + seat) = "
               f"{floor / echo_mean:.2f} x decisions x mean echo")
+        print(f"start-up     {mode}: "
+              f"{startup_breakdown([runner for _, runner, _ in every_match[mode]], referee_ms)}")
     return 0

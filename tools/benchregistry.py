@@ -33,7 +33,7 @@ def bench_registry(rounds: int = 3) -> int:
         print(f"{'bot':<22} {'archive':>9} {'cold ms (median)':>17} {'warm ms (median)':>17} "
               f"{'cold / warm':>12}")
         for sample in SAMPLES:
-            version = submit(store, ROOT / "sample_bots" / sample)
+            version = submit(store, ROOT / "sample_bots" / sample).version
             bot = SeatBot(version.name, pin_portable(version), version_hash=version.content_hash)
             cold, warm = [], []
             for r in range(rounds):

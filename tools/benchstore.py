@@ -220,18 +220,23 @@ try:  # a store that takes the tally typed (``MatchTally``), else its columns
 except ImportError:
     def tally_of(cols):
         return cols
+import inspect
+typed = "match" in inspect.signature(results.finish).parameters  # takes the MatchFile
+if typed:
+    from referee.match.matchfile import MatchFile
 write, read = [], []
 for m in given["played"]:
     tally = tally_of(m["tally"])
+    args = ((MatchFile.from_dict(m["record"], m["id"]),) if typed else
+            (m["result"], m["summary"], m["record"]))
     t = time.perf_counter()
-    results.finish(m["id"], m["season"], m["result"], m["summary"], m["record"], m["duration_s"],
-                   "bench-store", tally=tally)
+    results.finish(m["id"], m["season"], *args, m["duration_s"], "bench-store", tally=tally)
     write.append(time.perf_counter() - t)
 for m in given["played"]:
     t = time.perf_counter()
     got = results.record(m["id"])
     read.append(time.perf_counter() - t)
-    assert got == m["record"], m["id"]
+    assert (got.to_dict() if typed else got) == m["record"], m["id"]
 print(json.dumps({"write": write, "read": read}))
 '''
 

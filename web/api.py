@@ -6,7 +6,7 @@ import statistics
 import time
 from dataclasses import asdict
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -20,6 +20,9 @@ from scheduler.states import MatchStatus
 from scheduler.store import STATUSES
 from scheduler.store import SeasonRow as StoredSeason
 from web.refusals import STATUS
+
+if TYPE_CHECKING:
+    from referee.match.matchfile import MatchFile
 
 MAX_LIMIT = 500
 #: a ladder's pace is its matches played over the last hour (seconds)
@@ -254,9 +257,14 @@ def _seated(store, version: str, season: str | None) -> list[tuple[str, str]]:
 
 
 def _has_fault_kind(store, match_id: str, kind: str) -> bool:
-    """Whether the match's stored record has a fault of ``kind``."""
-    record = store.results.record(match_id) or {}
-    return any(f.get("kind") == kind for f in record.get("faults") or [])
+    """Whether the match's stored record has a fault of ``kind`` (a record that cannot be
+    read has none)."""
+    from referee.match.matchfile import RecordError
+    try:
+        record = store.results.record(match_id)
+    except RecordError:
+        return False
+    return record is not None and any(f.kind == kind for f in record.faults)
 
 
 def match_list(store, *, season: str | None = None, bot: str | None = None,
@@ -279,11 +287,11 @@ def match_list(store, *, season: str | None = None, bot: str | None = None,
             "matches": [_match_row(r, r.id in sealed) for r in page.rows]}
 
 
-def _timings(record: dict) -> list[dict]:
+def _timings(match: MatchFile) -> list[dict]:
     by_seat: dict[int, list[float]] = {}
-    for seat, ms in record.get("timings") or []:
+    for seat, ms in match.extra.get("timings") or []:
         by_seat.setdefault(seat, []).append(ms)
-    seats = record.get("seats") or []
+    seats = match.seats
     return [{"seat": s, "bot": seats[s] if s < len(seats) else None, "decisions": len(v),
              "median_ms": round(statistics.median(v), 3), "max_ms": round(max(v), 3),
              "total_ms": round(sum(v), 1)} for s, v in sorted(by_seat.items())]
@@ -308,19 +316,17 @@ def match_detail(store, match_id: str, *, hidden_seasons=(), log_seats=None) -> 
                         for a in store.pages.attempt_log(r.season, match_id)]}
     if r.played:
         out["deals"] = [d.to_dict() for d in r.summary.deals]
-    record = store.results.record(match_id) if r.played else None
-    if record:
-        from referee.match.matchfile import MatchFile
-        match = MatchFile.from_dict(record, match_id)  # one that does not read back: an error
+    match = store.results.record(match_id) if r.played else None  # unreadable: an error
+    if match is not None:
         out["faults"] = [f.to_dict() if log_seats is None or f.seat in log_seats
                          else {**f.to_dict(), "log_tail": None}  # a bot's output: its author's
                          for f in match.faults]
-        logs = record.get("bot_logs") or {}
+        logs = match.extra.get("bot_logs") or {}
         out["logs"] = {str(s): logs[str(s)][-LOG_TAIL:]
                        for s in sorted({f.seat for f in match.faults}) if logs.get(str(s))
                        and (log_seats is None or s in log_seats)}
-        out["timings"] = _timings(record)
-        out["versions"] = list(record.get("bots") or [])
+        out["timings"] = _timings(match)
+        out["versions"] = list(match.bots or [])
     return out
 
 

@@ -309,14 +309,14 @@ def _match(request: Request, match_id: str) -> MatchFile:
     sealed = store.pages.sealed_by(match_id)
     if sealed:
         raise Refused(Refusal.FORBIDDEN, f"match {match_id}: {sealed_reason(sealed)}")
-    data = store.results.record(match_id)
-    if data is None:
-        raise Refused(Refusal.NOT_FOUND, f"no match record with id {match_id}")
     try:
-        return MatchFile.from_dict(data, match_id)
+        match = store.results.record(match_id)
     except ValueError as e:
         raise Refused(Refusal.FAILED, f"match {match_id}: the stored record cannot be read: "
                                       f"{e}") from None
+    if match is None:
+        raise Refused(Refusal.NOT_FOUND, f"no match record with id {match_id}")
+    return match
 
 
 def _seat(seat: str | None) -> int | None:

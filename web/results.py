@@ -147,7 +147,7 @@ def own_record(store, viewer: Viewer, match_id: str) -> bytes:
     sealed = store.pages.sealed_by(match_id)
     if sealed:
         raise Refused(Refusal.FORBIDDEN, f"match {match_id}: {sealed_reason(sealed)}")
-    return json.dumps(_redacted(record, seats), ensure_ascii=False).encode()
+    return json.dumps(_redacted(record.to_dict(), seats), ensure_ascii=False).encode()
 
 
 def download(store, viewer: Viewer, match_id: str) -> Response:

@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from referee.match.matchfile import MatchFile
 from referee.match.results import MatchResult
-from referee.match.runner import MatchRunner
+from referee.match.runner import MatchRunner, Startup
 from referee.match.socket_folders import SOCKETS_PREFIX, SOCKETS_ROOT, sweep_socket_folders
 from referee.match.spec import MatchSpec
 from referee.seats.botzone_seat import (BotzoneSeat, memory_limit_of, time_limit_of,
@@ -33,7 +34,8 @@ from referee.server.servicer import create_server, mark_serving
 async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], workdir: Path,
                            tcp_port: int | None = None, keep_sent: bool = False,
                            tokens: list[str] | None = None, sandbox=None,
-                           listening: Callable[[str], None] | None = None
+                           listening: Callable[[str], None] | None = None,
+                           startup: Startup | None = None
                            ) -> tuple[MatchResult, MatchFile, MatchRunner]:
     """Play ``spec`` between ``bots`` (seat order; None for a seat played from elsewhere over
     TCP, which needs ``tcp_port``: 0 for a free one); returns (result, match file, runner).
@@ -45,7 +47,9 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
     spec's setting (``spec.sandbox``, by default the default policy). A sandbox that cannot be
     made here raises ``SandboxUnavailable`` before anything starts. Each launched gRPC seat
     has its own socket and server, which takes that seat's token only; the TCP port takes any
-    seat's."""
+    seat's. ``startup``, if given, gets the start-up's stamps (``runner.startup`` is it)."""
+    startup = Startup() if startup is None else startup
+    startup.begin = time.monotonic()
     policy = policy_of(spec.sandbox if sandbox is None else sandbox)
     launched = [b for b in bots if b is not None]
     if policy is not None and launched:
@@ -81,6 +85,7 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
         for folder in sockets.values():  # a seat's own uid reaches its socket, and no other
             os.chmod(folder, 0o711)
             os.chmod(folder / "seat.sock", 0o666)
+        startup.sockets = time.monotonic()
         for seat, bot in enumerate(bots):
             if bot is None:
                 continue
@@ -98,11 +103,13 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
                     procs.append(proc)
                     seats[seat] = await StdioSeat.open(proc.popen.stdin, proc.popen.stdout)
                 else:
+                    startup.launching[seat] = time.monotonic()
                     proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
                                   address=f"unix://{sockets[seat]}/seat.sock",
                                   token=hub.links[seat].token, sandbox=policy,
                                   socket_dir=sockets[seat],
                                   gate=(listeners[seat], inner / f"seat{seat}.sock"))
+                    startup.launched[seat] = time.monotonic()
                     procs.append(proc)
             except ManifestError as e:  # the bot's own doing: its seat never connects
                 seats[seat] = Unstarted(str(e))
@@ -110,6 +117,7 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
             by_seat[seat] = proc
         runner = MatchRunner(spec, seats, by_seat)
         runner.keep_sent = keep_sent
+        runner.startup = startup
         try:
             result = await runner.run()
         except Exception as e:
@@ -120,6 +128,8 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
             raise
         result = dataclasses.replace(result, sandbox="none" if policy is None else "bubblewrap")
         match = runner.record(result, hub.refused, hub.refused_more)
+        startup.opened = [link.opened_at for link in hub.links]
+        startup.hellos = [link.hello_at for link in hub.links]
         match.bots = tuple(None if b is None else b.label for b in bots)
         match.sandbox = result.sandbox
         if policy is not None:

@@ -13,7 +13,7 @@ import asyncio
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -67,6 +67,78 @@ class Where:
     request_id: int
 
 
+def _seats() -> list[float | None]:
+    return [None] * 4
+
+
+@dataclass(slots=True)
+class Startup:
+    """Where a match's start-up went: stamps on the monotonic clock (s), each taken once, with
+    no I/O; a stamp not taken (a seat not launched over gRPC, a match played in process) is
+    None. ``referee.serve`` adds the referee process's own start and its ``main``."""
+
+    process: float | None = None
+    """The referee process started (exec; ``/proc/self/stat``, to the kernel's clock tick)."""
+    main: float | None = None
+    """The referee's ``main`` entered: its interpreter and imports are behind it."""
+    begin: float | None = None
+    """The match began (``play_match``)."""
+    sockets: float | None = None
+    """The seats' sockets, their servers and their gates' listeners are ready."""
+    launching: list[float | None] = field(default_factory=_seats)
+    """Each seat's launch called (its sandbox and its gate spawned in it)."""
+    launched: list[float | None] = field(default_factory=_seats)
+    """Each seat's launch returned."""
+    opened: list[float | None] = field(default_factory=_seats)
+    """Each seat's first stream opened: its bot's interpreter, imports and connect behind it."""
+    hellos: list[float | None] = field(default_factory=_seats)
+    """Each seat's first Hello read."""
+    first_request: float | None = None
+    """The match's first decision request sent."""
+
+    def phases(self) -> dict[str, float] | None:
+        """The start-up in ms along its critical path, through the seat whose Hello came last:
+        (referee process,) sockets and gates, sandbox spawn (the seats launched in turn up to
+        that one), its bot's start (interpreter, imports, connect), its connect to its Hello,
+        the last Hello to the first request; and ``total``, their sum (from the process's
+        start where known, else the match's). None when a stamp is missing."""
+        launched, opened, hellos = (_taken(self.launched), _taken(self.opened),
+                                    _taken(self.hellos))
+        if (self.begin is None or self.sockets is None or self.first_request is None
+                or len(launched) + len(opened) + len(hellos) < 12):
+            return None
+        last = hellos.index(max(hellos))
+        marks = [("sockets and gates", self.sockets), ("sandbox spawn", launched[last]),
+                 ("bot start and connect", opened[last]), ("connect to Hello", hellos[last]),
+                 ("last Hello to first request", self.first_request)]
+        start = self.begin
+        if self.process is not None and self.main is not None:
+            start = self.process
+            marks.insert(0, ("referee process", self.main))
+            marks.insert(1, ("main to match", self.begin))  # the spec read, the memory guard
+        phases, before = {}, start
+        for name, t in marks:
+            phases[name] = (t - before) * 1000
+            before = t
+        phases["total"] = (self.first_request - start) * 1000
+        return phases
+
+    def per_seat(self) -> dict[str, list[float]] | None:
+        """Each seat's own phases in ms: its sandbox spawn (launch called to returned) and its
+        bot's start (launch returned to its first stream). None when a stamp is missing."""
+        launching, launched, opened = (_taken(self.launching), _taken(self.launched),
+                                       _taken(self.opened))
+        if len(launching) + len(launched) + len(opened) < 12:
+            return None
+        return {"sandbox spawn": [(b - a) * 1000 for a, b in zip(launching, launched)],
+                "bot start and connect": [(b - a) * 1000 for a, b in zip(launched, opened)]}
+
+
+def _taken(stamps: list[float | None]) -> list[float]:
+    """The stamps taken (all four when none is missing)."""
+    return [t for t in stamps if t is not None]
+
+
 class MatchRunner:
     """Drives one match; see the module docstring."""
 
@@ -103,6 +175,7 @@ class MatchRunner:
         self.handling: tuple[int, int] | None = None
         """The seat and request id whose reply is being judged, while one is: a crash of the
         referee then names them."""
+        self.startup = Startup()  # stamped by whoever starts the seats (``referee.match.local``)
         self.watches = [RequestWatch(self.tc.reconnect_window_ms,
                                      partial(self._stray, seat), partial(self._rejoined, seat))
                         for seat in range(4)]
@@ -321,6 +394,8 @@ class MatchRunner:
         request.events.extend(self.pending[seat])
         self.pending[seat] = []
         self._keep(seat, msg)
+        if self.startup.first_request is None:
+            self.startup.first_request = time.monotonic()  # (nearly: it is sent at once)
         return msg
 
     def _turn(self, seat: int, acting: bool) -> None:

@@ -45,6 +45,11 @@ class SeatLink:
     unplayable: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the seat's own token came with a protocol version this referee does not
     speak: its bot cannot play, and the seat stops waiting for it."""
+    opened_at: float | None = None
+    """When the seat's socket first had a stream opened (``time.monotonic()``): the bot
+    started, imported what it needs and connected (the match's start-up, ``Startup``)."""
+    hello_at: float | None = None
+    """When the seat's first stream was bound by its Hello (``time.monotonic()``)."""
 
     def send(self, msg: pb.RefereeMessage) -> bool:
         """Queue a message for the seat's stream; False when the seat is not connected."""
@@ -62,6 +67,8 @@ class SeatLink:
     def attach(self, hello: pb.Hello) -> Mailbox:
         """Bind a new stream that presented this seat's token; its outbox."""
         self.hello = hello
+        if self.hello_at is None:
+            self.hello_at = time.monotonic()
         self.connections += 1
         self.outbox = Mailbox()
         self.connected.set()

@@ -31,9 +31,9 @@ one job:
 - ``scheduler.season.SeasonBot``: a bot as its season names it, with the manifest it plays
   here and, once pinned, the portable one its match specs carry;
 - ``scheduler.registry.submissions.Prepared``: an upload read and packed, before the store;
-- ``scheduler.store.rows.NewVersion`` / ``BotVersionRow``: a registry version written / read;
-  ``scheduler.registry.submissions.BotVersion``: that row as the registry answers (its ref,
-  its manifest, whether a submission found it stored already);
+- ``scheduler.store.rows.NewVersion`` / ``BotVersionRow``: a registry version written / read
+  (its ref, its manifest); ``scheduler.registry.submissions.Submitted``: what a submission
+  answers (that version, and whether it was stored already);
 - ``scheduler.store.rows.NewBot`` / ``BotRow``: a season's bot written / read.
 """
 

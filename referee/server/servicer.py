@@ -9,10 +9,9 @@ stream and that seat's link (``referee.seats.grpc_seat``); the match runner
 from __future__ import annotations
 
 import asyncio
+import time
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from shengji_arena.v1 import referee_pb2 as pb
 from shengji_arena.v1 import referee_pb2_grpc as pb_grpc
 
@@ -40,6 +39,8 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         self.seat = seat
 
     async def Play(self, request_iterator, context):  # noqa: N802 (gRPC method name)
+        if self.seat is not None and self.hub.links[self.seat].opened_at is None:
+            self.hub.links[self.seat].opened_at = time.monotonic()  # (the match's start-up)
         it = request_iterator.__aiter__()
         try:
             first = await asyncio.wait_for(it.__anext__(), HELLO_TIMEOUT_S)
@@ -148,7 +149,9 @@ def create_server(hub: SeatHub, addresses: list[str], seat: int | None = None
         server = grpc.aio.server(options=options)
     pb_grpc.add_RefereeServicer_to_server(RefereeServicer(hub, seat), server)
     server.health = None
-    if seat is None:
+    if seat is None:  # imported here: a match's referee serves only seats' sockets
+        from grpc_health.v1 import health, health_pb2_grpc
+        from grpc_reflection.v1alpha import reflection
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
@@ -163,5 +166,6 @@ async def mark_serving(server) -> None:
     """Mark an organiser-facing server SERVING (a seat's socket has no health service)."""
     if server.health is None:
         return
+    from grpc_health.v1 import health_pb2
     for name in ("", SERVICE_NAME):
         await server.health.set(name, health_pb2.HealthCheckResponse.SERVING)

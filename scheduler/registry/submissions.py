@@ -12,8 +12,7 @@ import stat
 import tarfile
 import time
 import zlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from referee.seats.manifest import (MANIFEST_SIZE_LIMIT, Manifest, ManifestError, manifest_of,
@@ -24,31 +23,15 @@ from scheduler.registry.owners import (check_author, check_name, check_token, ch
                                        owner_label, resembled)
 from scheduler.registry.packing import pack_folder
 from scheduler.states import VersionState
-from scheduler.store.rows import BotVersionRow, NewVersion, Row
+from scheduler.store.rows import BotVersionRow, NewVersion
 
 
 @dataclass(frozen=True)
-class BotVersion(BotVersionRow):
-    """A registry version (its ``bot_versions`` row); ``already``: ``submit`` found this
-    content stored under this name@version (nothing was written)."""
-    already: bool = field(default=False, compare=False)
-
-    @property
-    def ref(self) -> str:
-        return f"{self.name}@{self.version}"
-
-    @classmethod
-    def of(cls, row: Row | Mapping, already: bool = False) -> "BotVersion":
-        stored = BotVersionRow.of(row)
-        return cls(**{f.name: getattr(stored, f.name) for f in dataclasses.fields(cls)
-                      if f.name != "already"}, already=already)
-
-    def manifest(self) -> Manifest:
-        """The version's manifest (``Manifest.from_fields``), portable: in ``@bot``, its
-        ``pythonpath`` as stored (``@bot/...``, ``@sdk``, ``@arena``); where it was fetched,
-        ``scheduler.registry.versions.located`` places it."""
-        return Manifest.from_fields(self.manifest_fields, folder=Path("@bot"),
-                                    where=f"{self.ref}: its manifest")
+class Submitted:
+    """What ``submit`` answers: the ``version`` stored under name@version and whether it was
+    there ``already`` (the same content submitted before: nothing was written)."""
+    version: BotVersionRow
+    already: bool
 
 
 def _portable_pythonpath(path: Path, entries, folder: Path, source: Path) -> list[str]:
@@ -101,7 +84,7 @@ def _language(command: list[str], folder: Path) -> str | None:
 
 def submit(store, source: Path, *, name: str | None = None, version: str | None = None,
            author: str | None = None, token: str | None = None, limit: int | None = None,
-           folder: Path | None = None, state: str | None = None) -> BotVersion:
+           folder: Path | None = None, state: str | None = None) -> Submitted:
     """Store the bot in folder or archive ``source`` (already unpacked in ``folder``, if
     given) as name@version (the manifest's unless given): its manifest checked, its folder
     packed, the archive and the row in one transaction. The same content under the same
@@ -175,7 +158,7 @@ def prepare(source: Path, folder: Path, limit: int | None = None) -> Prepared:
 
 def store_prepared(store, p: Prepared, source: Path, *, name: str | None = None,
                    version: str | None = None, author: str | None = None,
-                   state: str | None = None) -> BotVersion:
+                   state: str | None = None) -> Submitted:
     """The ``prepare``d bot stored as name@version (the manifest's unless given), as
     ``submit`` says; ``source`` is how messages name it."""
     from scheduler.store import NameHeld
@@ -195,16 +178,15 @@ def store_prepared(store, p: Prepared, source: Path, *, name: str | None = None,
         raise RegistryError(f"{source}: name {row.name!r} resembles the bot {e.name!r} "
                             f"(held by {owner_label(e.owner)}) once shown: choose another "
                             "name") from None
-    got = BotVersion.of(stored, already=not created)
-    if got.content_hash != p.content_hash:
-        raise RegistryError(f"{source}: {got.ref} is already in the registry with other "
-                            f"content (stored {got.content_hash[:12]}, this "
+    if stored.content_hash != p.content_hash:
+        raise RegistryError(f"{source}: {stored.ref} is already in the registry with other "
+                            f"content (stored {stored.content_hash[:12]}, this "
                             f"{p.content_hash[:12]}): a version never changes; bump the "
                             "version")
-    return got
+    return Submitted(stored, already=not created)
 
 
-def resolve(store, ref: str, *, playable: bool = False) -> BotVersion:
+def resolve(store, ref: str, *, playable: bool = False) -> BotVersionRow:
     """``name@version``, or ``name``: its latest submitted version. ``playable``: as a season
     names it: ``name`` is the latest version that is ready (one the submission service took in
     is ready once a worker built and checked it) and not withdrawn, and ``name@version`` that
@@ -229,14 +211,14 @@ def resolve(store, ref: str, *, playable: bool = False) -> BotVersion:
             why = unplayable(row) if playable else None
             if why is not None:
                 raise RegistryError(f"{ref}: not ready to play: {why}")
-            return BotVersion.of(row)
+            return row
         if rows:
             raise RegistryError(f"{ref}: no such version of {name}; its versions: "
                                 f"{', '.join(r.version for r in rows)}")
     elif rows:
         ready = [r for r in rows if not playable or unplayable(r) is None]
         if ready:
-            return BotVersion.of(ready[-1])
+            return ready[-1]
         raise RegistryError(f"{ref}: no version of {name} is ready to play: "
                             + "; ".join(f"{r.version} {unplayable(r)}" for r in rows[-3:]))
     names = sorted({r.name for r in store.registry.versions()})
@@ -245,7 +227,7 @@ def resolve(store, ref: str, *, playable: bool = False) -> BotVersion:
                            "it is empty (arena bots submit DIR)"))
 
 
-def listing(store, version: BotVersion) -> list[dict]:
+def listing(store, version: BotVersionRow) -> list[dict]:
     """The version's entries: {"path", "type" (file, dir, link), "size", "mode", "target"}."""
     data = stored_archive(store, version.content_hash)
     out = []
@@ -257,7 +239,7 @@ def listing(store, version: BotVersion) -> list[dict]:
     return out
 
 
-def remove(store, ref: str) -> BotVersion:
+def remove(store, ref: str) -> BotVersionRow:
     """Delete name@version, refused while a season pins its content; its archive goes with
     it unless another version shares it."""
     if not ref.partition("@")[2]:

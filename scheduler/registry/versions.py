@@ -79,11 +79,12 @@ class BuildError(ArenaError, ValueError):
 
 def submit(store: Store, source: Path, *, name: str | None = None,
            version: str | None = None, author: str | None = None, token: str | None = None,
-           out=None):
+           out=None) -> submissions.Submitted:
     """Submit a bot folder or archive (unpacked once): its build (if its manifest has one)
     must pass in the sandbox first (the built folder is kept in this machine's cache, where
     its matches here find it); then the version is stored (``submissions.submit``, which checks
-    its name, owner and ``token``). Returns the version."""
+    its name, owner and ``token``), as it answers: the version, and whether it was stored
+    already."""
     from referee.seats.manifest import load_manifest
     with opened(Path(source)) as folder:
         def stored():

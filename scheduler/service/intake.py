@@ -117,12 +117,10 @@ def house_opponent(store, besides: str, rng: random.Random, held: ExitStack):
     None when there is none, or none of ``HOUSE_TRIES`` could be placed."""
     from referee.match.spec import SeatBot
     from scheduler.registry.cache import using
-    from scheduler.registry.submissions import BotVersion
     from scheduler.registry.versions import BuildError, materialise, pin_portable
     from scheduler.season import SeasonBot
     house = house_bots(store, besides=besides)
-    for row in rng.sample(house, min(len(house), HOUSE_TRIES)):
-        v = BotVersion.of(row)
+    for v in rng.sample(house, min(len(house), HOUSE_TRIES)):
         held.enter_context(using(v.content_hash))
         try:
             seat = materialise(store, SeatBot(v.ref, pin_portable(v, v.ref),
@@ -151,7 +149,6 @@ def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir
     from scheduler.execute import MatchFailed
     from scheduler.league import smoke_check
     from referee.seats.build import BUILD_LOG
-    from scheduler.registry.submissions import BotVersion
     from scheduler.registry.versions import BuildError, materialise, pin_portable
     from scheduler.season import SeasonBot
     from scheduler.store import worker_name
@@ -160,10 +157,9 @@ def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir
     me = worker_name()
     if not store.versions.claim(version_id, me, STALE_CLAIM_S):
         return "not queued"
-    row = store.registry.version_by_id(version_id)
-    if row is None:
+    v = store.registry.version_by_id(version_id)
+    if v is None:
         return "not queued"
-    v = BotVersion.of(row)
     held.enter_context(using(v.content_hash))
     try:
         manifest = pin_portable(v, v.ref)
@@ -203,14 +199,15 @@ def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir
     return VersionState.READY
 
 
-def run_here(store_url: str, task: str, arg, lease_s: float) -> str:
+def run_here(store_url: str, task: str, arg, lease_s: float,
+             max_attempts: int | None = None) -> str:
     """One task as a worker runs it, in a process of this machine (``dispatch.LocalSender``:
-    ``arena serve`` with no broker)."""
-    from scheduler.dispatch import Task
+    ``arena serve`` with no broker, a season's local run); a match is tried at most
+    ``max_attempts`` times (None: ``ARENA_MAX_ATTEMPTS`` or 3)."""
+    from scheduler.dispatch import Task, play_here
     from scheduler.store import open_store
     if task == Task.PLAY_MATCH.value:
-        from scheduler.execute import execute_match
-        return execute_match(store_url, arg, lease_s=lease_s)
+        return play_here(store_url, task, arg, lease_s, max_attempts)
     if task == Task.CHECK_VERSION.value:
         return check_version(open_store(store_url), int(arg))
     return open_scrimmage(open_store(store_url), int(arg))

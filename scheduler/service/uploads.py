@@ -118,16 +118,17 @@ def take_upload(store, config: ServiceConfig, viewer: Viewer, data: bytes, *,
         label = filename if _plain(filename) else "upload"
         prepared = unpack_elsewhere(lim, viewer.name, data, label)
         try:
-            v = store_prepared(store, prepared, Path(label), author=viewer.name,
-                               state=VersionState.QUEUED)
+            got = store_prepared(store, prepared, Path(label), author=viewer.name,
+                                 state=VersionState.QUEUED)
         except RegistryError as e:
             raise Refused(Refusal.MALFORMED, str(e)) from None
     except Refused as e:
         if e.kind is not Refusal.LIMITED:
             count_refused_upload(store, config, viewer, told(e), address)
         raise
+    v = got.version
     store.audit.write("submit", actor=viewer.name, subject=v.ref,
-                      detail=("already stored" if v.already else f"{v.content_hash[:12]}, "
+                      detail=("already stored" if got.already else f"{v.content_hash[:12]}, "
                               f"{v.files} files, {size_text(v.size)}"), address=address)
     return version_view(store, viewer, v.name, v.version)
 

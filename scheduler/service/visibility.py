@@ -80,7 +80,7 @@ def seat_log(store, viewer: Viewer, match_id: str, seat: int) -> str:
     record = store.results.record(match_id)
     if record is None:
         raise Refused(Refusal.NOT_FOUND, f"match {match_id} has no record yet")
-    return (record.get("bot_logs") or {}).get(str(seat), "")
+    return (record.extra.get("bot_logs") or {}).get(str(seat), "")
 
 
 def hidden_seasons(store, viewer: Viewer | None) -> set[str]:

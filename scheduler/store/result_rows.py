@@ -16,11 +16,13 @@ from sqlalchemy.exc import IntegrityError
 
 from scheduler.states import AttemptOutcome, MatchStatus
 from scheduler.store.queue import end_attempt
-from scheduler.store.rows import MatchResultRow, PairScoreRow, encoded, tally_columns
+from scheduler.store.rows import (MatchResultRow, PairScoreRow, encoded, played_columns,
+                                  tally_columns)
 from scheduler.store.schema import (COUNTED_FIRST, TALLY_COLUMNS, attempts, compress,
                                     decompress, matches, pair_scores, records, results)
 
-if TYPE_CHECKING:  # (types only: the store computes no score)
+if TYPE_CHECKING:  # (types only: the store computes no score, plays no match)
+    from referee.match.matchfile import MatchFile
     from scheduler.stats.scores import MatchTally, PairScore
 
 #: the result's columns a ``MatchResultRow`` carries beside its match's
@@ -44,24 +46,24 @@ class Results:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def finish(self, match_id: str, season: str, result: dict, summary: dict, record: dict,
-               duration_s: float, owner: str, note: str | None = None, *,
-               tally: MatchTally | None) -> bool:
-        """Write the result and record once; False when the match was already counted by
-        another attempt. ``tally``: what the standings count of it, as the player counted it
-        from the summary (``scheduler.stats.scores.match_tally``; None: the summary cannot
-        say, its columns stay null). The store scores nothing: the pair's score is the
-        caller's, after the write (``scheduler.stats.scores.score_pair``). Idempotent: a
-        write that committed but was not acknowledged (the store went away in the commit) is
-        found on the next call and reported as written."""
+    def finish(self, match_id: str, season: str, match: MatchFile, duration_s: float,
+               owner: str, note: str | None = None, *, tally: MatchTally | None) -> bool:
+        """Write the played ``match`` once: its result, summary and record (a ``MatchFile``
+        with its result; ``scheduler.store.rows`` encodes them); False when the match was
+        already counted by another attempt. ``tally``: what the standings count of it, as the
+        player counted it from the summary (``scheduler.stats.scores.match_tally``; None: the
+        summary cannot say, its columns stay null). The store scores nothing: the pair's score
+        is the caller's, after the write (``scheduler.stats.scores.score_pair``). Idempotent:
+        a write that committed but was not acknowledged (the store went away in the commit)
+        is found on the next call and reported as written."""
         now = time.time()
+        columns, data = played_columns(match), compress(match.to_dict())
         try:
             with self.engine.begin() as c:
                 c.execute(results.insert().values(
-                    match_id=match_id, season=season, result_json=encoded(result),
-                    summary_json=encoded(summary), duration_s=duration_s, worker=owner,
-                    written_at=now, **tally_columns(tally)))
-                c.execute(records.insert().values(match_id=match_id, data=compress(record)))
+                    match_id=match_id, season=season, duration_s=duration_s, worker=owner,
+                    written_at=now, **columns, **tally_columns(tally)))
+                c.execute(records.insert().values(match_id=match_id, data=data))
                 c.execute(update(matches).where(matches.c.id == match_id)
                           .values(status=MatchStatus.DONE, finished_at=now, lease_owner=None,
                                   lease_until=None, error=None))
@@ -124,12 +126,16 @@ class Results:
             return [PairScoreRow(**r) for r in c.execute(
                 q.order_by(pair_scores.c.cluster)).mappings()]
 
-    def record(self, match_id: str) -> dict | None:
-        """The match's record (``MatchFile.to_dict()``), None before it is written."""
+    def record(self, match_id: str) -> MatchFile | None:
+        """The match's record, None before it is written; a stored record that does not read
+        back raises the match file's ``RecordError`` naming the match."""
         with self.engine.connect() as c:
             data = c.execute(select(records.c.data).where(records.c.match_id == match_id)
                              ).scalar()
-        return decompress(data) if data is not None else None
+        if data is None:
+            return None
+        from referee.match.matchfile import MatchFile
+        return MatchFile.from_dict(decompress(data), match_id)
 
     def count(self, season: str) -> int:
         with self.engine.connect() as c:

@@ -9,6 +9,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scheduler.states import MatchStatus
@@ -21,7 +22,9 @@ from scheduler.store.plain_rows import (AttemptRow, AuditEntry, AuthorRow,  # no
                                         columns_of, deal_seeds, values_of)
 from scheduler.store.schema import TALLY_COLUMNS
 
-if TYPE_CHECKING:  # (a type only: the store counts no tally)
+if TYPE_CHECKING:  # (types only: the store counts no tally, plays no match)
+    from referee.match.matchfile import MatchFile
+    from referee.seats.manifest import Manifest
     from scheduler.stats.scores import MatchTally
 
 
@@ -124,7 +127,7 @@ class BotRow(_Manifest, Row):
 @dataclass(frozen=True, eq=False)
 class BotVersionRow(_Manifest, Row):
     """A registry version (``bot_versions``); ``manifest_fields``: its manifest as submitted
-    (``Manifest.to_fields(placed=False)``; ``BotVersion.manifest`` reads it back)."""
+    (``Manifest.to_fields(placed=False)``; ``manifest()`` reads it back)."""
     id: int
     name: str
     version: str
@@ -136,6 +139,16 @@ class BotVersionRow(_Manifest, Row):
     files: int
     manifest_json: str
     submitted_at: float
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def manifest(self) -> Manifest:
+        """Its manifest, portable (in ``@bot``; ``registry.versions.located`` places it)."""
+        from referee.seats.manifest import Manifest
+        return Manifest.from_fields(self.manifest_fields, folder=Path("@bot"),
+                                    where=f"{self.ref}: its manifest")
 
 
 def encoded(value: Any, **dumps) -> str:
@@ -155,6 +168,13 @@ def tally_columns(tally: MatchTally | None) -> dict:
     out = {k: getattr(tally, k) for k in TALLY_COLUMNS if not k.endswith("_json")}
     return out | {"match_points_json": tally.match_points and encoded(list(tally.match_points)),
                   "deal_scores_json": encoded(list(tally.deal_scores))}
+
+
+def played_columns(match: MatchFile) -> dict:
+    """A played match's result columns (``result_json``, ``summary_json``), of its record."""
+    assert match.result is not None, f"match {match.match_id}: its record has no result"
+    return {"result_json": encoded(match.result.to_dict()),
+            "summary_json": encoded(match.summary().to_dict())}
 
 
 # -- what is written ----------------------------------------------------------------------

@@ -416,6 +416,46 @@ def test_no_row_of_the_store_is_a_mapping():
     assert len(kinds) >= 8 and not any(issubclass(c, Mapping) for c in kinds)
 
 
+_ROW_MODULES = ("scheduler.store.rows", "scheduler.store.plain_rows")
+
+
+def _row_subclasses(module: str, kinds: set[str]) -> list[str]:
+    """The classes of ``module`` with a base among ``kinds`` (classes of the store's rows),
+    named as imported from the store (``BotVersionRow``) or through it (``rows.BotRow``)."""
+    tree = MODULES[module]
+    from_store = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and \
+                _absolute(module, node).split(".")[:2] == ["scheduler", "store"]:
+            from_store |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            from_store |= {(a.asname or a.name).split(".")[0] for a in node.names
+                           if a.name.split(".")[:2] == ["scheduler", "store"]}
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for base in node.bases:
+            parts = (_dotted(base) or "").split(".")
+            if parts[-1] in kinds and parts[0] in from_store:
+                found.append(f"{module}:{node.lineno} {node.name}({'.'.join(parts)})")
+    return found
+
+
+def test_no_class_outside_the_store_subclasses_a_store_row():
+    """A store row is the one type of what it reads: a registry version is ``BotVersionRow``,
+    with its ref and manifest, not a second class over it. No class outside
+    ``scheduler/store/`` has a base defined in ``rows.py`` or ``plain_rows.py``."""
+    kinds = {n.name for m in _ROW_MODULES for n in MODULES[m].body
+             if isinstance(n, ast.ClassDef)}
+    assert {"Row", "BotVersionRow", "BotRow"} <= kinds
+    inside = [w for m in _package_modules("scheduler.store") for w in _row_subclasses(m, kinds)]
+    assert any("SeasonRow(Row)" in w for w in inside), inside  # (it sees them)
+    found = [w for m in MODULES if m not in _package_modules("scheduler.store")
+             for w in _row_subclasses(m, kinds)]
+    assert found == [], found
+
+
 def _run_time_imports(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, module) of each import of ``tree`` but those under ``if TYPE_CHECKING:``."""
     typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
@@ -679,6 +719,31 @@ def test_only_the_dispatch_module_puts_work_on_a_lane():
              for where in _puts_on_a_lane(module, tree)]
     assert found == []
     assert _puts_on_a_lane(_DISPATCH, MODULES[_DISPATCH])  # (the check sees its one place)
+
+
+_PLAYS_A_MATCH = {"scheduler.tasks", _DISPATCH}
+"""The modules that run the match function: the worker's task and ``dispatch.play_here`` (what
+a ``LocalSender``'s processes run, ``run_here`` included); everything else sends a match."""
+
+
+def _runs_the_match_function(module: str, tree: ast.Module) -> list[str]:
+    """Where ``tree`` calls or hands on ``execute_match`` (a pool's ``submit`` included)."""
+    return [f"{module}:{node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and node.id == "execute_match"
+            and isinstance(node.ctx, ast.Load)
+            or isinstance(node, ast.Attribute) and node.attr == "execute_match"]
+
+
+def test_a_match_is_played_only_where_a_sent_one_is_run():
+    """A local run sends its matches the one way too (``dispatch.LocalSender``): no module
+    but the task and ``dispatch.play_here`` calls the match function, or submits it to a
+    pool."""
+    found = [where for module, tree in MODULES.items()
+             if module not in _PLAYS_A_MATCH | {"scheduler.execute"}
+             for where in _runs_the_match_function(module, tree)]
+    assert found == []
+    for module in _PLAYS_A_MATCH:  # (the check sees them)
+        assert _runs_the_match_function(module, MODULES[module]), module
 
 
 def test_the_default_broker_is_written_once():
@@ -954,8 +1019,7 @@ def _returns_a_mapping(cls: type) -> list[str]:
 
 
 #: the store's methods that still hand out a dict, and why
-RETURNS_A_DICT = {"Results.record": "the match record as its JSON value (``MatchFile.to_dict``"
-                                    "), until its readers take a ``MatchFile``"}
+RETURNS_A_DICT: dict[str, str] = {}
 
 
 def test_no_store_job_returns_a_dict():
@@ -971,6 +1035,19 @@ def test_no_store_job_returns_a_dict():
         def names(self): ...
         def count(self) -> int: ...
     assert len(_returns_a_mapping(Once)) == 3
+
+
+def test_the_store_hands_back_and_takes_a_match_file():
+    """``store.results.record`` reads a played match back as its ``MatchFile`` (None before it
+    is written), and ``store.results.finish`` takes it: no parameter of a JSON value (a dict)
+    the caller would have encoded."""
+    import inspect
+
+    from scheduler.store.result_rows import Results
+    assert inspect.signature(Results.record).return_annotation == "MatchFile | None"
+    finish = inspect.signature(Results.finish).parameters
+    assert finish["match"].annotation == "MatchFile"
+    assert [n for n, p in finish.items() if "dict" in str(p.annotation)] == []
 
 
 def _json_column_writes(module: str, tree: ast.AST, columns, *, dumps_only=False

@@ -94,7 +94,7 @@ def _author_and_season(tmp_path, db, workers, caches):
     assert len(rows) == 6  # three pairings, each deal set twice
     for m in rows:
         record = store.results.record(m.id)
-        assert record["faults"] == [] and record["result"]["forfeit"] is None, m.id
-        assert MatchFile.from_dict(record, m.id).verify() == []
+        assert record.faults == [] and record.result.forfeit is None, m.id
+        assert record.verify() == []
     built = [p.name for c in caches if c.exists() for p in c.iterdir() if p.name.endswith("-built")]
     assert built, "no worker built a version from its archive"

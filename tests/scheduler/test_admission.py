@@ -199,7 +199,7 @@ def test_the_check_looks_like_the_ladders_matches_from_the_seat(tmp_path):
     first = svc.store.pages.matches("ladder-a")[0]
     assert execute_match(svc.db, first.id) == "done"
     record = svc.store.results.record(first.id)
-    real = {(first.id, seat): record["bot_logs"][str(seat)]
+    real = {(first.id, seat): record.extra["bot_logs"][str(seat)]
             for seat, name in enumerate(first.seats) if name == "mirror@1.0.0"}
     assert len(checked) == 4 and len(real) == 2, (checked.keys(), real.keys())
     form = re.compile(r"ladder-a-\d{5}")

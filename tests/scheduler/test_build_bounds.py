@@ -134,7 +134,7 @@ def test_the_cache_evicts_the_least_recently_used_built_version_never_one_in_pla
         folder = _bot(tmp_path / f"blob-{v}", ["sh", "-c", "mkdir build && head -c 3145728 "
                                                "/dev/zero > build/blob"],
                       name="blob", version=v, files={"v.txt": v})
-        version = submit(store, folder)
+        version = submit(store, folder).version
         bots[v] = SeatBot("blob", pin_portable(version), version_hash=version.content_hash)
 
     def built(v: str) -> bool:
@@ -193,7 +193,7 @@ def test_one_authors_uploads_hold_at_most_half_the_intake_slots(tmp_path, monkey
     for author in ("alice", "bob"):
         add_author(store, author)
     alice = [submit(store, _python_version(tmp_path, "alice-bot", f"1.0.{i}"), author="alice",
-                    state="queued").id for i in range(5)]
+                    state="queued").version.id for i in range(5)]
     sender = _Recording(slots=2)
     dispatcher = Dispatcher(store, sender)
 
@@ -202,7 +202,7 @@ def test_one_authors_uploads_hold_at_most_half_the_intake_slots(tmp_path, monkey
     dispatcher.step()
     assert sent() == [alice[0]]  # the other slot waits for another author
     bob = submit(store, _python_version(tmp_path, "bob-bot", "1.0.0"), author="bob",
-                 state="queued").id
+                 state="queued").version.id
     dispatcher.step()
     assert sent() == [alice[0], bob]
     dispatcher.step()

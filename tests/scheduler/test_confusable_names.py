@@ -45,7 +45,8 @@ def test_a_bot_name_like_an_existing_one_is_refused(tmp_path):
             submissions.submit(store, _bot(tmp_path / name.encode().hex(), name), author="bo")
         assert "resembles the bot 'molly' (held by author 'ann')" in str(e.value), name
     for name in ("polly", "mollie", "mily"):  # plain different names
-        assert submissions.submit(store, _bot(tmp_path / name, name), author="bo").name == name
+        got = submissions.submit(store, _bot(tmp_path / name, name), author="bo")
+        assert got.version.name == name
     assert {o.name for o in store.registry.names()} == {"molly", "polly", "mollie", "mily"}
 
 

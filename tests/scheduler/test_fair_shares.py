@@ -181,7 +181,7 @@ def test_a_retired_version_plays_again_when_its_newer_one_is_withdrawn(tmp_path)
         return {e.bot for e in store.ladder.entries("again") if e.retired_at is None}
     runner.admit()
     assert playing() == {"house@1.0.0", "v@1.0.0"}
-    newer = submit(store, _version(tmp_path, "v", "1.0.1"))
+    newer = submit(store, _version(tmp_path, "v", "1.0.1")).version
     runner.admit()
     assert playing() == {"house@1.0.0", "v@1.0.1"}
     store.versions.withdraw(store.registry.version("v", "1.0.1").id, "withdrawn by the organiser")

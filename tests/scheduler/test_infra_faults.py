@@ -23,7 +23,9 @@ import pytest
 from league_helpers import (BOTS, REDIS_URL, Worker, arena, flush_redis, season_file,
                             stop_all, unique, wait_for)
 from sqlalchemy.exc import OperationalError
+from test_record_storage import toy_match
 
+from referee.match.matchfile import MatchFile
 from scheduler.execute import execute_match
 from scheduler.league import open_season, run_distributed, run_local
 from scheduler.season import load_season
@@ -115,14 +117,14 @@ def _counted_once(store: Store, name: str) -> None:
     assert store.results.count(name) == counts["done"]  # one result row per match, never two
 
 
-def _same_cards_no_charge(store: Store, match_id: str) -> dict:
+def _same_cards_no_charge(store: Store, match_id: str) -> MatchFile:
     """The stored record of a match that was played again: the seeds the store planned for it
     (the same cards every attempt), no fault and no strike charged to any bot."""
     record = store.results.record(match_id)
     planned = [d["seed"] for d in json.loads(store.pages.match(match_id).spec_json)["deals"]]
-    assert [g["seed"] for g in record["games"]] == planned
-    assert record["faults"] == [] and record["result"]["strikes"] == [0, 0, 0, 0]
-    assert record["result"]["forfeit"] is None
+    assert [g.seed for g in record.games] == planned
+    assert record.faults == [] and record.result.strikes == (0, 0, 0, 0)
+    assert record.result.forfeit is None
     return record
 
 
@@ -180,7 +182,7 @@ def test_a_worker_process_killed_mid_match_is_played_again_on_the_same_cards(tmp
     assert [a.outcome for a in log] == ["lost", "done"], log
     # taken over by the redelivered task (the owner is gone) or when its lease ran out
     assert log[0].worker == victim.lease_owner and log[0].reason.startswith("lost: ")
-    assert _same_cards_no_charge(store, victim.id)["attempt"] == 2
+    assert _same_cards_no_charge(store, victim.id).extra["attempt"] == 2
     # the other match was not touched
     other = next(m for m in store.pages.matches(name) if m.id != victim.id)
     assert other.attempts == 1
@@ -383,7 +385,7 @@ def test_a_store_away_for_good_at_commit_is_an_attempt_charged_to_nobody(tmp_pat
     assert log[0].outcome == "retry" and "StoreUnavailable" in log[0].reason
     assert execute_match(pg, mid, owner="w:2") == "done"  # the store is back: played again
     assert store.results.count(name) == 1 and store.pages.match(mid).attempts == 2
-    assert _same_cards_no_charge(store, mid)["attempt"] == 2
+    assert _same_cards_no_charge(store, mid).extra["attempt"] == 2
 
 
 # -- 5. the same task delivered twice at once ---------------------------------------------------
@@ -428,12 +430,11 @@ def test_concurrent_claims_and_writes_of_one_match_make_one_result(tmp_path, pg)
         t.join(30)
     winners = [i for i, r in enumerate(got) if r is not None]
     assert len(winners) == 1 and store.pages.match(mid).attempts == 1
-    summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
-    writes = [store.results.finish(mid, name, {"r": i}, summary, {"x": i}, 1.0, f"w:{i}",
+    writes = [store.results.finish(mid, name, toy_match(mid, i), 1.0, f"w:{i}",
                                    tally=None)
               for i in (winners[0], 99)]
     assert writes == [True, False] and store.results.count(name) == 1
-    assert store.results.finish(mid, name, {"r": 0}, summary, {"x": 0}, 1.0, f"w:{winners[0]}",
+    assert store.results.finish(mid, name, toy_match(mid, 0), 1.0, f"w:{winners[0]}",
                                 tally=None)
     assert store.results.count(name) == 1  # the writer again: idempotent, still one
 
@@ -460,20 +461,20 @@ def test_bot_faults_and_infrastructure_failures_are_listed_apart(tmp_path):
         killer.stopped.set()
     assert len(killer.killed) == 1
     record = store.results.record(mid)
-    seats = record["seats"]
+    seats = record.seats
     bad = {s for s in range(4) if seats[s] == "illegal"}
     # the bot is charged with what it did in the attempt that was counted, nothing more
-    assert record["faults"] and {f["seat"] for f in record["faults"]} <= bad
-    assert record["attempt"] == 2
+    assert record.faults and {f.seat for f in record.faults} <= bad
+    assert record.extra["attempt"] == 2
     out = arena("matches", name, "--db", db, "--faults", check=True).stdout
     assert f"{mid}  done, 2 attempt(s)" in out
-    kinds = Counter((f["seat"], f["kind"]) for f in record["faults"])
+    kinds = Counter((f.seat, f.kind) for f in record.faults)
     for (seat, kind), n in kinds.items():  # seat, kind and count of each
         assert f"  bot fault       seat {seat} (illegal) {kind} x{n}" in out, out
-    for f in record["faults"]:  # and why: its reasons, under it
-        assert f"\n                    {f['reason'][:300]}\n" in out or \
-            "other reason(s)" in out, (f["reason"], out)
-    assert f"\n                    {record['faults'][0]['reason'][:300]}\n" in out, out
+    for f in record.faults:  # and why: its reasons, under it
+        assert f"\n                    {f.reason[:300]}\n" in out or \
+            "other reason(s)" in out, (f.reason, out)
+    assert f"\n                    {record.faults[0].reason[:300]}\n" in out, out
     assert "  infrastructure  attempt 1 retry" in out and "status -9" in out
     assert out.splitlines()[-1].startswith("1 match(es) with bot faults, 1 with "
                                            "infrastructure failures")

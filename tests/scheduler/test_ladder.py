@@ -172,14 +172,14 @@ def test_each_authors_newest_ready_versions_play_and_older_ones_retire(tmp_path)
         add_author(store, who)
     submit(store, _version(tmp_path, "house"))                      # the organiser's
     submit(store, _version(tmp_path, "alice-bot"), author="alice", state="ready")
-    b1 = submit(store, _version(tmp_path / "b", "bob-bot"), author="bob", state="queued")
+    b1 = submit(store, _version(tmp_path / "b", "bob-bot"), author="bob", state="queued").version
     assert sorted(roster(store, 1).playing) == ["alice-bot@1.0.0", "house@1.0.0"]
     season = load_season(_ladder_file(tmp_path, "ladder-r"))
     open_season(season, store, workdir=tmp_path / "w")
     runner = LadderRun(store, season, seed=1)
     assert sorted(runner.admit()) == ["alice-bot@1.0.0", "house@1.0.0"]
     a2 = submit(store, _version(tmp_path / "c", "alice-bot"), version="2.0.0", author="alice",
-                state="ready")
+                state="ready").version
     store.versions.set_state(b1.id, "refused", reason="its smoke match failed")
     assert runner.admit() == ["alice-bot@2.0.0"]
     entries = {e.bot: e for e in store.ladder.entries("ladder-r")}

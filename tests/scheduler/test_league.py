@@ -18,6 +18,7 @@ import time
 import pytest
 from league_helpers import (BOTS, REDIS_URL, Worker, arena, ctrl_c_default, env, flush_redis,
                             season_file, stop_all, unique, wait_for)
+from test_record_storage import toy_match
 
 from conftest import ROOT
 from scheduler.league import open_season, run_distributed, run_local
@@ -71,7 +72,7 @@ def test_celery_workers_on_postgres_give_the_local_standings(tmp_path, pg):
     assert len(played_by) >= 2, played_by
     assert _standings(remote, name) == _standings(local, name)
     record = remote.results.record(f"{name}-00000")
-    assert record["result"]["forfeit"] is None and record["faults"] == []
+    assert record.result.forfeit is None and record.faults == []
 
 
 # -- failures --------------------------------------------------------------------------------
@@ -116,7 +117,7 @@ def test_a_worker_killed_mid_match_loses_nothing_and_counts_nothing_twice(tmp_pa
     _exactly_once(store, name)
     again = store.pages.match(victim.id)
     assert again.attempts >= 2  # played again after the lease expired
-    assert store.results.record(victim.id)["result"]["forfeit"] is None
+    assert store.results.record(victim.id).result.forfeit is None
 
 
 def test_a_flushed_redis_mid_season_loses_nothing(tmp_path, pg):
@@ -227,13 +228,12 @@ def test_the_store_counts_a_match_once_whoever_finishes_it(tmp_path):
     assert store.queue.claim(mid, "b:2", lease_s=60) is None
     store.queue.renew(mid, "a:1", lease_s=-1)                         # a's lease runs out
     assert store.queue.claim(mid, "b:2", lease_s=60).attempts == 2  # b takes it over
-    summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
-    assert store.results.finish(mid, name, {"r": 1}, summary, {"x": 1}, 1.0, "b:2",
+    assert store.results.finish(mid, name, toy_match(mid, 1), 1.0, "b:2",
                                 tally=None) is True
-    assert store.results.finish(mid, name, {"r": 2}, summary, {"x": 2}, 1.0, "a:1",
+    assert store.results.finish(mid, name, toy_match(mid, 2), 1.0, "a:1",
                                 tally=None) is False
     assert store.results.count(name) == 1
-    assert store.results.record(mid) == {"x": 1}   # the first commit won
+    assert store.results.record(mid) == toy_match(mid, 1)   # the first commit won
     assert store.queue.claim(mid, "c:3", lease_s=60) is None         # done: never again
 
     other = f"{name}-00001"   # a match whose referee keeps failing
@@ -388,9 +388,9 @@ def test_three_deck_standings_carry_match_points_and_titles(tmp_path):
     for line in st.lines:
         seats_points = 0
         for r in records:
-            for g in r["games"]:
-                mp = g["result"]["match_points"]
-                seats_points += sum(mp[s] for s in range(4) if r["seats"][s] == line.name)
+            for g in r.games:
+                mp = g.result["match_points"]
+                seats_points += sum(mp[s] for s in range(4) if r.seats[s] == line.name)
         assert line.match_points == seats_points  # the records' points, summed per bot
         assert sum(line.titles.values()) == 2 * line.matches  # one title per seat per match
     p = arena("standings", name, "--db", f"sqlite:///{tmp_path}/s.db", cwd=tmp_path,
@@ -477,9 +477,9 @@ def test_a_season_of_each_remaining_variant_is_summarised_deal_by_deal(tmp_path,
     for m in store.pages.matches(name):
         s = json.loads(m.summary_json)
         record = store.results.record(m.id)
-        assert len(s["deals"]) == 2 == len(record["result"]["deals"])
-        for d, r in zip(s["deals"], record["result"]["deals"]):
-            assert d["attacker_total"] == r["attacker_total"] and d["after"] == r["levels"]
+        assert len(s["deals"]) == 2 == len(record.result.deals)
+        for d, r in zip(s["deals"], record.result.deals):
+            assert d["attacker_total"] == r.attacker_total and d["after"] == list(r.levels)
             assert d["attackers"] in (0, 1)
         assert s["net"][0] == sum(d["gain"][0] - d["gain"][1] for d in s["deals"])
     st = season_standings(store.seasons.get(name), store.pages.matches(name), samples=50)

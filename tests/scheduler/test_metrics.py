@@ -36,9 +36,9 @@ def store_view(store: Store, name: str) -> dict:
     decisions, faults = 0, {}
     for m in done:
         record = store.results.record(m.id)
-        decisions += len(record["timings"])
-        for f in record["faults"]:
-            faults[f["kind"]] = faults.get(f["kind"], 0) + 1
+        decisions += len(record.extra["timings"])
+        for f in record.faults:
+            faults[f.kind] = faults.get(f.kind, 0) + 1
     return {"done": len(done), "attempts": len(store.pages.attempt_log(name)),
             "decisions": decisions, "faults": faults, "counts": store.seasons.counts(name)}
 

@@ -209,7 +209,7 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
         for sample in ("random", "cheap"):
             folder = _own_copy(sample, src, f"{name}-{sample}")
             for store in (Store(local_db), here):
-                refs[sample] = submit(store, folder).ref
+                refs[sample] = submit(store, folder).version.ref
         shutil.rmtree(src)  # the bots are in the registries only
         extra = (f'secret = "{name}-secret"\n'
                  f'[[bots]]\nbot = "{refs["random"]}"\n[[bots]]\nbot = "{refs["cheap"]}"\n')
@@ -311,11 +311,11 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
 
         # every match counted exactly once, with the local mode's standings
         _exactly_once(here, name)
-        differ = [(m.id, here.results.record(m.id)["faults"],
-                   local.results.record(m.id)["faults"],
+        differ = [(m.id, here.results.record(m.id).faults,
+                   local.results.record(m.id).faults,
                    here.pages.attempt_log(name, m.id)) for m in here.pages.matches(name)
-                  if here.results.record(m.id)["games"]
-                  != local.results.record(m.id)["games"]]
+                  if here.results.record(m.id).games
+                  != local.results.record(m.id).games]
         assert _standings(here, name) == _standings(local, name), differ  # (faults, attempts)
         by_host = {m.worker.split(":")[0] for m in here.pages.matches(name)}
         assert by_host == {"arena-w1", "arena-w2"}, by_host

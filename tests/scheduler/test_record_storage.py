@@ -13,15 +13,18 @@ import json
 import random
 import sqlite3
 import zlib
+from dataclasses import replace
 
 import pytest
 import sqlalchemy as sa
 from test_migrations import fresh_url, pg_schema  # noqa: F401  (fixtures: each database)
 
 from conftest import ROOT
-from referee.match.matchfile import MatchFile
+from referee.match.matchfile import DealResult, MatchFile, MatchResult
+from referee.match.spec import TimeControl
 from scheduler.season_config import SeasonConfig
-from scheduler.store import Store, compress, decompress
+from scheduler.store import Store, compress, decompress, results
+from scheduler.store.rows import encoded
 from scheduler.store.packing import RECORD_V1, TEXT_V1, pack_text, unpack_text
 from scheduler.store.packing_dictionary import V1
 from scheduler.store.rows import PlannedMatch
@@ -47,6 +50,23 @@ def _golden_game(path) -> MatchFile:
 def _golden_match(path) -> dict:
     """A golden game as the match record a season stores (the game, its rules, the seats)."""
     return _golden_game(path).to_dict()
+
+
+def toy_match(match_id: str, n: int = 0, seats=("a", "b", "a", "b"),
+              variant: str = "two-deck-fry") -> MatchFile:
+    """A played match's record as small as one can be (no game, a draw); ``n``, its elapsed
+    seconds, tells two records of one match apart."""
+    return MatchFile(match_id, variant, {}, {}, tuple(seats), TimeControl(), [],
+                     result=MatchResult(match_id, variant, None, (0, 0, 0, 0), None, ()),
+                     elapsed_s=float(n))
+
+
+def summary_written(store: Store, match_id: str, summary: dict) -> None:
+    """``summary`` stored as the written match's summary, whatever its record says (a made-up
+    result for the standings)."""
+    with store.engine.begin() as c:
+        c.execute(sa.update(results).where(results.c.match_id == match_id)
+                  .values(summary_json=encoded(summary)))
 
 
 def _with_timings(record: dict) -> dict:
@@ -140,7 +160,7 @@ def test_a_record_stored_before_the_packing_still_reads(tmp_path):
     store = Store(f"sqlite:///{db}")
     assert stored and all(data[:1] == b"\x78" for data in stored.values())  # zlib's header
     for match_id, data in stored.items():
-        assert store.results.record(match_id) == json.loads(zlib.decompress(data))
+        assert store.results.record(match_id).to_dict() == json.loads(zlib.decompress(data))
     rows = {r.id: r for r in store.pages.matches("previous-release") if r.played}
     assert {i: r.summary_json for i, r in rows.items()} == texts
     assert all(r.summary.deals and r.spec["variant"] == "two-deck-fry" for r in rows.values())
@@ -178,9 +198,12 @@ def test_json_text_is_packed_when_shorter_and_any_text_reads_back():
 
 # -- through a store, on both databases -----------------------------------------------------
 def test_a_store_writes_a_match_packed_and_reads_it_back_as_written(fresh_url):
-    record = _with_timings(_golden_match(GOLDEN[-1]))
-    summary = _golden_game(GOLDEN[-1]).summary().to_dict()
-    result = {"match_id": "packed-00000", "variant": record["variant"], "deals": []}
+    game = _golden_game(GOLDEN[-1])
+    timings = _with_timings(game.to_dict())["timings"]
+    match = replace(game, match_id="packed-00000", extra={"timings": timings}, result=MatchResult(
+        "packed-00000", game.variant, None, (0, 0, 0, 0), None,
+        tuple(DealResult.of(g, e) for g, e in game.deals_ended())))
+    record, summary, result = match.to_dict(), match.summary().to_dict(), match.result.to_dict()
     spec = {"match_id": "packed-00000", "variant": record["variant"], "options": {},
             "deals": [{"seed": record["games"][0]["seed"], "levels": ["2", "2"], "dealer": 0}],
             "seats": ["a", "b", "a", "b"]}
@@ -188,9 +211,9 @@ def test_a_store_writes_a_match_packed_and_reads_it_back_as_written(fresh_url):
     store.seasons.create("packed", SeasonConfig("packed", record["variant"], "packed"), "h",
                          "packed.toml", [], [PlannedMatch("packed-00000", 0, "a|b", "a|b#0",
                                                           False, ("a", "b", "a", "b"), spec)])
-    assert store.results.finish("packed-00000", "packed", result, summary, record, 1.0, "me",
-                                tally=None)
-    assert store.results.record("packed-00000") == record
+    assert store.results.finish("packed-00000", "packed", match, 1.0, "me", tally=None)
+    assert store.results.record("packed-00000") == match
+    assert store.results.record("packed-00000").to_dict() == record
     row = store.pages.match_and_result("packed-00000")
     assert (row.spec, row.result, row.summary.to_dict()) == (spec, result, summary)
     with store.engine.connect() as c:

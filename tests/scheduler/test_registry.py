@@ -226,12 +226,13 @@ def test_unpacking_counts_the_limit_as_it_goes(tmp_path):
 def test_a_version_never_changes(tmp_path):
     store = sqlite_store(tmp_path)
     bot = make_bot(tmp_path / "tiny")
-    first = submissions.submit(store, bot, author="ann")
-    assert (first.ref, first.already, first.author) == ("tiny@1.0", False, "ann")
+    got = submissions.submit(store, bot, author="ann")
+    first = got.version
+    assert (first.ref, got.already, first.author) == ("tiny@1.0", False, "ann")
     assert first.content_hash == packing.pack(bot).content_hash
 
     again = submissions.submit(store, bot)  # the same content: a no-op
-    assert again.already and again == first
+    assert again.already and again.version.columns() == first.columns()
     assert counts(store) == (1, 1)
 
     (bot / "bot.py").write_bytes(b"print('better')\n")
@@ -241,10 +242,10 @@ def test_a_version_never_changes(tmp_path):
     assert first.content_hash[:12] in str(e.value) and "bump the version" in str(e.value)
     assert counts(store) == (1, 1)
 
-    newer = submissions.submit(store, bot, version="1.1")
+    newer = submissions.submit(store, bot, version="1.1").version
     (bot / "bot.py").write_bytes(b"print('hello')\n")
     alias = submissions.submit(store, bot, name="tiny-alias", version="9")  # the first content
-    assert alias.content_hash == first.content_hash and not alias.already
+    assert alias.version.content_hash == first.content_hash and not alias.already
     assert counts(store) == (3, 2)  # the archive is shared
     assert json.loads(newer.manifest_json)["version"] == "1.1"
     assert (newer.protocol, newer.language, newer.files) == ("stdio", "python", 4)
@@ -255,7 +256,7 @@ def test_a_versions_manifest_is_placed_where_it_was_fetched(tmp_path):
     bot = make_bot(tmp_path / "tiny")
     (bot / "bot.toml").write_text(MANIFEST.format(name="tiny", version="1.0")
                                   + 'pythonpath = ["lib"]\nbuild = "make all"\n')
-    v = submissions.submit(store, bot, version="2.0")
+    v = submissions.submit(store, bot, version="2.0").version
     assert v.manifest_fields["build"] == [["make", "all"]]
     assert v.manifest_fields["version"] == "2.0"
     folder = bot_cache.fetch(store, v.content_hash, tmp_path / "cache")
@@ -288,7 +289,7 @@ def test_fetch_unpacks_read_only_and_refetches_a_corrupted_copy(tmp_path):
     store = sqlite_store(tmp_path)
     bot = make_bot(tmp_path / "tiny")
     (bot / "link.py").symlink_to("lib/util.py")
-    v = submissions.submit(store, bot)
+    v = submissions.submit(store, bot).version
     cache = tmp_path / "cache"
     folder = bot_cache.fetch(store, v.content_hash, cache)
     assert folder == cache / v.content_hash
@@ -325,7 +326,7 @@ def test_fetch_unpacks_read_only_and_refetches_a_corrupted_copy(tmp_path):
 
 def test_fetch_refuses_an_archive_that_does_not_match_its_hash(tmp_path):
     store = sqlite_store(tmp_path)
-    v = submissions.submit(store, make_bot(tmp_path / "tiny"))
+    v = submissions.submit(store, make_bot(tmp_path / "tiny")).version
     tar = zlib.decompress(store.registry.archive(v.content_hash))
     with store.engine.begin() as c:
         c.execute(update(bot_archives).values(data=zlib.compress(tar[:-1] + b"\x01")))
@@ -344,7 +345,7 @@ def _fetch_in_process(url: str, content_hash: str, cache: str, out) -> None:
 
 def test_concurrent_fetches_unpack_once(tmp_path, monkeypatch):
     store = sqlite_store(tmp_path)
-    v = submissions.submit(store, make_bot(tmp_path / "tiny"))
+    v = submissions.submit(store, make_bot(tmp_path / "tiny")).version
     cache = tmp_path / "cache"
     fills = tmp_path / "fills"
     fill = bot_cache._fill
@@ -379,7 +380,7 @@ def test_eviction_drops_the_least_recently_used_first(tmp_path, monkeypatch):
     hashes = []
     for i in range(4):
         (bot / "weights.bin").write_bytes(bytes([i]) * 100_000)
-        hashes.append(submissions.submit(store, bot, version=str(i)).content_hash)
+        hashes.append(submissions.submit(store, bot, version=str(i)).version.content_hash)
     one = json.loads((bot_cache.fetch(store, hashes[0], cache).parent
                       / f"{hashes[0]}.json").read_text())["bytes"]
     monkeypatch.setenv("ARENA_BOT_CACHE_MB", str(2.5 * one / (1 << 20)))  # room for two
@@ -408,8 +409,8 @@ def test_eviction_drops_the_least_recently_used_first(tmp_path, monkeypatch):
 def test_remove_is_refused_while_a_season_pins_the_version(tmp_path):
     store = sqlite_store(tmp_path)
     bot = make_bot(tmp_path / "tiny")
-    v = submissions.submit(store, bot)
-    twin = submissions.submit(store, bot, version="1.0-twin")  # the same archive
+    v = submissions.submit(store, bot).version
+    twin = submissions.submit(store, bot, version="1.0-twin").version  # the same archive
     store.seasons.create("spring", SeasonConfig("spring", "two-deck-fry", "spring"), "h",
                          "spring.toml",
                          [NewBot("tiny", v.version, "x", {}, v.content_hash)], [])
@@ -490,9 +491,9 @@ def test_submit_and_fetch_on_postgresql(tmp_path):
     name = unique("tiny")
     bot = make_bot(tmp_path / "tiny", name=name, extra={"salt.txt": name.encode()})
     try:
-        v = submissions.submit(store, bot, author="ann")
+        v = submissions.submit(store, bot, author="ann").version
         assert submissions.submit(store, bot).already
-        assert submissions.resolve(store, name) == v
+        assert submissions.resolve(store, name).columns() == v.columns()
         t = time.perf_counter()
         folder = bot_cache.fetch(store, v.content_hash, tmp_path / "cache")
         assert time.perf_counter() - t < 10

@@ -174,5 +174,5 @@ def test_an_archive_is_unpacked_once(tmp_path, monkeypatch):
     unpack = archives.unpack_archive
     monkeypatch.setattr(archives, "unpack_archive",
                         lambda *a, **k: calls.append(a[0]) or unpack(*a, **k))
-    v = versions.submit(sqlite_store(tmp_path), archive)
+    v = versions.submit(sqlite_store(tmp_path), archive).version
     assert (v.ref, v.files, calls) == ("tiny@1.0", 2, [archive])

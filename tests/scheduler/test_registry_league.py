@@ -75,7 +75,7 @@ def test_workers_that_never_saw_the_bot_folders_play_the_submitted_versions(tmp_
     assert _standings(remote, name) == _standings(local, name)
     for m in remote.pages.matches(name):  # the records name the cached versions, not a source path
         record = remote.results.record(m.id)
-        assert record["result"]["forfeit"] is None and record["faults"] == [], m.id
+        assert record.result.forfeit is None and record.faults == [], m.id
     fetched = [{p.name for p in c.iterdir() if p.is_dir()} if c.exists() else set()
                for c in caches]
     assert hashes <= set().union(*fetched), fetched  # the workers fetched what they played
@@ -99,7 +99,7 @@ def test_a_pinned_season_plays_its_version_whatever_the_folder_becomes(tmp_path)
     assert f"is no longer {name}-mine@1.0.0 (files bot.py (changed)); the season plays " \
         f"{name}-mine@1.0.0, the version it pinned" in again.stderr, again.stderr
     _exactly_once(store, name)
-    assert all(store.results.record(m.id)["faults"] == [] for m in store.pages.matches(name))
+    assert all(store.results.record(m.id).faults == [] for m in store.pages.matches(name))
     assert {b.name: b.version_hash for b in store.seasons.bots(name)} == pinned
     standings = arena("standings", name, "--db", db, check=True).stdout
     assert f"{name}-mine = {name}-mine@1.0.0 ({pinned[f'{name}-mine'][:12]})" in standings
@@ -146,8 +146,8 @@ def test_bots_built_from_source_are_built_once_at_submission_and_played_so(tmp_p
     _exactly_once(store, name)
     for m in store.pages.matches(name):
         record = store.results.record(m.id)
-        assert record["result"]["forfeit"] is None and record["faults"] == [], record["faults"]
-        assert record["sandbox"] == "bubblewrap"
+        assert record.result.forfeit is None and record.faults == [], record.faults
+        assert record.sandbox == "bubblewrap"
     built = sorted(p.name for p in cache.iterdir() if p.name.endswith("-built"))
     assert [b[:-len("-built")] for b in built] == sorted(b.version_hash
                                                         for b in store.seasons.bots(name))

@@ -38,25 +38,26 @@ def test_a_name_belongs_to_the_author_of_its_first_version(tmp_path):
     alice = owners.add_author(store, "alice")
     owners.add_author(store, "mallory")
     mine = submissions.submit(store, make_bot(tmp_path / "a", "greedy"), author="alice",
-                           token=alice)
+                           token=alice).version
     assert (mine.ref, mine.author) == ("greedy@1.0.0", "alice")
 
     stranger = make_bot(tmp_path / "m", "greedy", "1.0.1")
     with pytest.raises(RegistryError) as e:
         submissions.submit(store, stranger, author="mallory")
     assert "the bot 'greedy' belongs to author 'alice'" in str(e.value)
-    assert versions_stored(store) == 1 and submissions.resolve(store, "greedy") == mine
+    assert versions_stored(store) == 1 and submissions.resolve(store, "greedy").id == mine.id
 
     newer = submissions.submit(store, make_bot(tmp_path / "a2", "greedy", "1.1"), author="alice",
-                            token=alice)
-    assert submissions.resolve(store, "greedy") == newer
+                            token=alice).version
+    assert submissions.resolve(store, "greedy").id == newer.id
 
     # a name first submitted without an author is the organiser's
     submissions.submit(store, make_bot(tmp_path / "o", "random"))
     with pytest.raises(RegistryError, match="the bot 'random' belongs to the organiser"):
         submissions.submit(store, make_bot(tmp_path / "a3", "random", "2"), author="alice",
                         token=alice)
-    assert submissions.submit(store, make_bot(tmp_path / "o2", "random", "2")).author is None
+    assert submissions.submit(store, make_bot(tmp_path / "o2", "random", "2")).version.author \
+        is None
     assert set(store.registry.names()) == {BotOwner("greedy", "alice"), BotOwner("random", None)}
 
 
@@ -92,8 +93,8 @@ def test_a_lookalike_is_refused_for_its_own_author_too_and_given_names_are_check
     with pytest.raises(RegistryError, match="'Search-B0t' resembles the bot 'search-bot'"):
         submissions.submit(store, make_bot(tmp_path / "c", "other"), name="Search-B0t",
                         author="ann")
-    assert submissions.submit(store, make_bot(tmp_path / "d", "searcher"), author="ann").ref == \
-        "searcher@1.0.0"
+    got = submissions.submit(store, make_bot(tmp_path / "d", "searcher"), author="ann")
+    assert got.version.ref == "searcher@1.0.0"
 
 
 @pytest.mark.parametrize("field,value", [
@@ -123,7 +124,7 @@ def test_a_token_proves_the_author(tmp_path):
     with pytest.raises(RegistryError, match="a token was given without its author"):
         submissions.submit(store, bot, token=token)
     assert versions_stored(store) == 0
-    assert submissions.submit(store, bot, author="alice", token=token).author == "alice"
+    assert submissions.submit(store, bot, author="alice", token=token).version.author == "alice"
 
 
 def test_the_command_reads_the_token_from_the_environment_or_a_file(tmp_path, capsys,

@@ -117,23 +117,23 @@ def test_no_deal_follows_from_what_a_bot_sees(pair):
     games = 0
     for mid in ids:
         record = store.results.record(mid)
-        for j, game in enumerate(record["games"]):
-            dealt = game["actions"][0][1]
+        for j, game in enumerate(record.games):
+            dealt = game.actions[0][1]
             assert dealt.startswith("shuffle ")
-            assert dealt == _shuffle(game["seed"], game["start"]["levels"], j)  # as replayed
+            assert dealt == _shuffle(game.seed, game.start["levels"], j)  # as replayed
             assert dealt not in predicted, (mid, j)
-            assert game["seed"] not in tries
+            assert game.seed not in tries
             # the documented derivation, with the stored secret
-            assert game["seed"] == deal_seed(secret.secret, f"{name}:leg0:set0:deal{j}")
+            assert game.seed == deal_seed(secret.secret, f"{name}:leg0:set0:deal{j}")
             games += 1
     assert games == 4
 
 
 def test_mirrors_share_their_cards(pair):
     first, mirror = (pair.store.results.record(m) for m in (pair.first, pair.mirror))
-    assert [g["seed"] for g in first["games"]] == [g["seed"] for g in mirror["games"]]
-    assert [g["actions"][0] for g in first["games"]] == [g["actions"][0] for g in mirror["games"]]
-    assert first["seats"][0] == mirror["seats"][1] and first["seats"][1] == mirror["seats"][0]
+    assert [g.seed for g in first.games] == [g.seed for g in mirror.games]
+    assert [g.actions[0] for g in first.games] == [g.actions[0] for g in mirror.games]
+    assert first.seats[0] == mirror.seats[1] and first.seats[1] == mirror.seats[0]
 
 
 @pytest.fixture()

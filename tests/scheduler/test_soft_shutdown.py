@@ -108,7 +108,7 @@ def test_sigterm_hands_the_match_back_uncharged_and_another_worker_plays_it(tmp_
         assert got["arena_matches_started_total"] == len(mine) == 2
         assert got["arena_matches_finished_total"] == 2 == store.results.count(name)
         assert got["arena_matches_handed_back_total"] == 0
-        decisions = sum(len(store.results.record(m.id)["timings"])
+        decisions = sum(len(store.results.record(m.id).extra["timings"])
                         for m in store.pages.matches(name))
         assert got["arena_decisions_total"] == decisions > 0
         assert got["arena_decision_duration_seconds_count"] == decisions

@@ -21,6 +21,7 @@ import pytest
 from alembic import command
 from league_helpers import BOTS, arena, env, season_file, unique, wait_for
 from sqlalchemy import create_engine, inspect
+from test_record_storage import toy_match
 
 from scheduler import migrations
 from scheduler.execute import BOT_LOG_KEPT, execute_match
@@ -162,8 +163,7 @@ def test_a_cancelled_season_plays_nothing_more_and_counts_what_finishes(tmp_path
     assert [a.outcome for a in store.pages.attempt_log(name, m[1])] == ["lost"]
     for mid in (m[5], m[1]):
         assert store.queue.claim(mid, "any:9", lease_s=600) is None  # never claimed again
-    summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
-    assert store.results.finish(m[0], name, {"r": 1}, summary, {"x": 1}, 1.0, "live:1",
+    assert store.results.finish(m[0], name, toy_match(m[0], 1), 1.0, "live:1",
                                 tally=None) is True
     assert store.pages.match(m[0]).status == "done" and store.results.count(name) == 1
     assert store.pages.sealed_by(m[0]) == []  # its mirror is cancelled: never played, seals nothing
@@ -263,9 +263,10 @@ def test_logs_prints_the_end_of_each_seats_log(tmp_path):
     mid = f"{name}-00000"   # noisy on seats 0 and 2
     store = Store(db)
     record = store.results.record(mid)
-    assert sorted(record["bot_logs"]) == ["0", "1", "2", "3"]   # every seat's, not only faulting
-    size = record["bot_log_bytes"]["0"]
-    assert size > FILLER and len(record["bot_logs"]["0"].encode()) == BOT_LOG_KEPT
+    logs = record.extra["bot_logs"]
+    assert sorted(logs) == ["0", "1", "2", "3"]   # every seat's, not only faulting
+    size = record.extra["bot_log_bytes"]["0"]
+    assert size > FILLER and len(logs["0"].encode()) == BOT_LOG_KEPT
 
     p = arena("logs", mid, "--seat", "2", "--db", db, check=True)
     head, _, text = p.stdout.partition("\n")
@@ -374,19 +375,18 @@ def test_a_lapsed_holders_result_ends_the_takers_attempt_too(tmp_path, request, 
     store, name, mid = _one_pair(tmp_path, request, backend, "straggler")[1:]
     assert store.queue.claim(mid, "cut:1", lease_s=-1) is not None    # its lease has run out
     assert store.queue.claim(mid, "taker:2", lease_s=600) is not None
-    summary = {"deals": [], "net": [0, 0], "score": [0.5, 0.5]}
-    assert store.results.finish(mid, name, {"r": 1}, summary, {"x": 1}, 1.0, "cut:1",
+    assert store.results.finish(mid, name, toy_match(mid, 1), 1.0, "cut:1",
                                 tally=None) is True
     if how == "hand_back":
         status = store.queue.hand_back(mid, "taker:2", "its worker was told to stop")
     elif how == "give_back":
         status = store.queue.give_back(mid, "taker:2", "RuntimeError: referee crashed")
     else:
-        status = "done" if store.results.finish(mid, name, {"r": 2}, summary, {"x": 2}, 1.0,
+        status = "done" if store.results.finish(mid, name, toy_match(mid, 2), 1.0,
                                                 "taker:2", tally=None) is False else "written twice"
     rows = store.pages.attempt_log(name, mid)
     assert status == store.pages.match(mid).status == "done"
     assert [(a.worker, a.outcome) for a in rows] == [("cut:1", "done"),
                                                            ("taker:2", "counted")], rows
     assert all(a.ended_at is not None for a in rows), rows
-    assert store.results.record(mid) == {"x": 1} and store.results.count(name) == 1
+    assert store.results.record(mid) == toy_match(mid, 1) and store.results.count(name) == 1

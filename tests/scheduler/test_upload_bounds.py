@@ -298,7 +298,7 @@ def test_a_pythonpath_inside_the_bot_and_a_local_folders_sdk_stay_portable(tmp_p
     store = sqlite_store(tmp_path)
     v = submissions.submit(store, bot(tmp_path / "ok.tgz", MANIFEST
                                       + 'pythonpath = ["lib", "./lib/../lib", "."]\n'),
-                           author="eve", state="queued")
+                           author="eve", state="queued").version
     assert v.manifest_fields["pythonpath"] == ["@bot/lib", "@bot/lib", "@bot"]
     for entry in ("nolib", "l" * 300):  # (a name too long for the file system)
         msg, _ = refused(tmp_path, bot(tmp_path / "no.tgz",
@@ -312,5 +312,5 @@ def test_a_pythonpath_inside_the_bot_and_a_local_folders_sdk_stay_portable(tmp_p
     (folder / "bot.toml").write_text(MANIFEST.replace("tiny", "local")
                                      + f'pythonpath = ["{SDK}", "{ROOT}"]\n')
     (folder / "bot.py").write_text("print(1)\n")
-    v = submissions.submit(store, folder, author="eve", state="queued")
+    v = submissions.submit(store, folder, author="eve", state="queued").version
     assert v.manifest_fields["pythonpath"] == ["@sdk", "@arena"]

@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from league_helpers import arena
 from sqlalchemy import update
+from test_record_storage import summary_written, toy_match
 
 from referee.match.matchfile import MatchSummary
 from scheduler.league import open_season
@@ -54,7 +55,8 @@ def ladder(tmp_path):
         assert store.queue.claim(mid, "w:1", lease_s=600) is not None
     tally = match_tally(MatchSummary.from_dict(SUMMARY), "two-deck-fry")
     for mid in ids[:5]:
-        assert store.results.finish(mid, LADDER, {}, SUMMARY, {}, 1.5, "w:1", tally=tally)
+        assert store.results.finish(mid, LADDER, toy_match(mid), 1.5, "w:1", tally=tally)
+        summary_written(store, mid, SUMMARY)  # (made up: a win of no deal)
         score_pair(store, mid)
     return db, store
 

@@ -15,12 +15,14 @@ import secrets
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from browser_helpers import browser_kit, serving
 from fastapi.testclient import TestClient
 from league_helpers import BOTS, arena, env
+from test_record_storage import summary_written
 
 from conftest import ROOT
 from referee.match.matchfile import MatchSummary
@@ -79,7 +81,7 @@ class League:
         self.real = next(m.id for m in matches if set(m.seats) == {"alice-bot", "house"})
         assert execute_match(self.db, self.real) == "done"
         played = store.pages.match_and_result(self.real)
-        self.summary, self.result = played.summary.to_dict(), played.result
+        self.summary = played.summary.to_dict()
         self.record = store.results.record(self.real)
         self.sealed_while_played = store.pages.sealed_by(self.real) != []
         for i, m in enumerate(matches):
@@ -107,7 +109,7 @@ class League:
                          if not any(b.startswith("alice-bot") for b in m.seats)]
         assert self.bob_only and self.sealed and self.unplayed
         # a refused version of bob's, its reason and output end holding the marker
-        bad = submit(store, _folder(tmp, "bob-bad"), author="bob", state="queued")
+        bad = submit(store, _folder(tmp, "bob-bad"), author="bob", state="queued").version
         store.versions.set_state(bad.id, "refused", reason="the smoke match failed: "
                                  f"never_connected; its output ends:\n{MARKER}\n")
         self.app = create_app(self.db, ServiceConfig())
@@ -126,11 +128,11 @@ class League:
         summary = dict(self.summary, seats=list(m.seats))
         if swap:
             summary.update(net=summary["net"][::-1], score=summary["score"][::-1])
-        record = dict(self.record, match_id=match_id, seats=list(m.seats))
+        match = replace(self.record, match_id=match_id, seats=tuple(m.seats))
         assert self.store.queue.claim(match_id, "test:1", lease_s=60) is not None
         tally = match_tally(MatchSummary.from_dict(summary), m.variant)
-        assert self.store.results.finish(match_id, season, self.result, summary, record, 1.0,
-                                         "test:1", tally=tally)
+        assert self.store.results.finish(match_id, season, match, 1.0, "test:1", tally=tally)
+        summary_written(self.store, match_id, summary)  # (teams swapped: not its record's)
         score_pair(self.store, match_id)
 
     def client(self, who: str | None = None) -> TestClient:
@@ -303,7 +305,7 @@ def test_an_author_downloads_their_own_records_and_no_other(league, server, tmp_
     # the house bot's seats' logs are not hers
     record = json.loads(got.content)
     assert set(record["bot_logs"]) == {str(s) for s in (seat, seat + 2)}
-    assert set(league.record["bot_logs"]) == {"0", "1", "2", "3"}
+    assert set(league.record.extra["bot_logs"]) == {"0", "1", "2", "3"}
     # the same from her page's session
     page = league.client("alice").get(f"/me/matches/{league.real}/record")
     assert page.status_code == 200 and page.content == got.content
@@ -339,7 +341,8 @@ def test_a_scrimmage_against_a_version_not_ready_tells_nothing_of_it(league):
     same words, through the API and the /me form; nothing of the reason nor of the bot's
     output reaches the asker."""
     store = league.store
-    queued = submit(store, _folder(league.tmp / "q", "bob-queued"), author="bob", state="queued")
+    queued = submit(store, _folder(league.tmp / "q", "bob-queued"), author="bob",
+                    state="queued").version
     try:
         c, alice = league.client(), league.client("alice")
         answers, said = [], set()
@@ -402,7 +405,7 @@ def test_logged_out_pages_go_to_the_login_and_back(league):
 
 def test_a_version_page_follows_its_state_with_a_script_of_its_own(league):
     v = submit(league.store, _folder(league.tmp / "f", "alice-follow"), author="alice",
-               state="queued")
+               state="queued").version
     alice = league.client("alice")
     page = alice.get("/me/bots/alice-follow/1.0.0").text
     assert 'data-follow="/me/bots/alice-follow/1.0.0/state"' in page and "reload" not in page
@@ -447,8 +450,8 @@ def test_wait_prints_each_state_and_what_it_waits_behind_and_times_out(league, s
     import queue
     import threading
     store = league.store
-    ahead = [submit(store, _folder(league.tmp / "a", f"bob-q{i}"), author="bob", state="queued")
-             for i in range(2)]
+    ahead = [submit(store, _folder(league.tmp / "a", f"bob-q{i}"), author="bob",
+                    state="queued").version for i in range(2)]
     store.versions.set_state(ahead[0].id, "building")
     store.versions.mark_sent(ahead[1].id)  # in the broker already: it goes before alice's
     up = league.client().post("/api/v1/bots", content=_archive(_folder(league.tmp / "a",
@@ -493,7 +496,7 @@ def test_in_a_browser_alice_follows_her_results_and_replays_a_record(league, ser
     sync_playwright, chromium = browser_kit()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     queued = submit(league.store, _folder(tmp_path, "alice-next"), author="alice",
-                    state="queued")
+                    state="queued").version
     errors: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, chromium_sandbox=False,
@@ -542,7 +545,7 @@ def test_a_faulting_bots_log_tail_is_its_authors_alone(league):
     match_id = next(m for m in league.bob_only if store.pages.match(m).season == "rr")
     seat = list(store.pages.match(match_id).seats).index("bob-bot")
     marker = f"bob-tail-{secrets.token_hex(6)}"
-    record = dict(store.results.record(match_id), faults=[
+    record = dict(store.results.record(match_id).to_dict(), faults=[
         {"seat": seat, "kind": "timeout", "reason": "no answer", "strikes": 1,
          "log_tail": f"Traceback ...\n{marker}\n"}])
     with store.engine.begin() as c:

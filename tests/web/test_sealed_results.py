@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 
 import httpx
 import pytest
 from browser_helpers import serving
 from league_helpers import BOTS
+from test_record_storage import summary_written
 
 from referee.match.matchfile import MatchSummary
 from scheduler.execute import execute_match
@@ -65,7 +67,7 @@ class Season:
         real = done[0].id
         assert execute_match(self.db, real) == "done"
         played = store.pages.match_and_result(real)
-        self.summary, self.result = played.summary.to_dict(), played.result
+        self.summary = played.summary.to_dict()
         self.record = store.results.record(real)
         self.finish(done[1].id)
         assert store.pages.sealed_by(done[0].id) == []  # (the other pair has cards of its own)
@@ -78,12 +80,12 @@ class Season:
         alice = m.seats.index("alice-bot") % 2
         score = [1.0, 0.0] if alice == 0 else [0.0, 1.0]
         net = [3, -3] if alice == 0 else [-3, 3]
-        record = dict(self.record, match_id=match_id, seats=list(m.seats))
+        match = replace(self.record, match_id=match_id, seats=tuple(m.seats))
         assert self.store.queue.claim(match_id, "test:1", lease_s=60) is not None
         played = dict(self.summary, seats=list(m.seats), score=score, net=net, **summary)
         tally = match_tally(MatchSummary.from_dict(played), m.variant)
-        assert self.store.results.finish(match_id, "rr", self.result, played, record, 1.0,
-                                         "test:1", tally=tally)
+        assert self.store.results.finish(match_id, "rr", match, 1.0, "test:1", tally=tally)
+        summary_written(self.store, match_id, played)  # (made up: not its record's)
         score_pair(self.store, match_id)
 
 

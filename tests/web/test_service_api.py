@@ -237,7 +237,7 @@ def test_each_limit_refuses_with_its_name_and_reset(tmp_path):
     too_big = svc.upload("bob", big)
     assert too_big.status_code == 413 and "19.5 KiB" in too_big.json()["detail"]
     # scrimmages: pairs, then in flight
-    house = submissions.submit(svc.store, bot_folder(tmp_path / "h", "house", hello=False))
+    house = submissions.submit(svc.store, bot_folder(tmp_path / "h", "house", hello=False)).version
     many = c.post("/api/v1/scrimmages", json={"bot": first, "opponent": house.ref,
                                               "pairs": 4}, headers=svc.auth("alice"))
     assert many.status_code == 400 and "from 1 to 3" in many.json()["detail"]
@@ -443,7 +443,7 @@ def test_the_dispatcher_sends_checks_and_scrimmages_on_lanes_of_their_own(svc, t
     from scheduler.service.intake import Dispatcher, open_scrimmage
     flush_redis()
     mine = svc.ready("alice", bot_folder(tmp_path, "alice-bot"))
-    house = submissions.submit(svc.store, bot_folder(tmp_path / "h", "house", hello=False))
+    house = submissions.submit(svc.store, bot_folder(tmp_path / "h", "house", hello=False)).version
     queued = svc.upload("alice", bot_folder(tmp_path, "alice-bot", "2.0.0")).json()
     sid = svc.client.post("/api/v1/scrimmages", json={"bot": mine, "opponent": house.ref,
                                                       "pairs": 1},

@@ -112,7 +112,7 @@ def test_author_uploads_plays_and_scrimmages(tmp_path):
     db = f"sqlite:///{tmp_path}/service.db"
     store = open_store(db)
     alice, bob = add_author(store, "alice"), add_author(store, "bob")
-    house = submit(store, BOTS / "random")  # the organiser's: ready as stored
+    house = submit(store, BOTS / "random").version  # the organiser's: ready as stored
     random_ref = f"{house.name}@{house.version}"
     with open(BOTS / "random" / "bot.toml", "rb") as f:
         assert random_ref == f"random@{tomllib.load(f)['version']}"

@@ -147,7 +147,7 @@ def _cards_in(page, where: str) -> list[str]:
 def _first_match(league) -> tuple[str, MatchFile]:
     store = Store(league["db"])
     match_id = sorted(m.id for m in store.pages.matches(league["name"]))[0]
-    return match_id, MatchFile.from_dict(store.results.record(match_id), match_id)
+    return match_id, store.results.record(match_id)
 
 
 def test_the_season_page_shows_the_standings_of_the_command_line(page, league):
