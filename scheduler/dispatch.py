@@ -248,13 +248,17 @@ class LocalSender:
         idle = not self.busy()
         for pool in self.pools.values():
             processes = list((getattr(pool, "_processes", None) or {}).values())
+            reaper = getattr(pool, "_executor_manager_thread", None)
             pool.shutdown(wait=False, cancel_futures=True)
             for p in processes:
                 if not idle:
                     p.terminate()
+            # the pool's own thread reaps its processes: the one waiter (a second one racing
+            # it could find a process already reaped and take it for alive)
+            if reaper is not None:
+                reaper.join(10)
             for p in processes:
-                p.join(10)
-                if p.is_alive():
+                if p.exitcode is None:  # not reaped within 10 s: ended here
                     p.terminate()
                     p.join(10)
 
