@@ -113,8 +113,13 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
     assert len(history) == 2 * len(pairs)
     assert sorted(h.pair_index for h in history) == sorted(
         i for i in range(len(pairs)) for _ in (0, 1))
-    # the new version: placed against two different versions first
-    v4 = [p for p in sorted(pairs, key=lambda p: (p.written_at, p.cluster))
+    # the new version: placed against two different versions first, in the order the ladder
+    # planned its pairs (a placement match the killed worker held is written after a later
+    # pair: the order written is not the order planned)
+    planned: dict[str, int] = {}
+    for m in matches:
+        planned[m.cluster] = min(planned.get(m.cluster, m.ordinal), m.ordinal)
+    v4 = [p for p in sorted(pairs, key=lambda p: planned[p.cluster])
           if "v4@1.0.0" in (p.bot_a, p.bot_b)]
     firsts = {p.bot_b if p.bot_a == "v4@1.0.0" else p.bot_a for p in v4[:2]}
     assert len(v4) >= 3 and len(firsts) == 2, [(p.bot_a, p.bot_b) for p in v4]
