@@ -53,6 +53,20 @@ def test_the_project_imports_with_no_costly_finder_at_start_up(tmp_path):
     assert str(ROOT) not in ast.literal_eval(path)
 
 
+
+def test_every_module_a_bot_or_a_referee_imports_is_compiled_ahead(tmp_path):
+    """``make bytecode`` compiles the project and the installed packages: where bytecode may
+    not be written (PYTHONDONTWRITEBYTECODE), a module without it is compiled from source again
+    by every interpreter that imports it (grpc and protobuf doubled a Python bot's start-up)."""
+    probe = ("import os, sys, arena_sdk, referee.serve, scheduler.tasks; "
+             "specs = [(m, getattr(mod, '__spec__', None)) for m, mod in sys.modules.items()]; "
+             "print(sorted(m for m, spec in specs if spec and (spec.origin or '').endswith('.py') "
+             "and not os.path.exists(spec.cached or '')))")
+    out = subprocess.run([sys.executable, "-B", "-c", probe], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", f"imported with no bytecode: {out.stdout.strip()}"
+
 TIMED = '''
 import time
 
