@@ -157,6 +157,9 @@ BUILD_DISK_MB = _add("ARENA_BUILD_DISK_MB", int, 512,
 REFEREE_MEMORY_MB = _add("ARENA_REFEREE_MEMORY_MB", int, 2048,
                          "a referee process's memory bound in MiB (at least 64)",
                          Scope.DEVELOPER)
+REFEREE_PRESTART = _add("ARENA_REFEREE_PRESTART", bool, True,
+                        "0: start each match's referee by exec, not forked from a referee "
+                        "process started ahead (referee/prestarted.py)", Scope.DEVELOPER)
 UNSANDBOXED = _add("ARENA_UNSANDBOXED", bool, False,
                    "1: a season's referees run its bots unsandboxed (--unsandboxed)",
                    Scope.INTERNAL)

@@ -13,7 +13,6 @@ it, so a folder whose lock can be taken is a killed worker's leftover (``sweep_h
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import fcntl
 import json
@@ -34,6 +33,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from house import settings
 from referee.match.matchfile import MatchFile
 from referee.match.socket_folders import pid_gone
+from referee import prestarted
 from referee.match.spec import MatchSpec
 
 from scheduler import metrics
@@ -44,7 +44,6 @@ from scheduler.store import (DEFAULT_LEASE_S, MAX_ATTEMPTS, MatchRow, Store, ope
                              worker_name)
 
 ROOT = Path(__file__).resolve().parent.parent
-_PR_SET_PDEATHSIG = 1
 #: bytes of the end of each seat's log kept in its match record (``arena logs``); the referee
 #: bounds a seat's log to ``referee.seats.launch.LOG_LIMIT`` (8 MiB)
 BOT_LOG_KEPT = 32 * 1024
@@ -217,19 +216,6 @@ def must_hand_back() -> bool:
     return time.monotonic() - seen_at >= stop_grace_setting()
 
 
-_prctl: Callable[..., int] | None
-try:  # resolved here, so that the child between fork and exec only makes one call
-    _prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
-except (OSError, AttributeError):  # not Linux: the referee outlives a killed worker
-    _prctl = None
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: be killed when the process that started us dies."""
-    if _prctl is not None:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 def max_match_seconds(spec: MatchSpec) -> float:
     """An upper bound on a match's wall time under its time control (a hung referee's limit)."""
     tc = spec.time_control
@@ -258,14 +244,9 @@ def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0,
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "protos")] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    cmd = [sys.executable, "-m", "referee.serve", str(spec_path), "--out", str(out),
-           "--workdir", str(workdir / "logs")]
-    with open(workdir / "referee.log", "wb") as log:
-        # its own session: a signal meant for the worker (a terminal's Ctrl-C, a warm
-        # shutdown) does not end the match in hand; it still dies with its parent
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
-                                start_new_session=True)
+    proc = prestarted.start([str(spec_path), "--out", str(out), "--workdir",
+                             str(workdir / "logs")], env=env, cwd=ROOT,
+                            log=workdir / "referee.log")
     deadline = time.monotonic() + max_match_seconds(spec)
     next_beat = time.monotonic() + every_s
     try:
@@ -288,7 +269,7 @@ def play(spec: MatchSpec, workdir: Path, heartbeat=None, every_s: float = 5.0,
             proc.wait()
     if proc.returncode != 0 or not out.exists():
         tail = (workdir / "referee.log").read_text(errors="replace")[-2000:]
-        rc = proc.returncode
+        rc = proc.wait()  # (ended: at once)
         how = f" (killed by {_signal_name(-rc)})" if rc < 0 else ""
         raise MatchFailed(f"the referee exited with status {rc}{how}: {tail}")
     match = MatchFile.load(out)

@@ -275,26 +275,30 @@ def _referee_match(variant: str, deals: int, with_requests: bool):
     return result, runner, wall
 
 
-# The referee process's start: the interpreter and what ``python -m referee.serve`` imports
-# before its ``main`` runs, stamped on the monotonic clock (shared with this process).
-_REFEREE_START = "import time, referee.serve; print(time.monotonic())"
+def referee_process_ms(count: int, *, forked: bool = False) -> list[float]:
+    """The referee process's start, ``count`` times: ms from asking for a referee to its
+    ``main`` run and ended (given a spec that is not there: it stops at once, status 2),
+    started the way a league's worker starts it (``referee.prestarted.start``: forked from a
+    referee started ahead when ``forked``, not counting that one's own start; else by exec:
+    the interpreter and ``referee.serve``'s imports each time)."""
+    from referee import prestarted
 
-
-def referee_process_ms(count: int) -> list[float]:
-    """The referee process's start, ``count`` times: ms from before its exec to its imports
-    done (where ``referee.serve``'s ``main`` is entered), started the way a league's worker
-    starts it (``scheduler.execute``: this interpreter, the arena's folder and protocol
-    package on its path)."""
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "protos")] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     times = []
-    for _ in range(count):
-        t = time.monotonic()
-        out = subprocess.run([sys.executable, "-c", _REFEREE_START], cwd=root, env=env,
-                             capture_output=True, text=True, check=True).stdout
-        times.append((float(out) - t) * 1000)
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [f"{tmp}/none.json", "--out", f"{tmp}/out.json", "--workdir", tmp]
+        log = Path(tmp) / "referee.log"
+        if forked:  # the one started ahead: a worker's first match pays for it
+            prestarted.start(argv, env=env, cwd=root, log=log, forked=True).wait()
+        for _ in range(count):
+            t = time.monotonic()
+            proc = prestarted.start(argv, env=env, cwd=root, log=log, forked=forked)
+            if proc.wait() != 2:
+                raise RuntimeError(f"the referee said: {log.read_text()[-2000:]}")
+            times.append((time.monotonic() - t) * 1000)
     return times
 
 
@@ -303,10 +307,12 @@ STARTUP_PHASES = ("sockets and gates", "sandbox spawn", "bot start and connect",
 """The phases of a match's start-up in this process, in order (``Startup.phases``)."""
 
 
-def startup_breakdown(runners, referee_ms: list[float]) -> str:
+def startup_breakdown(runners, referee_ms: list[float],
+                      exec_ms: list[float] | None = None) -> str:
     """The start-up line's figures: the medians (ms) over ``runners``' matches of each phase
     of their start-up, each seat's own spawn and bot start, and the referee process's start
-    (``referee_ms``), with the largest phase named."""
+    (``referee_ms``, forked as a worker does; ``exec_ms`` by exec, for comparison), with the
+    largest phase named."""
     phases = [r.startup.phases() for r in runners]
     per_seat = [r.startup.per_seat() for r in runners]
     if any(p is None for p in phases) or any(s is None for s in per_seat):
@@ -318,8 +324,11 @@ def startup_breakdown(runners, referee_ms: list[float]) -> str:
     median_referee = statistics.median(referee_ms)
     largest = max((*STARTUP_PHASES, "referee process"),
                   key=lambda name: median_referee if name == "referee process" else median[name])
+    by_exec = (f"; by exec {statistics.median(exec_ms):.0f}: interpreter and imports"
+               if exec_ms else "")
     return (f"medians over {len(runners)} matches, ms: referee process {median_referee:.0f} "
-            f"(exec to main: interpreter and imports, timed apart); sockets and gates "
+            f"(asked for to main run, timed apart: forked from one started ahead{by_exec}); "
+            f"sockets and gates "
             f"{median['sockets and gates']:.0f}; sandbox spawn {median['sandbox spawn']:.0f} "
             f"(the seats in turn up to the last to say Hello; per seat "
             f"{seat['sandbox spawn']:.0f}); bot start and connect "
@@ -364,7 +373,8 @@ def bench_link(variant: str, deals: int, events: str = "both", matches_each: int
     every_match = {mode: [_referee_match(variant, deals, EVENT_MODES[mode])
                      for _ in range(max(1, matches_each))] for mode in modes}
     matches = {mode: every[0] for mode, every in every_match.items()}
-    referee_ms = referee_process_ms(max(1, matches_each))
+    referee_ms = referee_process_ms(max(1, matches_each), forked=True)
+    exec_ms = referee_process_ms(max(1, matches_each))
     size = _request_size(variant)
     decisions_max = max(len(runner.timings) for _, runner, _ in matches.values())
     count = max(200, min(decisions_max, 2000))
@@ -441,5 +451,5 @@ def bench_link(variant: str, deals: int, events: str = "both", matches_each: int
               f"deal >= decisions x (mean relay + work between answer and request + seat) = "
               f"{floor / echo_mean:.2f} x decisions x mean echo")
         print(f"start-up     {mode}: "
-              f"{startup_breakdown([runner for _, runner, _ in every_match[mode]], referee_ms)}")
+              f"{startup_breakdown([r for _, r, _ in every_match[mode]], referee_ms, exec_ms)}")
     return 0

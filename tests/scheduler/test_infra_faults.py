@@ -49,11 +49,13 @@ for line in sys.stdin:
 
 # -- processes ------------------------------------------------------------------------------
 def _is_referee(pid: int, match_id: str) -> bool:
+    """Whether ``pid`` shows a referee's command line for ``match_id`` (exec'd, its arguments
+    apart; forked from a prestarted referee, one line that names ``referee.serve``)."""
     try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return b"referee.serve" in cmd and any(f"arena-{match_id}-".encode() in c for c in cmd)
+    return b" referee.serve " in cmd.replace(b"\0", b" ") and f"arena-{match_id}-".encode() in cmd
 
 
 def _parent(pid: int) -> int:

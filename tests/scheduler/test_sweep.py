@@ -107,7 +107,10 @@ def _in_play(match_id: str) -> dict:
         groups = {uid: _cgroup_dirs(uid) for uid in uids}
         if len(uids) == 4 and (not CGROUPS or all(
                 dirs and all(_procs_in(d) for d in dirs) for dirs in groups.values())):
-            return {"referee": ref, "pool": procs[ref][0], "uids": sorted(uids),
+            parent = procs[ref][0]  # a prestarted referee's fork, or the pool's own child
+            prestarted = b"referee.prestarted" in procs.get(parent, (0, 0, b""))[2]
+            return {"referee": ref, "prestarted": parent if prestarted else None,
+                    "pool": procs[parent][0] if prestarted else parent, "uids": sorted(uids),
                     "cgroups": [d for dirs in groups.values() for d in dirs]}
     return {}
 
@@ -164,10 +167,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _metrics_folder(pid: int) -> Path:
-    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    return Path(next(v for v in environ if v.startswith(b"PROMETHEUS_MULTIPROC_DIR="))
-                .split(b"=", 1)[1].decode())
+def _metrics_folder(tmp: Path) -> Path:
+    """The one metrics folder in ``tmp`` (a worker's private TMPDIR: its own). Not read from
+    the worker's /proc environ: Celery rewrites its command line (setproctitle) over it."""
+    folders = list(tmp.glob("arena-metrics-*"))
+    assert len(folders) == 1, folders
+    return folders[0]
 
 
 # -- a worker and its referee killed mid-match --------------------------------------------------
@@ -196,8 +201,7 @@ def test_a_worker_and_referee_killed_mid_match_leave_nothing_once_a_worker_start
     try:
         first.wait_ready()
         main = first.proc.pid
-        metrics = _metrics_folder(main)
-        assert metrics.parent == tmp
+        metrics = _metrics_folder(tmp)
         make_app(REDIS_URL).send_task("arena.play_match", args=[match_id], queue="arena")
         playing = wait_for(lambda: _in_play(match_id), 60, "the match under way, its four "
                            "seats sandboxed")
@@ -214,8 +218,10 @@ def test_a_worker_and_referee_killed_mid_match_leave_nothing_once_a_worker_start
 
         first.kill9()  # the worker's main and pool processes
         os.kill(referee, signal.SIGKILL)
-        wait_for(lambda: pid_gone(referee) and pid_gone(pool), 30, "the referee and pool "
-                 "process gone")
+        prestarted = playing["prestarted"]
+        assert prestarted is not None  # (the worker forks its referees from one started ahead)
+        wait_for(lambda: pid_gone(referee) and pid_gone(pool) and pid_gone(prestarted), 30,
+                 "the referee, the prestarted referee and the pool process gone")
         # left behind (the socket folder and the seats' cgroups too, unless another run's
         # sweep, or its referee starting, came first)
         assert all(w.exists() for w in works) and stop.exists() and metrics.exists()
