@@ -376,8 +376,9 @@ def _score_pair(store: Store, match_id: str) -> None:
     effort: a pair's finer score never fails the match written."""
     try:
         score_pair(store, match_id)
-    except Exception:  # noqa: BLE001
-        pass
+    except Exception as e:  # noqa: BLE001
+        print(f"arena: match {match_id}: its duplicate pair was not scored: "
+              f"{type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
 
 
 def _crash_limit(store: Store, spec: MatchSpec, seat: int) -> None:
