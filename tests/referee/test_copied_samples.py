@@ -1,13 +1,15 @@
 """What a bot author does first, for Java, Python (greedy, search), Rust and Go: copy a sample to a folder of
 their own outside the repository, change its name and nothing else, then `arena match` it (built
-from source on the way), `arena bots submit` it, and enter the submitted versions in a registry
-season that two Celery workers play, building each version from its archive in caches of
-their own."""
+from source on the way) and, meanwhile, `arena bots submit` it, and enter the submitted
+versions in a registry season that two Celery workers play, building each version from its
+archive in caches of their own."""
 
 import shutil
+import subprocess
+import sys
 
 from conftest import ROOT
-from league_helpers import (REDIS_URL, Worker, arena, flush_redis, season_file, stop_all,
+from league_helpers import (REDIS_URL, Worker, arena, env, flush_redis, season_file, stop_all,
                             unique)
 from test_league import _exactly_once
 
@@ -58,25 +60,35 @@ def _author_and_season(tmp_path, db, workers, caches):
     home.mkdir()
     bots = {lang: _own_copy(lang, home, f"{tag}-{lang}") for lang in SAMPLES}
 
-    # arena match: four copies at one table, each built on the way (Go's: tests/test_match_cli)
+    # arena match: four copies at one table, each built on the way (Go's: tests/test_match_cli);
+    # its own process, which builds from a copy of each folder (the folders only read): the
+    # author submits meanwhile rather than after it (its builds take seconds)
     record = home / "m.json"
-    p = arena("match", *(str(bots[lang]) for lang in ("java", "python", "rust", "search")),
-              "--variant", "two-deck-80", "--deals", "1", "--out", str(record), cwd=home)
-    assert p.returncode == 0, p.stdout + p.stderr
+    played = subprocess.Popen(
+        [sys.executable, "-m", "cli", "match",
+         *(str(bots[lang]) for lang in ("java", "python", "rust", "search")),
+         "--variant", "two-deck-80", "--deals", "1", "--out", str(record)],
+        cwd=home, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # arena bots submit: each stored under its own name, read back
+        refs = {}
+        for lang, folder in bots.items():
+            p = arena("bots", "submit", str(folder), "--db", db, cwd=home)
+            assert p.returncode == 0, p.stdout + p.stderr
+            refs[lang] = p.stdout.split()[0]
+            assert refs[lang] == f"{tag}-{lang}@1.0.0"
+        shown = arena("bots", "show", refs["rust"], "--db", db, cwd=home)
+        assert shown.returncode == 0 and f"{tag}-rust" in shown.stdout, shown.stderr
+        out, err = played.communicate(timeout=300)
+    finally:
+        if played.poll() is None:
+            played.kill()
+            played.wait()
+    assert played.returncode == 0, out + err
     match = MatchFile.load(record)
-    assert match.faults == [] and match.result.strikes == (0, 0, 0, 0), p.stdout
+    assert match.faults == [] and match.result.strikes == (0, 0, 0, 0), out
     assert match.verify() == []
     assert {t.seat for t in match.decision_times()} == {0, 1, 2, 3}
-
-    # arena bots submit: each stored under its own name, read back
-    refs = {}
-    for lang, folder in bots.items():
-        p = arena("bots", "submit", str(folder), "--db", db, cwd=home)
-        assert p.returncode == 0, p.stdout + p.stderr
-        refs[lang] = p.stdout.split()[0]
-        assert refs[lang] == f"{tag}-{lang}@1.0.0"
-    shown = arena("bots", "show", refs["rust"], "--db", db, cwd=home)
-    assert shown.returncode == 0 and f"{tag}-rust" in shown.stdout, shown.stderr
 
     # a registry season of the Java, Python and Rust versions on two Celery workers
     shutil.rmtree(home)  # no worker ever saw the folders

@@ -322,7 +322,12 @@ def test_a_bot_that_never_connects_forfeits(tmp_path):
 
 
 def test_a_bot_that_stops_answering_gets_defaults_then_forfeits(tmp_path):
-    result, record, _ = _fault_match(tmp_path, [faulty("silent"), RANDOM, RANDOM, RANDOM])
+    # seat 0 is asked first and three times in a row (the deal's declarations), so no other
+    # seat answers before it is out: its timeouts take 0.5 + 0.3 + 0.3 s, not QUICK's 3.5 s,
+    # and no figure can be too short for a bot that never answers
+    tc = dataclasses.replace(QUICK, per_decision_ms=300, bank_ms=200)
+    result, record, _ = _fault_match(tmp_path, [faulty("silent"), RANDOM, RANDOM, RANDOM],
+                                     tc=tc)
     assert _kinds(record, 0) == ["timeout"] * 3
     assert all("default_action" in f for f in record["faults"])
     assert result["forfeit"]["seat"] == 0 and result["winner_team"] == 1
@@ -369,6 +374,11 @@ def test_a_deluge_is_held_back_and_struck(tmp_path, monkeypatch, gate_rate):
             super().__init__(*args, **kw)
             hubs.append(self)
     monkeypatch.setattr(local, "SeatHub", Hub)
+    # Seat 0 makes the deal's 23 declarations before the deluge's first request: it thinks
+    # briefly (0.02 s) so they take 0.5 s, not 7. The deluge fills its inbox (unbounded) or
+    # its own buffers (default) between its first answer and its next request, while seats 0,
+    # 1 and 2 think: 0.6 s, where 0.03 s idle and 0.07 s loaded filled the inbox.
+    slow = [faulty("slow:0.02"), faulty("slow"), faulty("slow")]
     most = 0
 
     async def play():
@@ -384,8 +394,7 @@ def test_a_deluge_is_held_back_and_struck(tmp_path, monkeypatch, gate_rate):
         spec = MatchSpec(match_id="deluge", variant="two-deck-fry", seed="f", max_deals=1,
                          time_control=QUICK)
         try:
-            return await run_match_async(spec, [faulty("slow")] * 3 + [faulty("deluge")],
-                                         tmp_path)
+            return await run_match_async(spec, slow + [faulty("deluge")], tmp_path)
         finally:
             watcher.cancel()
     result, record, _ = asyncio.run(play())

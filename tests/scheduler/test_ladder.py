@@ -6,6 +6,7 @@ ladder is cancelled cleanly."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import threading
@@ -79,12 +80,19 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
 
         def rated() -> int:
             return len({h.cluster for h in store.ladder.rating_history("ladder-t")})
-        wait_for(lambda: rated() >= 6, 200, "six rated pairs")
-        assert {r["bot"] for r in ladder_table(store, "ladder-t")} == \
-            {f"v{i}@1.0.0" for i in range(4)}
-        _pages_while_it_runs(db, store)
+        with _browser(db) as (page, base):  # chromium starts while the first pairs play
+            wait_for(lambda: rated() >= 6, 200, "six rated pairs")
+            assert {r["bot"] for r in ladder_table(store, "ladder-t")} == \
+                {f"v{i}@1.0.0" for i in range(4)}
+            _pages_while_it_runs(page, base, store)
         submit(store, _version(tmp_path, "v4"))  # ready: it joins
-        wait_for(lambda: store.seasons.counts("ladder-t")["running"] > 0, 60, "a match in play")
+
+        # the kill once a match of the new version plays: the pairs queued before it are
+        # played on both workers, not the one left
+        def v4_in_play() -> bool:
+            return any(m.status == "running" and "v4@1.0.0" in m.pairing
+                       for m in store.pages.matches("ladder-t"))
+        wait_for(v4_in_play, 60, "a match of the new version in play")
         workers[0].kill9()
         wait_for(lambda: next((r["pairs"] for r in ladder_table(store, "ladder-t")
                                if r["bot"] == "v4@1.0.0"), 0) >= 3, 240,
@@ -134,37 +142,41 @@ def test_a_ladder_takes_a_new_version_survives_a_killed_worker_and_cancels_clean
     assert "v4@1.0.0" in shown and "mu-3sigma" in shown and "Bradley-Terry" in shown
 
 
-def _pages_while_it_runs(db: str, store) -> None:
-    """The ladder's pages in a real browser while it runs: its table against the store's, the
-    live counts moving without a reload, a version's rating history."""
+@contextlib.contextmanager
+def _browser(db: str):
+    """The app served and a page of chromium open: (the page, the app's base URL)."""
     from web.app import create_app
-    from playwright.sync_api import expect
     sync_playwright, chromium = browser_kit()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with serving(create_app(db)) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium)
         try:
-            page = browser.new_page()
-            page.goto(f"{base}/seasons/ladder-t")
-            rows = page.locator("#ladder-table tr")
-            assert rows.count() == 1 + len(store.ladder.entries("ladder-t"))
-            shown = [rows.nth(i).locator("td").nth(1).inner_text() for i in
-                     range(1, rows.count())]
-            assert sorted(shown) == sorted(f"v{i}@1.0.0" for i in range(4))
-            done = int(page.locator("#p-done").inner_text())
-            # progress.js polls the counts: they move with no reload
-            expect(page.locator("#p-done")).not_to_have_text(str(done), timeout=60_000)
-            assert int(page.locator("#p-done").inner_text()) > done
-            page.screenshot(path=str(ARTIFACTS / "ladder-season.png"), full_page=True)
-            page.locator("#ladder-table a").first.click()
-            history = page.locator("#version-history tr")
-            assert history.count() >= 2, page.content()[:500]
-            bot = page.locator("h1").inner_text().split(" on ladder")[0]
-            want = [h for h in store.ladder.rating_history("ladder-t") if h.bot == bot]
-            assert 0 < history.count() - 1 <= len(want)  # (read after the page: more, maybe)
-            page.screenshot(path=str(ARTIFACTS / "ladder-version.png"), full_page=True)
+            yield browser.new_page(), base
         finally:
             browser.close()
+
+
+def _pages_while_it_runs(page, base: str, store) -> None:
+    """The ladder's pages in a real browser while it runs: its table against the store's, the
+    live counts moving without a reload, a version's rating history."""
+    from playwright.sync_api import expect
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{base}/seasons/ladder-t")
+    rows = page.locator("#ladder-table tr")
+    assert rows.count() == 1 + len(store.ladder.entries("ladder-t"))
+    shown = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(1, rows.count())]
+    assert sorted(shown) == sorted(f"v{i}@1.0.0" for i in range(4))
+    done = int(page.locator("#p-done").inner_text())
+    # progress.js polls the counts: they move with no reload
+    expect(page.locator("#p-done")).not_to_have_text(str(done), timeout=60_000)
+    assert int(page.locator("#p-done").inner_text()) > done
+    page.screenshot(path=str(ARTIFACTS / "ladder-season.png"), full_page=True)
+    page.locator("#ladder-table a").first.click()
+    history = page.locator("#version-history tr")
+    assert history.count() >= 2, page.content()[:500]
+    bot = page.locator("h1").inner_text().split(" on ladder")[0]
+    want = [h for h in store.ladder.rating_history("ladder-t") if h.bot == bot]
+    assert 0 < history.count() - 1 <= len(want)  # (read after the page: more, maybe)
+    page.screenshot(path=str(ARTIFACTS / "ladder-version.png"), full_page=True)
 
 
 def test_each_authors_newest_ready_versions_play_and_older_ones_retire(tmp_path):
