@@ -40,8 +40,8 @@ $(SITE_BYTECODE): $(STAMP)
 # bytecode (PYTHONDONTWRITEBYTECODE): compile the project's modules ahead, so none of them
 # compiles its imports again (a tenth of a second for each referee). Up-to-date files are skipped.
 bytecode: $(STAMP) $(SITE_BYTECODE)
-	@$(BIN)/python -m compileall -q -j 0 cli lab house referee scheduler web tools protos sdk/python/src \
-	  sample_bots/python tests
+	@$(BIN)/python -m compileall -q -j 0 cli lab house referee scheduler web tools protos \
+	  sdk/python/src sample_bots/python tests
 
 # Redis for the tests that need it: start one on 127.0.0.1:6379 unless one answers already.
 redis:

@@ -113,7 +113,8 @@ def test_a_changed_environment_gets_a_prestarted_referee_of_its_own(tmp_path):
     worker whose environment changed gets another prestarted process, and the first leaves
     once its children have ended."""
     first = _parent_of_next(tmp_path, _env())
-    second = _parent_of_next(tmp_path, _env(LANG="C.UTF-8" if os.environ.get("LANG") != "C.UTF-8" else "C"))
+    other = "C.UTF-8" if os.environ.get("LANG") != "C.UTF-8" else "C"
+    second = _parent_of_next(tmp_path, _env(LANG=other))
     assert second != first
     deadline = time.monotonic() + 30
     while os.path.exists(f"/proc/{first}") and _state(first) != "Z":
