@@ -650,8 +650,10 @@ def test_a_chatty_bot_cannot_fill_the_disk_with_its_log(tmp_path, monkeypatch):
 
 
 def test_a_bot_that_thinks_into_its_time_bank_is_told_what_is_left(tmp_path):
-    """Each answer past the allowance is taken from the bank, to the microsecond; the next
-    request says what is left in whole milliseconds, less each time."""
+    """Each answer past the allowance is taken from the bank; the next request says what is
+    left in whole milliseconds, never more. The bot thinks 50 ms against 20 allowed: 30 ms a
+    decision, less only what the referee's own loop stalled through while it was open
+    (``LoopLag``: a loaded machine's, never charged), so the bank falls by at least that."""
     tc = TimeControl(per_decision_ms=20, bank_ms=60_000, connect_timeout_ms=30_000)
     spec = MatchSpec(match_id="bank", variant="two-deck-fry", seed="b", max_deals=1,
                      time_control=tc)
@@ -660,4 +662,7 @@ def test_a_bot_that_thinks_into_its_time_bank_is_told_what_is_left(tmp_path):
     assert result["forfeit"] is None and not record["faults"]
     banks = [m.request.bank_left_ms for _, _, m in runner.sent[0] if m.HasField("request")]
     assert len(banks) > 10 and banks[0] == 60_000
-    assert all(later <= earlier - 30 for earlier, later in zip(banks, banks[1:])), banks
+    drops = [earlier - later for earlier, later in zip(banks, banks[1:])]
+    lost_ms = runner.excused_s * 1000  # (every seat's stalls: at least seat 0's)
+    assert all(d >= 0 for d in drops), banks
+    assert sum(drops) >= 30 * len(drops) - lost_ms - 1, (banks, lost_ms)
