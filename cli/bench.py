@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from cli.common import variant_ids_or_exit
+from cli.common import VARIANTS, variant_ids_or_exit
 
 
 def cmd_bench_engine(args) -> int:
@@ -85,7 +85,7 @@ def cmd_bench_ladder_rest(args) -> int:
 
 
 def register(sub) -> None:
-    variants = variant_ids_or_exit()
+    variants = VARIANTS
     bench = sub.add_parser("bench", help="benchmarks (commands, not tests)")
     bsub = bench.add_subparsers(dest="bench_command", required=True)
     eng = bsub.add_parser("engine", help="random legal deals in process on one core")

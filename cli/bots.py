@@ -14,7 +14,7 @@ from pathlib import Path
 from house import settings
 from cli.common import (DB_HELP, VARIANT_HELP, db_url, existing_store, json_text, local_time,
                         open_store, sandbox_or_refuse, size_text, unsandboxed_option,
-                        variant_ids_or_exit, visible)
+                        VARIANTS, visible)
 from scheduler.states import IN_FLIGHT, VersionState
 
 
@@ -490,7 +490,8 @@ def register(sub) -> None:
     bc.add_argument("--season", metavar="FILE", help="check the bot as this season file admits "
                     "it (default: a pair of the default season, seasons/demo.toml, with the "
                     "options below)")
-    bc.add_argument("--variant", choices=variant_ids_or_exit(), help=VARIANT_HELP)
+    bc.add_argument("--variant", choices=VARIANTS, metavar="VARIANT",
+                    help=VARIANT_HELP)
     bc.add_argument("--deals", type=int, help="deals in each match (default: the default "
                     "season's deals_per_set)")
     bc.add_argument("--seed", help="the key of the deals' seeds (default: a fresh random one)")

@@ -5,9 +5,7 @@ author's token in the ``Authorization`` header (read from ``--token-file`` or
 from __future__ import annotations
 
 import json
-import urllib.error
 import urllib.parse
-import urllib.request
 
 from house import settings
 
@@ -46,6 +44,8 @@ class Client:
 
     def call(self, method: str, path: str, body: bytes | None = None,
              content_type: str = "application/json", raw: bool = False):
+        import urllib.error  # (here: a command's parser imports this module, not its calls)
+        import urllib.request
         headers = {"Accept": "application/json", "User-Agent": "arena-cli"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"

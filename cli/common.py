@@ -11,6 +11,7 @@ import re
 import sys
 import time
 import unicodedata
+from collections.abc import Sequence
 
 from house import settings
 from scheduler.errors import ArenaError
@@ -47,6 +48,23 @@ def unsandboxed_option(parser) -> None:
     parser.add_argument("--unsandboxed", action="store_true",
                         help="play the bots without their sandboxes (with the referee's rights "
                              "and the whole host in reach; docs/security.md)")
+
+
+class VariantChoices(Sequence[str]):
+    """The variant ids as an option's ``choices``, read from the rules engine only when an
+    option is given or help is shown: building a command's parser loads no engine."""
+
+    def __getitem__(self, i):
+        return variant_ids_or_exit()[i]
+
+    def __len__(self) -> int:
+        return len(variant_ids_or_exit())
+
+    def __contains__(self, value: object) -> bool:
+        return value in variant_ids_or_exit()
+
+
+VARIANTS = VariantChoices()
 
 
 def variant_ids_or_exit() -> tuple[str, ...]:

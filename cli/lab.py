@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from cli.common import json_text, subcommands, visible
+from cli.common import VARIANT_HELP, VARIANTS, json_text, subcommands, visible
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,13 +118,14 @@ def cmd_bench_lab(args) -> int:
 
 
 def register(sub) -> None:
-    variants = _variants()
+    variants = VARIANTS
     lab = sub.add_parser("lab", help="duplicate deals between two policies in process, rated "
                          "as a season (docs/lab.md)")
     lab.add_argument("a", help="policy A: a short name (random, greedy, cheap, first, search) "
                      "or MODULE:CLASS (or FILE.py:CLASS)")
     lab.add_argument("b", help="policy B, as A")
-    lab.add_argument("--variant", default="two-deck-fry", choices=variants)
+    lab.add_argument("--variant", default="two-deck-fry", choices=variants,
+                     metavar="VARIANT", help=VARIANT_HELP)
     lab.add_argument("--deals", type=int, default=200, help="distinct deals, each played in "
                      "both seatings (default 200)")
     lab.add_argument("--deals-per-set", type=int, default=4, help="deals per duplicate pair")

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli.common import (DEFAULT_DB, LOG_LINES, VARIANT_HELP, db_url, existing_store, json_text,
-                        unsandboxed_option, variant_ids_or_exit, visible)
+from cli.common import (DEFAULT_DB, LOG_LINES, VARIANT_HELP, VARIANTS, db_url, existing_store,
+                        json_text, unsandboxed_option, variant_ids_or_exit, visible)
 from scheduler.reports import sealed_reason
 
 if TYPE_CHECKING:
@@ -221,7 +221,7 @@ def cmd_match(args) -> int:
 
 def register(sub) -> None:
     from referee.match.spec import DEFAULT_TIME_CONTROL as TC
-    variants = variant_ids_or_exit()
+    variants = VARIANTS
     soak = sub.add_parser("soak", help="many matches between sample bots, every record "
                           "verified; any fault is a bug (a command, not a test)")
     soak.add_argument("--variant", action="append", choices=variants,

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from cli.common import (VARIANT_HELP, sandbox_or_refuse, unsandboxed_option,
-                        variant_ids_or_exit, visible)
+                        VARIANTS, visible)
 from cli.study import load_side
 
 
@@ -132,7 +132,7 @@ def register(sub) -> None:
                     "this many levels per deal (default 0)")
     sp.add_argument("--d1", type=float, default=0.05, help="--score diff, H1: A gains at "
                     "least this many levels per deal (default 0.05)")
-    sp.add_argument("--variant", default="two-deck-fry", choices=variant_ids_or_exit(),
+    sp.add_argument("--variant", default="two-deck-fry", choices=VARIANTS,
                     help=VARIANT_HELP)
     sp.add_argument("--elo0", type=float, default=0.0, help="--score wdl, H0: A is at most "
                     "this much stronger (default 0)")

@@ -18,7 +18,7 @@ from cli.common import json_text, visible
 
 
 def register(sub) -> None:
-    from cli.common import VARIANT_HELP, unsandboxed_option, variant_ids_or_exit
+    from cli.common import VARIANT_HELP, VARIANTS, unsandboxed_option
     study = sub.add_parser("study", help="studies of the arena's statistics")
     ssub = study.add_subparsers(dest="study_command", required=True)
     sp = ssub.add_parser("power", help="A against B on duplicate deals: per estimator, the "
@@ -27,7 +27,7 @@ def register(sub) -> None:
     sp.add_argument("a", help="bot A: random, greedy, greedy-noisy[:EPS] (in process) or a bot "
                     "folder / manifest (through the referee)")
     sp.add_argument("b", help="bot B, likewise")
-    sp.add_argument("--variant", default="two-deck-fry", choices=variant_ids_or_exit(),
+    sp.add_argument("--variant", default="two-deck-fry", choices=VARIANTS,
                     help=VARIANT_HELP)
     sp.add_argument("--deals", type=int, default=400, help="deals, each played twice with "
                     "the partnerships swapped (default 400)")
