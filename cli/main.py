@@ -50,6 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # (no second error as Python flushes at exit)
         return 0
+    except ValueError as e:  # a family in ARENA_FAMILIES that cannot be loaded: said plainly
+        errors = sys.modules.get("referee.rules.errors")  # (loaded with the engine, if it was)
+        if errors is not None and isinstance(e, errors.FamilyError):
+            raise SystemExit(f"arena: {e}") from None
+        raise
 
 
 if __name__ == "__main__":

@@ -41,8 +41,9 @@ def cmd_rules_check(args) -> int:
 
 def cmd_rules_variants(args) -> int:
     from referee.rules import families
+    registered = families()
     print(f"{'variant':<16} {'family':<12} {'decks':>5} {'hand':>5} {'kitty':>5}")
-    for family in families().values():
+    for family in registered.values():
         for r in family.presets:
             print(f"{r.variant:<16} {family.name:<12} {r.decks:>5} {r.hand_size:>5} "
                   f"{r.kitty_size:>5}")

@@ -1,5 +1,5 @@
-"""Errors the engine raises. Both are ``ValueError``: one for input that cannot be read, one for
-an action the rules do not allow now."""
+"""Errors the engine raises, each a ``ValueError``: input that cannot be read, an action the
+rules do not allow now, a family that cannot be registered."""
 
 
 class InvalidActionError(ValueError):
@@ -8,3 +8,8 @@ class InvalidActionError(ValueError):
 
 class IllegalActionError(ValueError):
     """The action is well formed but not allowed here; the message says why."""
+
+
+class FamilyError(ValueError):
+    """A game family that cannot be registered: a module named in ``ARENA_FAMILIES`` that cannot
+    be imported or has no ``FAMILY``, or a family or variant id taken twice."""

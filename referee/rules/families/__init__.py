@@ -12,6 +12,7 @@ import importlib
 
 from house import settings
 
+from ..errors import FamilyError
 from ..family import Family
 from ..options import RuleSet
 from . import single_deck, three_deck, two_deck
@@ -23,16 +24,16 @@ _PRESETS: dict[str, RuleSet] = {}
 
 def _add(family: Family, origin: str) -> None:
     if family.name in _REGISTRY:
-        raise ValueError(f"{origin}: family {family.name!r} is already registered")
+        raise FamilyError(f"{origin}: family {family.name!r} is already registered")
     for preset in family.presets:
         if preset.family != family.name:
-            raise ValueError(f"{origin}: preset {preset.variant!r} names family "
+            raise FamilyError(f"{origin}: preset {preset.variant!r} names family "
                              f"{preset.family!r}, not {family.name!r}")
         if preset.decks != family.decks:
-            raise ValueError(f"{origin}: preset {preset.variant!r} has {preset.decks} decks; "
+            raise FamilyError(f"{origin}: preset {preset.variant!r} has {preset.decks} decks; "
                              f"family {family.name!r} plays with {family.decks}")
         if preset.variant in _PRESETS:
-            raise ValueError(f"{origin}: variant id {preset.variant!r} is already taken")
+            raise FamilyError(f"{origin}: variant id {preset.variant!r} is already taken")
     _REGISTRY[family.name] = family
     for preset in family.presets:
         _PRESETS[preset.variant] = preset
@@ -45,10 +46,10 @@ def _load() -> None:
         try:
             module = importlib.import_module(name)
         except ImportError as e:
-            raise ValueError(f"ARENA_FAMILIES: cannot import {name!r}: {e}") from None
+            raise FamilyError(f"ARENA_FAMILIES: cannot import {name!r}: {e}") from None
         found = getattr(module, "FAMILY", None)
         if not isinstance(found, Family):
-            raise ValueError(f"ARENA_FAMILIES: module {name!r} has no FAMILY value (a Family)")
+            raise FamilyError(f"ARENA_FAMILIES: module {name!r} has no FAMILY value (a Family)")
         _add(found, f"ARENA_FAMILIES {name!r}")
 
 
