@@ -446,14 +446,21 @@ class SeatUid:
 
 
 def claim_uid() -> SeatUid | None:
-    """A free seat uid for a root launcher (None when the launcher is not root)."""
+    """A free seat uid for a root launcher (None when the launcher is not root).
+
+    A uid with processes (a dead referee's leftover, until a sweep) is passed over without
+    taking its lock: a claimer that held it even for a look would make a sweep take the
+    leftover for a live seat's."""
     if os.geteuid() != 0:
         return None
+    leftovers = processes_by_uid()  # (one pass over /proc)
     for uid in range(UID_BASE, UID_BASE + UID_SLOTS):
+        if uid in leftovers:
+            continue
         held = try_uid(uid)
         if held is None:
             continue
-        if uid_processes(uid):  # a leftover of a referee that died: not this one
+        if uid_processes(uid):  # a leftover since the pass above: not this one
             held.release()
             continue
         return held
