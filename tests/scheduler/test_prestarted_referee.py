@@ -102,9 +102,12 @@ def _no_spec_but_slow(tmp: Path, env: dict[str, str]):
 
 
 def _parent_of_next(tmp: Path, env: dict[str, str]) -> int:
-    proc = _no_spec(tmp, env)
+    """The process that forked the next referee: one that waits, so that it is still there
+    to be read (a referee that refuses its spec may be gone and reaped by then)."""
+    proc = _no_spec_but_slow(tmp, env)
     parent = _parent(proc.pid)
-    assert proc.wait(60) == 2
+    proc.kill()
+    assert proc.wait(60) == -signal.SIGKILL
     return parent
 
 
