@@ -152,8 +152,9 @@ TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases
 
 # The suite runs the pure engine (the reference); tests/rules/test_compiled_engine.py runs the rules
 # vectors and golden records again on the compiled one (built by make compiled).
+# -rs prints why each skipped test was skipped (a skip must say why, in every run's log).
 test: $(STAMP) bytecode sandbox browser redis postgres check-protos typecheck compiled bots
-	ARENA_ENGINE=pure $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
+	ARENA_ENGINE=pure $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15 -rs
 
 # The pure layers' tests, for the inner loop (about a minute on two cores): the rules engine and
 # its vectors and golden records, records and replays, ratings, matchmaking and power, the
