@@ -300,7 +300,8 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
         # still cut off: its match played on offline, and a result it wrote on a restored link
         # before w2's stop was handled would end w2's attempt as ``counted``, not
         # ``interrupted``. (A later match of w2's is no target: w2 alone often plays them all
-        # before the lease runs out.)
+        # before the lease runs out.) A test starved on a loaded machine may see w2's take-over
+        # only once w2 has played the match to its end: the signal then finds it done.
         assert "celery" in Path(f"/proc/{workers['w2'].pid}/cmdline").read_text()
         told = time.time()
         os.kill(workers["w2"].pid, signal.SIGTERM)
@@ -336,11 +337,16 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
         assert any(a.worker.startswith("arena-w2:") for a in lost), lost
         back = here.pages.attempt_log(name, held.id)
         stopped = [a for a in back if a.worker == held.lease_owner]
-        assert [a.outcome for a in stopped] == ["interrupted"], back
-        assert stopped[0].ended_at - told < 3, back  # handed back at once
         assert here.pages.match(held.id).status == "done"
-        assert here.pages.match(held.id).attempts == len(back) - 1, (  # the stop not charged
-            held.id, victim.id, back, lost)
+        if stopped and stopped[0].outcome == "done" and stopped[0].ended_at < told:
+            print(f"{held.id}: w2 had played it to its end {told - stopped[0].ended_at:.2f} s "
+                  "before the signal")  # every attempt charged, the take-over's too
+            assert len(stopped) == 1 and here.pages.match(held.id).attempts == len(back), back
+        else:
+            assert [a.outcome for a in stopped] == ["interrupted"], back
+            assert stopped[0].ended_at - told < 3, back  # handed back at once
+            assert here.pages.match(held.id).attempts == len(back) - 1, (  # the stop not charged
+                held.id, victim.id, back, lost)
         assert not seen["arena-w1"]["alive"] and seen["arena-w2"]["alive"], seen
         assert [m["match"] for m in seen["arena-w1"]["matches"]] == [victim.id], seen
         # the organiser's /metrics, scraped mid-season, agreed with the store then
