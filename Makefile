@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test typecheck compiled test-loaded test-fast durations-keep install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme java go rust
+.PHONY: demo test typecheck compiled gate test-loaded test-fast durations-keep install bytecode bench clean redis postgres protos check-protos bots soak mutate sandbox browser readme java go rust
 
 PROTO := protos/shengji_arena/v1/referee.proto
 
@@ -24,7 +24,9 @@ $(STAMP): pyproject.toml sdk/python/pyproject.toml
 	$(BIN)/python -m tools.start_up_paths
 	touch $(STAMP)
 
-install: $(STAMP)
+# The project, the seats' native gate and the compiled engine (each where this machine builds it:
+# without a C compiler the seats keep the Python gate and the engine stays pure Python).
+install: $(STAMP) gate compiled
 
 # uv installs without bytecode, and where PYTHONDONTWRITEBYTECODE is set no interpreter writes it
 # either: every bot, referee and command then compiled grpc, protobuf and the rest from source at
@@ -73,7 +75,7 @@ sandbox:
 browser:
 	@tools/install-browser.sh
 
-demo: $(STAMP) bytecode sandbox
+demo: $(STAMP) bytecode sandbox gate compiled
 	$(BIN)/arena demo
 
 # Generated code lives beside the .proto and is committed; never edit it by hand.
@@ -143,6 +145,13 @@ build/compiled/manifest.json: $(STAMP) tools/compile_engine.py $(COMPILED_SOURCE
 
 compiled: build/compiled/manifest.json
 
+# The seats' gate in C (referee/seats/gate.c) into build/gate, named by its source's hash: its own
+# work is a few microseconds a message, the Python gate's tens, and a seat starts no interpreter
+# for it (referee.seats.launch.gate_program); without a C compiler, seats keep the Python gate
+# (ARENA_GATE=native|python|auto).
+gate:
+	@tools/build-gate.sh
+
 # Two pytest-xdist workers, each with its own Redis database and PostgreSQL database
 # (tests/conftest.py); a file whose module fixtures are costly is kept on one worker. Three were
 # once quicker idle (427 s against 457-507 s); measured again on a clean clone with the
@@ -150,11 +159,12 @@ compiled: build/compiled/manifest.json
 # test slower beside the others on two cores.
 TEST_WORKERS ?= 2  # at most 4: the workers after the first take Redis databases 13 to 15
 
-# The suite runs the pure engine (the reference); tests/rules/test_compiled_engine.py runs the rules
-# vectors and golden records again on the compiled one (built by make compiled).
+# The suite runs the engine people run: the compiled one where it is built (make compiled), else the
+# pure source; tests/rules/test_compiled_engine.py runs the rules vectors, golden records and random
+# games again on the other one (ARENA_ENGINE=pure make test runs the suite on the source).
 # -rs prints why each skipped test was skipped (a skip must say why, in every run's log).
-test: $(STAMP) bytecode sandbox browser redis postgres check-protos typecheck compiled bots
-	ARENA_ENGINE=pure $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15 -rs
+test: $(STAMP) bytecode sandbox browser redis postgres check-protos typecheck gate compiled bots
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15 -rs
 
 # The pure layers' tests, for the inner loop (about a minute on two cores): the rules engine and
 # its vectors and golden records, records and replays, ratings, matchmaking and power, the
@@ -168,7 +178,7 @@ FAST_TESTS = tests/rules/test_conformance.py tests/rules/test_golden.py tests/ru
   tests/scheduler/test_record_storage.py tests/referee/test_replay_hands.py
 
 test-fast: $(STAMP)
-	ARENA_ENGINE=pure $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(FAST_TESTS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(FAST_TESTS)
 
 # Every run of the suite writes each test's time to build/test-durations.json and names the
 # tests much slower than tests/durations.json, the durations kept: after a change that makes
@@ -188,7 +198,7 @@ test-loaded: $(STAMP)
 # The comparisons of the innocent seats' decision latency with a control match (a bot that floods
 # its seat's socket or spins in many sessions): measurements that a loaded 2-core machine still
 # upsets now and then, so they are not in `make test` (the marker ``timing`` in pyproject.toml).
-test-timing: $(STAMP) bytecode sandbox redis postgres bots
+test-timing: $(STAMP) bytecode sandbox redis postgres gate bots
 	$(BIN)/python -m pytest -m timing -rxX tests/referee/test_seat_floods.py tests/referee/test_seat_cpu.py
 
 bench: $(STAMP)

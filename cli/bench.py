@@ -5,6 +5,7 @@ the sandbox, the registry, the league, the store and the dashboard; each is a mo
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from cli.common import VARIANTS, variant_ids_or_exit
 
@@ -25,6 +26,10 @@ def cmd_bench_compare(args) -> int:
 
 
 def cmd_bench_link(args) -> int:
+    if args.against is not None:
+        from tools.benchlinkagainst import bench_link_against
+        return bench_link_against(args.against, args.variant, args.deals, args.matches,
+                                  args.rounds, args.events)
     from tools.benchlink import bench_link
     return bench_link(args.variant, args.deals, matches_each=args.matches)
 
@@ -108,6 +113,12 @@ def register(sub) -> None:
     link.add_argument("--deals", type=int, default=3)
     link.add_argument("--matches", type=int, default=3,
                       help="matches each way (the start-up's medians are over them)")
+    link.add_argument("--against", type=Path, default=None, metavar="OTHER",
+                      help="another checkout (a worktree of an older commit): both trees' "
+                      "round trip and start-up side by side, rounds alternated")
+    link.add_argument("--rounds", type=int, default=3, help="with --against: rounds")
+    link.add_argument("--events", choices=("notices", "with-requests"), default="with-requests",
+                      help="with --against: how the bots take their events")
     link.set_defaults(func=cmd_bench_link)
 
     sb = bsub.add_parser("sandbox", help="the sandbox's cost: per seat start and per "

@@ -212,7 +212,7 @@ def cmd_match(args) -> int:
             print("\n".join(f"    | {visible(line, one_line=True)}" for line in lines))
     by_hand = f" (seat(s) {', '.join(map(str, sorted(listen)))} started by hand: as you " \
         "started them)" if listen else ""
-    print(f"  sandbox: {result.sandbox}{by_hand}")
+    print(f"  sandbox: {result.sandbox}{by_hand}; rules engine: {match.engine}")
     # the match's result as the standings count it (a deal list's game has no winner team)
     print(f"  result: {visible(match.outcome(), one_line=True)}")
     print(f"  record {out} (arena replay {out} --verify)")

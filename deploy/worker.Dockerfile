@@ -16,7 +16,8 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       bubblewrap util-linux tini ca-certificates \
       nodejs npm \
-      g++ make pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc \
+      gcc g++ make pkg-config \
+      libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc \
       openjdk-17-jdk-headless golang-go rustc cargo \
  && rm -rf /var/lib/apt/lists/*
 
@@ -39,6 +40,14 @@ COPY seasons seasons
 RUN pip install --no-cache-dir -e . \
  && pip install --no-cache-dir --no-deps -e ./sdk/python --config-settings editable_mode=compat \
  && python -c "import cli.main, scheduler.tasks, referee.serve, arena_sdk"
+
+# The seats' native gate and the compiled engine (mypyc, needed only to build it), checked by
+# loading it: a worker plays its matches on the compiled engine (the pure one is the fallback).
+RUN tools/build-gate.sh \
+ && pip install --no-cache-dir "mypy>=2.0,<3" \
+ && python -m tools.compile_engine \
+ && pip uninstall --yes mypy \
+ && ARENA_ENGINE=compiled python -c "import referee.rules"
 
 # A user of its own: the sandbox runs every seat as it, in user namespaces of their own.
 RUN useradd --uid 10001 --user-group --create-home --home-dir /home/arena arena \

@@ -166,6 +166,9 @@ UNSANDBOXED = _add("ARENA_UNSANDBOXED", bool, False,
 ENGINE = _add("ARENA_ENGINE", str, "auto",
               "the rules engine: pure, compiled or auto (compiled when built and fresh)",
               Scope.DEVELOPER)
+GATE = _add("ARENA_GATE", str, "auto",
+            "a seat's gate: native (gate.c, make gate), python, or auto (native when built)",
+            Scope.DEVELOPER)
 FAMILIES = _add("ARENA_FAMILIES", str, "",
                 "modules of more game families, comma-separated (each has a FAMILY value)",
                 Scope.DEVELOPER)

@@ -31,6 +31,7 @@ MODULES = (
     "referee/rules/state.py",
     "referee/rules/engine.py",
     "referee/rules/sampling.py",
+    "referee/rules/draws.py",
     "referee/rules/multisets.py",
     "referee/rules/families/two_deck/flow.py",
     "referee/rules/families/two_deck/combos.py",

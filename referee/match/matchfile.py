@@ -52,7 +52,7 @@ KEPT_BEFORE_RESULT = ("refused_streams", "refused_streams_more", "timings")
 each decision's time), written between the faults and the result."""
 _MATCH_FIELDS = frozenset(("format", "match_id", "variant", "options", "rules", "seats",
                            "time_control", "games", "faults", "result", "bots", "sandbox",
-                           "sandbox_limits", "elapsed_s", "play_s"))
+                           "sandbox_limits", "elapsed_s", "play_s", "engine"))
 
 
 def _is_seconds(v: Any) -> bool:
@@ -94,6 +94,7 @@ class MatchFile:
     sandbox_limits: dict[str, Any] | None = None  # the seats' sandbox policy, when sandboxed
     elapsed_s: float | None = None   # the referee's time for the whole match, start-up included
     play_s: float | None = None      # its time from the first Welcome to the end
+    engine: str | None = None        # the referee's rules engine: "compiled" or "pure"
     extra: dict[str, Any] = field(default_factory=dict)  # timings, refused streams, bot logs, ...
 
     # -- reading -----------------------------------------------------------------------------
@@ -142,6 +143,8 @@ class MatchFile:
                                     "object", None),
             elapsed_s=field_of(data, where, "elapsed_s", _is_seconds, "seconds", None),
             play_s=field_of(data, where, "play_s", _is_seconds, "seconds", None),
+            engine=field_of(data, where, "engine", lambda v: v in ("compiled", "pure"),
+                            '"compiled" or "pure"', None),
             extra={k: v for k, v in data.items() if k not in _MATCH_FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,7 +163,7 @@ class MatchFile:
         out["result"] = None if self.result is None else self.result.to_dict()
         if self.bots is not None:
             out["bots"] = list(self.bots)
-        for name in ("sandbox", "sandbox_limits", "elapsed_s", "play_s"):
+        for name in ("sandbox", "sandbox_limits", "elapsed_s", "play_s", "engine"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value

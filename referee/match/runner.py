@@ -23,6 +23,7 @@ from referee.play.chance import chance_action
 from referee.wire.hints import legal_hint
 from referee.wire.protocol import (DECISION_TO_PB, PROTOCOL, action_to_pb, event_to_pb,
                                    observation_bytes)
+import referee.rules
 from referee.rules.errors import InvalidActionError
 from referee.rules.families.two_deck.scoring import error_scores
 from referee.rules.events import DealEnded, DealStarted, TrickWon
@@ -344,9 +345,11 @@ class MatchRunner:
                 where = Where(index, steps, self.request_id)
                 sent = time.monotonic()  # the seat's clock starts as its request goes out
                 self.open[seat] = where
-                self._turn(seat, True)
                 reply = self.seats[seat].request(msg, sent + self._limit(seat),
                                                  self.watches[seat])
+                if self.seats[seat].sent_by_loop:
+                    await asyncio.sleep(0)  # the request out first, then the work it hides
+                self._turn(seat, True)
                 if held is not None:
                     self._settle(record, index, *held)
                 action, applied = await self._answer(state, seat, reply, sent, default_seed,
@@ -551,10 +554,11 @@ class MatchRunner:
                refused_more: int = 0) -> MatchFile:
         """The match record: rules, seeds, every engine game (actions, events with who could
         see them), faults, the connections refused (``refused``, and a count of
-        ``refused_more``), timings and the result."""
+        ``refused_more``), timings, the result and which rules engine judged it."""
         return MatchFile(
             self.spec.match_id, self.rules.variant, self.spec.options, self.rules.to_dict(),
             per_seat(self.spec.seat_names), self.tc, self.games, self.faults, result,
+            engine=referee.rules.ENGINE,
             extra={"refused_streams": list(refused), "refused_streams_more": refused_more,
                    "timings": self.timings})
 

@@ -11,6 +11,7 @@ import random
 from referee.rules.actions import DecisionKind, DrawKittyCard, Shuffle
 from referee.rules.cards import full_deck
 from referee.rules.state import State
+from referee.rules.draws import choice, randrange, shuffle
 
 
 def chance_action(state: State, seed: int | str):
@@ -20,13 +21,13 @@ def chance_action(state: State, seed: int | str):
                         f"{len(drawn)}")
     if state.decision == DecisionKind.SHUFFLE:
         deck = list(full_deck(state.rules.decks))
-        rng.shuffle(deck)
+        shuffle(rng, deck)
         first = None
         if state.dealer is None and state.flip_seat is None and \
                 state.rules.first_receiver == "seeded":
-            first = rng.randrange(4)
+            first = randrange(rng, 4)
         return Shuffle(tuple(deck), first)
     if state.decision == DecisionKind.DRAW_KITTY_CARD:
         undrawn = [i for i in range(len(state.kitty)) if i not in drawn]
-        return DrawKittyCard(rng.choice(undrawn))
+        return DrawKittyCard(choice(rng, undrawn))
     raise ValueError(f"no chance decision now: the state waits for {state.decision.value}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+from referee.rules.draws import choice, randint, sample
+
 DECLARE_RATE = 0.35
 """The chance that a random player declares when it can."""
 
@@ -21,11 +23,11 @@ def expand(hand: list[int], kinds) -> list[int]:
 
 
 def draw(rng: random.Random, cards, n: int) -> tuple:
-    """``tuple(rng.sample(cards, n))``, quicker for one card: a sample of one is the generator's
+    """``tuple(sample(rng, cards, n))``, quicker for one card: a sample of one is the generator's
     ``choice`` (the same card, the same draw from the generator)."""
     if n == 1 and cards:
-        return (rng.choice(cards),)
-    return tuple(rng.sample(cards, n))
+        return (choice(rng, cards),)
+    return tuple(sample(rng, cards, n))
 
 
 def sample_throw(hand: list[int], ctx, rng: random.Random):
@@ -34,8 +36,8 @@ def sample_throw(hand: list[int], ctx, rng: random.Random):
     classes = [c for c in range(5) if sum(map(hand.__getitem__, ctx.members[c])) >= 2]
     if not classes:
         return None
-    c = rng.choice(classes)
+    c = choice(rng, classes)
     cards = expand(hand, ctx.members[c])
-    n = rng.randint(2, min(len(cards), 6))
+    n = randint(rng, 2, min(len(cards), 6))
     cards = cards[: max(n, min(len(cards), n + 2))]
-    return tuple(rng.sample(cards, n))
+    return tuple(sample(rng, cards, n))

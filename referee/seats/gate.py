@@ -13,6 +13,10 @@ referee's one process, shared by all four seats:
 - at most ``UP_BYTES_PER_S`` from the bot a second over all its connections (a burst of
   ``UP_BURST``): a flood of frames or header blocks waits in the bot's own buffers.
 
+``gate.c`` is the same gate in C, which seats get where it is built (``make gate``;
+``referee.seats.launch.gate_program``): the same bounds, a few microseconds a message instead of
+this loop's tens, and no interpreter to start. This one is the fallback and the reference.
+
 A bot's messages are a few hundred bytes and it connects once (again after a dropped stream),
 so none of this slows a bot that plays. The referee keeps the gate's standard input open; the
 gate ends when it closes (the seat's end, or the referee's death). Only the standard library:

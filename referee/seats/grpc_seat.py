@@ -86,6 +86,8 @@ class SeatLink:
 class GrpcSeat(Seat):
     """A seat whose bot plays over a gRPC stream (``protocol = "grpc"``)."""
 
+    sent_by_loop = True  # (the stream's handler writes what its outbox holds)
+
     def __init__(self, link: SeatLink) -> None:
         self.link = link
         self._welcome: pb.RefereeMessage | None = None  # a new stream starts with it

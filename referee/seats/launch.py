@@ -14,6 +14,8 @@ group): partners never share one, and a bot's whole tree ends with it.
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import os
 import shutil
 import signal
@@ -52,6 +54,18 @@ ENGINE = (ARENA_ROOT / "referee" / "__init__.py", ARENA_ROOT / "referee" / "rule
 """The rules engine as the SDK carries it (its package ``sdk/python`` ships the same folders):
 what of ``referee`` a sandboxed Python bot sees, not its seats, match or server, and the
 settings table the engine reads (``house``)."""
+COMPILED = ARENA_ROOT / "build" / "compiled"
+"""The compiled engine (``make compiled``), bound beside the engine's source where it is built:
+a sandboxed Python bot's ``referee.rules`` loads it as the referee's does (while it matches the
+source; ``ARENA_ENGINE``, passed on from the referee's environment, chooses)."""
+
+
+def engine_folders() -> list[Path]:
+    """What a sandboxed Python bot gets of the rules engine: ``ENGINE``, and ``COMPILED`` where
+    it is built."""
+    return [*ENGINE, COMPILED] if COMPILED.is_dir() else list(ENGINE)
+
+
 SAMPLES = ARENA_ROOT / "sample_bots" / "python"
 """The Python samples' folder, where the SDK was: a manifest's ``pythonpath`` may still name it
 (the search sample does, for the greedy sample it falls back on)."""
@@ -64,6 +78,42 @@ BOTZONE_USER = "botzone"
 """The ``USER`` a Botzone bot is given (some Botzone bots check that it is set)."""
 GATE = Path(gate_module.__file__).resolve()
 """The seat's gate program (``referee.seats.gate``), run by the interpreter alone."""
+GATE_SOURCE = GATE.with_name("gate.c")
+"""The same gate in C (``make gate`` builds it into ``GATE_BUILD``): a few microseconds a
+message where the Python one takes tens, and no interpreter to start for each seat."""
+GATE_BUILD = ARENA_ROOT / "build" / "gate"
+GATE_ENV = settings.GATE.name
+"""Which gate a seat gets: ``native`` (it must be built), ``python``, or unset or ``auto``: the
+native one when it is built from ``gate.c`` as it is now, else the Python one."""
+
+
+def native_gate_path() -> Path:
+    """Where ``make gate`` puts the native gate built from ``gate.c`` as it is now: the file's
+    name carries the source's hash, so an edited source is never served by an old build."""
+    digest = hashlib.sha256(GATE_SOURCE.read_bytes()).hexdigest()[:16]
+    return GATE_BUILD / f"arena-gate-{digest}"
+
+
+@functools.cache
+def _native_gate() -> str | None:
+    try:
+        path = native_gate_path()
+    except OSError:
+        return None
+    return str(path) if os.access(path, os.X_OK) else None
+
+
+def gate_program() -> list[str]:
+    """The command that runs a seat's gate (before its arguments): the native gate or the
+    Python one, as ``ARENA_GATE`` asks (``auto``: the native one when built)."""
+    choice = settings.GATE.value()
+    native = _native_gate() if choice in ("auto", "native") else None
+    if choice == "native" and native is None:
+        raise RuntimeError(f"{GATE_ENV}=native but the native gate is not built for "
+                           f"{GATE_SOURCE} as it is now (make gate)")
+    if choice not in ("auto", "native", "python"):
+        raise RuntimeError(f"{GATE_ENV}={choice!r}: expected native, python or auto")
+    return [native] if native else [sys.executable, "-I", "-S", str(GATE)]
 GATE_BACKLOG = 1
 """Connections a seat's socket queues while its gate holds as many as it passes on: past
 these, the bot's own ``connect`` waits or fails."""
@@ -87,8 +137,8 @@ def start_gate(listener: socket.socket, inner: Path,
     the seat's server at ``inner``, in ``cgroup`` (the seat's) when there is one: what the bot
     makes it do is that seat's CPU and memory. It ends when its standard input closes."""
     fd = listener.fileno()
-    command = [sys.executable, "-I", "-S", str(GATE), str(fd), str(inner),
-               str(gate_module.UP_BYTES_PER_S), str(gate_module.UP_BURST)]
+    command = [*gate_program(), str(fd), str(inner), str(gate_module.UP_BYTES_PER_S),
+               str(gate_module.UP_BURST)]
     gate = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             env={"PATH": PATH}, pass_fds=(fd,), start_new_session=True)
     if cgroup is not None:
@@ -122,7 +172,7 @@ def sdk_folders(runtimes) -> tuple[list[Path], list[Path]]:
     only the engine)."""
     if not any(r.sdk for r in runtimes):
         return [], []
-    return [SDK, *ENGINE, PROTOS], [SDK, PROTOS, ARENA_ROOT]
+    return [SDK, *engine_folders(), PROTOS], [SDK, PROTOS, ARENA_ROOT]
 
 
 def bot_environment(manifest: Manifest, *, seat: int, match_id: str, address: str | None = None,
@@ -304,7 +354,9 @@ def launch(manifest: Manifest, *, seat: int, match_id: str, log_path: Path,
         if not stdio and socket_dir is None:
             raise ValueError(f"{manifest.label}: a sandboxed gRPC bot needs its seat's socket "
                              "folder")
-        base = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8"}
+        # the SDK's rules engine is chosen as the referee's (``COMPILED`` is bound where built)
+        base = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8",
+                settings.ENGINE.name: settings.ENGINE.value()}
         env = bot_environment(manifest, seat=seat, match_id=match_id,
                               address=None if stdio else SEAT_ADDRESS, token=token, base=base,
                               sandboxed=True)
@@ -373,7 +425,7 @@ def sandbox_pythonpath(manifest: Manifest) -> list[Path]:
         if p == manifest.folder or manifest.folder in p.parents or p in (SDK, SAMPLES):
             out.append(p)
         elif p == ARENA_ROOT:
-            out.extend(ENGINE)
+            out.extend(engine_folders())
         else:
             raise ManifestError(
                 f"{manifest.path or manifest.label}: field 'pythonpath'[{i}] = {str(p)!r}: "

@@ -128,6 +128,9 @@ class Seat(ABC):
     events_with_requests = False
     """The bot asked for the events it may see only in its requests and at a deal's or the
     match's end, with no deal start or trick notices (``EVENT_DELIVERY_WITH_REQUESTS``)."""
+    sent_by_loop = False
+    """A request given to ``request`` is on its way only once the event loop has run (a gRPC
+    stream's writer is a task of its own): the runner yields once before any other work."""
 
     @abstractmethod
     async def connect(self, timeout: float) -> None:

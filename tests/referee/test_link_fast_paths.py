@@ -3,13 +3,13 @@ observation, the two-deck hints built from the engine's card tuples, the lazily 
 follows, the cached conversions, and the seat mailboxes."""
 
 import asyncio
+import functools
 import itertools
 import json
 import random
 import re
 import subprocess
 import sys
-import types
 
 import pytest
 
@@ -130,6 +130,21 @@ def test_hand_order_is_the_trump_order():
             assert s.hand(seat) == tuple(cards)
 
 
+@functools.cache
+def _a_two_deck_state():
+    return next(_states("two-deck-fry", games=1, deals=1))
+
+
+def _two_deck_state(ctx, hand, trick_fmt=None):
+    """A real two-deck ``State`` (the compiled engine takes no stand-in) whose seat 0 holds
+    ``hand`` under ``ctx``, to follow ``trick_fmt``."""
+    s = _a_two_deck_state().copy()
+    s.ctx, s.hands, s.turn = ctx, [hand, [0] * 54, [0] * 54, [0] * 54], 0
+    if trick_fmt is not None:
+        s.trick_fmt = trick_fmt
+    return s
+
+
 def test_follows_match_the_follow_rule_for_many_leads():
     rng = random.Random(5)
     shapes = set()
@@ -143,7 +158,7 @@ def test_follows_match_the_follow_rule_for_many_leads():
             hand[k] += 1
         for k in deck[size:size + 25]:
             other[k] += 1
-        units = lead_units(types.SimpleNamespace(ctx=ctx, hands=[other]), 0)
+        units = lead_units(_two_deck_state(ctx, other), 0)
         if rng.random() < 0.5:
             lead = rng.choice([u for u in units if len(u) >= 2] or units)
         else:
@@ -156,7 +171,7 @@ def test_follows_match_the_follow_rule_for_many_leads():
         held = sum(hand[k] for k in ctx.members[fmt.cls])
         if sum(hand) < fmt.size or (held <= fmt.size and fmt.size - held > 3):
             continue  # too few cards, or very many follows: kept quick
-        s = types.SimpleNamespace(trick_fmt=fmt, ctx=ctx, hands=[hand], turn=0)
+        s = _two_deck_state(ctx, hand, fmt)
         assert legal_follows(s, 0) == _reference_follows(s, 0)
         shapes.add((fmt.kind, held > fmt.size))
     assert len(shapes) >= 8  # singles, pairs, tractors and throws, short and long in the suit

@@ -89,6 +89,7 @@ def _zombie(pid: int) -> bool:
 
 
 def test_a_sandboxed_bot_sees_exactly_its_built_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("ARENA_ENGINE", raising=False)  # (passed on: tested below)
     monkeypatch.setenv("ARENA_DB", "postgresql://secret@127.0.0.1/arena")
     monkeypatch.setenv("ARENA_BROKER", "redis://127.0.0.1:6379/0")
     grpc = _report(tmp_path, _probe(tmp_path, "report", pythonpath=[PY]))
@@ -96,12 +97,41 @@ def test_a_sandboxed_bot_sees_exactly_its_built_environment(tmp_path, monkeypatc
         "ARENA_SEAT": "0", "ARENA_MATCH_ID": "m1", "ARENA_REFEREE": SEAT_ADDRESS,
         "ARENA_TOKEN": "tok", "ARENA_PROTO_DIR": str(PROTOS),
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
-        "LANG": "C.UTF-8", "PYTHONPATH": f"{PY}:{PROTOS}:{SDK}:{ROOT}",
+        "LANG": "C.UTF-8", "ARENA_ENGINE": "auto", "PYTHONPATH": f"{PY}:{PROTOS}:{SDK}:{ROOT}",
         "PWD": str((tmp_path / "bot").resolve())}
     stdio = _report(tmp_path, _probe(tmp_path, "report", protocol="stdio", name="plain"))
     assert set(stdio["env"]) == {"ARENA_SEAT", "ARENA_MATCH_ID", "PATH", "HOME", "LANG", "PWD",
-                                 "PYTHONPATH"}
+                                 "PYTHONPATH", "ARENA_ENGINE"}
     assert stdio["env"]["PYTHONPATH"] == f"{SDK}:{PROTOS}:{ROOT}"  # a Python bot: the SDK
+
+
+ENGINE_PROBE = """import json, referee.rules, referee.rules.engine as e
+print(json.dumps({"engine": referee.rules.ENGINE, "file": e.__file__}))
+"""
+
+
+@pytest.mark.parametrize("asked", [None, "pure"])
+def test_a_sandboxed_python_bot_runs_the_referees_engine(tmp_path, monkeypatch, asked):
+    """The SDK's rules engine in the sandbox is the compiled one where it is built and fresh
+    (bound beside the source), as the referee's would be; ``ARENA_ENGINE=pure`` in the
+    referee's environment reaches the bot and keeps it on the source."""
+    from referee.rules.compiled import BUILD, stale
+    try:
+        fresh = not stale(json.loads((BUILD / "manifest.json").read_text()))
+    except OSError:
+        fresh = False  # (no C compiler here: make compiled built nothing)
+    if asked is None:
+        monkeypatch.delenv("ARENA_ENGINE", raising=False)
+    else:
+        monkeypatch.setenv("ARENA_ENGINE", asked)
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.py").write_text(ENGINE_PROBE)
+    manifest = Manifest("engine-probe", "0", ("python3", "bot.py"), "grpc", folder.resolve())
+    got = _report(tmp_path, manifest)
+    expected = "compiled" if fresh and asked is None else "pure"
+    assert got["engine"] == expected, got
+    assert got["file"].startswith(str(BUILD if expected == "compiled" else ROOT / "referee"))
 
 
 def test_a_sandboxed_bot_has_no_network(tmp_path):
@@ -124,7 +154,7 @@ def test_a_sandboxed_bot_reads_only_its_own_and_writes_only_its_tmp(tmp_path):
              "/etc/passwd", "/etc/shadow", "/home", "/var", "/root/.ssh", str(tmp_path / "other")]
     engine, sdk = str(ROOT / "referee"), str(ROOT / "sdk" / "python")
     seen = _report(tmp_path, _probe(tmp_path, "report", *paths, "/", "/root", str(ROOT), engine,
-                                    sdk))
+                                    sdk, str(ROOT / "build")))
     # the folders on the way to what is bound are there, holding that and nothing else: the
     # system folders this host has, and the first folder of each Python and repository path
     system = {n for n in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -135,7 +165,9 @@ def test_a_sandboxed_bot_reads_only_its_own_and_writes_only_its_tmp(tmp_path):
                                          bound)
     assert set(seen["listed"].get("/root", [])) <= {".pyenv"}
     # the repository's own: its venv, the protocol package, the SDK's modules, the rules engine
-    assert set(seen["listed"][str(ROOT)]) <= {".venv", "protos", "sdk", "referee", "house"}
+    assert set(seen["listed"][str(ROOT)]) <= {".venv", "protos", "sdk", "referee", "house",
+                                              "build"}
+    assert set(seen["listed"].get(str(ROOT / "build"), [])) <= {"compiled"}  # the engine's
     assert set(seen["listed"][engine]) == {"__init__.py", "rules", "play", "wire"}
     assert seen["listed"][sdk] == ["src"]
     for path in paths:
@@ -428,12 +460,12 @@ def test_the_cli_refuses_to_play_unsandboxed_unless_told(tmp_path, monkeypatch, 
 
 
 def test_a_pythonpath_may_name_only_the_bots_folder_the_sdk_and_the_engine(tmp_path):
-    from referee.seats.launch import ENGINE, SDK, sandbox_pythonpath
+    from referee.seats.launch import SDK, engine_folders, sandbox_pythonpath
     from referee.seats.manifest import ManifestError
     assert sandbox_pythonpath(load_manifest(PY / "greedy")) == []  # the SDK: always there
     assert sandbox_pythonpath(load_manifest(PY / "search")) == []  # greedy: the SDK's
     assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[PY])) == [PY]  # the samples' folder
-    assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[SDK, ROOT])) == [SDK, *ENGINE]
+    assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[SDK, ROOT])) == [SDK, *engine_folders()]
     (tmp_path / "lib").mkdir()
     assert sandbox_pythonpath(_probe(tmp_path, pythonpath=[tmp_path / "bot"])) == \
         [tmp_path / "bot"]

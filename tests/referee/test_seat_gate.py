@@ -1,7 +1,9 @@
 """A gRPC seat's gate (``referee.seats.gate``): the process between a bot's sandbox and its
 seat's server. It passes at most two connections at once (the rest wait in the bot's own
 backlog), at most its byte rate from the bot, and runs in the seat's cgroup, where a seat that
-waits for its turn is capped at ``ponder_cores``. Real processes, real sockets, real cgroups."""
+waits for its turn is capped at ``ponder_cores``. Real processes, real sockets, real cgroups;
+each bound on both gates, the native one (``gate.c``, built by ``make gate``) and the Python
+one."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import pytest
 from conftest import ROOT
 
 from referee.seats import gate as gate_module
-from referee.seats.launch import gate_listener, launch, start_gate, stop_gate
+from referee.seats.launch import (GATE_ENV, gate_listener, gate_program, launch,
+                                  native_gate_path, start_gate, stop_gate)
 from referee.seats.manifest import Manifest
 from referee.seats.sandbox import SandboxPolicy, SeatCgroup
 from test_seat_cpu import needs_cpu
@@ -57,6 +60,14 @@ class EchoServer(threading.Thread):
             return self.accepted
 
 
+@pytest.fixture(params=["native", "python"])
+def gate_kind(request, monkeypatch):
+    """Which gate the seats get (``ARENA_GATE``): each test of a bound runs on both."""
+    monkeypatch.setenv(GATE_ENV, request.param)
+    assert (gate_program()[0] == str(native_gate_path())) == (request.param == "native")
+    return request.param
+
+
 @contextlib.contextmanager
 def _gate(folder: Path):
     """A gate on ``folder/seat.sock`` before an echo server; (socket path, echo server)."""
@@ -74,7 +85,7 @@ def _gate(folder: Path):
 
 
 @pytest.fixture
-def gate(tmp_path):
+def gate(tmp_path, gate_kind):
     with _gate(tmp_path) as made:
         yield made
 
@@ -126,7 +137,7 @@ def test_the_gate_passes_two_connections_and_leaves_the_rest_in_the_bots_backlog
         s.close()
 
 
-def test_the_gate_passes_a_bots_bytes_at_its_rate(tmp_path, monkeypatch):
+def test_the_gate_passes_a_bots_bytes_at_its_rate(tmp_path, monkeypatch, gate_kind):
     rate, burst = 256 * 1024, 64 * 1024
     monkeypatch.setattr(gate_module, "UP_BYTES_PER_S", rate)
     monkeypatch.setattr(gate_module, "UP_BURST", burst)
@@ -177,7 +188,7 @@ def _cores(cgroup: SeatCgroup, seconds: float) -> float:
 
 
 @needs_cpu
-def test_the_gate_runs_in_its_seats_cgroup_and_a_waiting_seat_is_capped(tmp_path):
+def test_the_gate_runs_in_its_seats_cgroup_and_a_waiting_seat_is_capped(tmp_path, gate_kind):
     folder = tmp_path / "spinner"
     folder.mkdir()
     (folder / "bot.py").write_text(SPIN)

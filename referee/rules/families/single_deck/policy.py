@@ -7,6 +7,7 @@ import random
 
 from ...actions import (Bury, DecisionKind, Declare, HandOver, Pass, Play, Return, RevealDun,
                         Transfer, Uprising)
+from ...draws import choice, sample
 from ...sampling import draw, expand, sample_throw
 from ...state import State
 from ...trump import TRUMP
@@ -56,11 +57,11 @@ def random_action(s: SingleDeckState, rng: random.Random, declare_rate: float = 
         lead_kind, c, lead = s.trick_fmt
         if lead_kind == combos.SINGLE:  # legal by construction: the suit if held, else anything
             suit = [k for k in ctx.members[c] if hand[k]]
-            return Play((rng.choice(suit or [k for k, x in enumerate(hand) if x]),))
+            return Play((choice(rng, suit or [k for k, x in enumerate(hand) if x]),))
     if kind == DecisionKind.DECLARE:
         options = may_reveal(s, seat)
         if options and rng.random() < declare_rate:
-            return Declare((rng.choice(options),))
+            return Declare((choice(rng, options),))
         return Pass()
     if kind == DecisionKind.UPRISING:
         return Uprising() if rng.random() < 0.3 else Pass()
@@ -70,11 +71,11 @@ def random_action(s: SingleDeckState, rng: random.Random, declare_rate: float = 
         return Transfer(tuple(trumps_of(s, seat))) if rng.random() < 0.5 else Pass()
     if kind == DecisionKind.RETURN:
         side = [k for k in range(54) if hand[k] and ctx.cls[k] != TRUMP]
-        return Return((rng.choice(side or expand(hand, range(54))),))
+        return Return((choice(rng, side or expand(hand, range(54))),))
     if kind == DecisionKind.DUN_REVEAL:
         ranks = [r for r in combos.held_duns(hand) if r != s.level and r not in s.hard_duns]
         if ranks and rng.random() < 0.7:
-            r = rng.choice(ranks)
+            r = choice(rng, ranks)
             return RevealDun(tuple(su * 13 + r for su in range(4)))
         return Pass()
     if kind == DecisionKind.BURY:
@@ -82,24 +83,24 @@ def random_action(s: SingleDeckState, rng: random.Random, declare_rate: float = 
     if kind == DecisionKind.LEAD:
         duns = combos.held_duns(hand)
         if duns and rng.random() < 0.5:
-            d = rng.choice(duns)
+            d = choice(rng, duns)
             return Play(tuple(su * 13 + d for su in range(4)))
         if rng.random() < THROW_RATE:
             throw = sample_throw(s.hands[seat], s.ctx, rng)
             if throw:
                 return Play(throw)
-        return Play((rng.choice([k for k, x in enumerate(hand) if x]),))
+        return Play((choice(rng, [k for k, x in enumerate(hand) if x]),))
     if kind == DecisionKind.FOLLOW:
         lead_kind, c, lead = s.trick_fmt
         n = len(lead)
         if lead_kind == combos.SINGLE:  # legal by construction: the suit if held, else anything
             suit = [k for k in ctx.members[c] if hand[k]]
-            return Play((rng.choice(suit or [k for k, x in enumerate(hand) if x]),))
+            return Play((choice(rng, suit or [k for k, x in enumerate(hand) if x]),))
         for _ in range(6):
             if lead_kind == combos.DUN:
                 duns = combos.held_duns(hand)
                 if duns:
-                    d = rng.choice(duns)
+                    d = choice(rng, duns)
                     return Play(tuple(su * 13 + d for su in range(4)))
                 play = _dun_follow(s, hand, rng)
             else:
@@ -111,7 +112,7 @@ def random_action(s: SingleDeckState, rng: random.Random, declare_rate: float = 
                     play = tuple(suit) + draw(rng, rest, n - len(suit))
             if combos.follow_error(lead, lead_kind, c, s.trick_req, hand, play, ctx) is None:
                 return Play(play)
-        return rng.choice(list(_lazy_legal(s)))
+        return choice(rng, list(_lazy_legal(s)))
     raise ValueError(f"no seat decision now: {kind.value}")
 
 
@@ -120,21 +121,21 @@ def _dun_follow(s: SingleDeckState, hand, rng: random.Random):
     trumps = sorted(expand(hand, ctx.members[TRUMP]), key=ctx.key.__getitem__, reverse=True)
     sides = [expand(hand, ctx.members[c]) for c in range(4) if c != ctx.suit]
     if s.trick_req == "soft":
-        play = [rng.choice(x) for x in sides if x]
+        play = [choice(rng, x) for x in sides if x]
         if trumps:
-            play.append(rng.choice(trumps))
+            play.append(choice(rng, trumps))
         rest = [k for x in sides for k in x if k not in play]
         while len(play) < 4 and rest:
-            k = rng.choice(rest)
+            k = choice(rng, rest)
             rest.remove(k)
             play.append(k)
         rest = [k for k in trumps if k not in play]
         while len(play) < 4:
-            k = rng.choice(rest)
+            k = choice(rng, rest)
             rest.remove(k)
             play.append(k)
         return tuple(play)
-    take = trumps[:4] if s.trick_req == "gold" else rng.sample(trumps, min(4, len(trumps)))
+    take = trumps[:4] if s.trick_req == "gold" else sample(rng, trumps, min(4, len(trumps)))
     side = [k for x in sides for k in x]
     return tuple(take) + draw(rng, side, 4 - len(take))
 

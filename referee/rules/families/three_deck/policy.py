@@ -7,6 +7,7 @@ import random
 
 from ...actions import Bury, BuryJokers, DecisionKind, Pass, Play, Return
 from ...cards import BIG_JOKER, LITTLE_JOKER, POINTS
+from ...draws import choice, randint, sample
 from ...sampling import draw, expand
 from ...state import State
 from ...trump import TRUMP
@@ -27,7 +28,7 @@ def random_action(s: ThreeDeckState, rng: random.Random, declare_rate: float = 0
     if kind == DecisionKind.DECLARE:
         options = declaration_options(s, seat)
         if options and rng.random() < declare_rate:
-            return rng.choice(options)
+            return choice(rng, options)
         return Pass()
     if kind == DecisionKind.RETURN:
         count = s.pending[2]
@@ -38,7 +39,7 @@ def random_action(s: ThreeDeckState, rng: random.Random, declare_rate: float = 0
         out: list[int] = []
         for pool in (side, plain, points):
             take = min(len(pool), count - len(out))
-            out += rng.sample(pool, take)
+            out += sample(rng, pool, take)
         return Return(tuple(out))
     if kind == DecisionKind.BURY:
         cards = expand(hand, range(54))
@@ -52,13 +53,13 @@ def random_action(s: ThreeDeckState, rng: random.Random, declare_rate: float = 0
             return Pass()
         cands = take_candidates(s.kitty, ctx)
         jokers = [BIG_JOKER] * hand[BIG_JOKER] + [LITTLE_JOKER] * hand[LITTLE_JOKER]
-        n = rng.randint(1, min(len(jokers), len(cands)))
+        n = randint(rng, 1, min(len(jokers), len(cands)))
         if not s.kitty_public:  # a hidden kitty: the referee picks what is taken back
             return BuryJokers(tuple(jokers[:n]), ())
         return BuryJokers(tuple(jokers[:n]), tuple(cands[:n]))
     if kind == DecisionKind.LEAD:
-        k = rng.choice(expand(hand, range(54)))
-        n = rng.randint(1, min(3, hand[k]))
+        k = choice(rng, expand(hand, range(54)))
+        n = randint(rng, 1, min(3, hand[k]))
         return Play((k,) * n)
     if kind == DecisionKind.FOLLOW:
         lead = s.trick_fmt
@@ -72,23 +73,23 @@ def random_action(s: ThreeDeckState, rng: random.Random, declare_rate: float = 0
                 if not suit and c != TRUMP and rng.random() < 0.5:
                     groups = [k for k in ctx.members[TRUMP] if hand[k] >= n]
                     if groups:
-                        return Play((rng.choice(groups),) * n)
+                        return Play((choice(rng, groups),) * n)
                 play = tuple(suit) + draw(rng, rest, n - len(suit))
             else:
                 groups = [k for k in ctx.members[c] if hand[k] >= n]
                 if n > 1 and groups and (not live or rng.random() < 0.5):
-                    play = (rng.choice(groups),) * n
+                    play = (choice(rng, groups),) * n
                 elif n == 3 and not live:
                     pairs = [k for k in ctx.members[c] if hand[k] == 2]
                     if pairs:
-                        p = rng.choice(pairs)
+                        p = choice(rng, pairs)
                         other = [k for k in suit if k != p]
-                        play = (p, p, rng.choice(other))
+                        play = (p, p, choice(rng, other))
                     else:
                         play = draw(rng, suit, n)
                 else:
                     play = draw(rng, suit, n)
             if combos.follow_error(lead, hand, play, ctx, live) is None:
                 return Play(play)
-        return rng.choice(list(_lazy_legal(s)))
+        return choice(rng, list(_lazy_legal(s)))
     raise ValueError(f"no seat decision now: {kind.value}")

@@ -7,6 +7,7 @@ import random
 
 from ...actions import Bury, DecisionKind, Declare, Pass, Play, Redeal
 from ...options import BurialCount
+from ...draws import choice
 from ...sampling import DECLARE_RATE, draw, expand, sample_throw
 from ...state import State
 from ...trump import TRUMP
@@ -27,7 +28,7 @@ def random_action(s: TwoDeckState, rng: random.Random, declare_rate: float = DEC
     if kind == DecisionKind.DECLARE:
         options = declaration_options(situation(s, seat), seat, s.hands[seat])
         if options and rng.random() < declare_rate:
-            return Declare(rng.choice(options))
+            return Declare(choice(rng, options))
         return Pass()
     if kind == DecisionKind.REDEAL:
         return Redeal() if rng.random() < 0.5 else Pass()
@@ -38,16 +39,16 @@ def random_action(s: TwoDeckState, rng: random.Random, declare_rate: float = DEC
         if s.rules.burial_count is not BurialCount.EXACT:  # (a short burial: see leads)
             most = lead_limit(s, seat)
             if most is not None and most < sum(s.hands[seat]):
-                return Play(rng.choice(leads(s, seat)))
+                return Play(choice(rng, leads(s, seat)))
         r = rng.random()
         if r < THROW_RATE:
             throw = sample_throw(s.hands[seat], s.ctx, rng)
             if throw:
                 return Play(throw)
         if r < THROW_RATE + TRACTOR_RATE:
-            return Play(rng.choice(lead_units(s, seat)))
+            return Play(choice(rng, lead_units(s, seat)))
         hand = s.hands[seat]
-        k = rng.choice(expand(hand, range(54)))
+        k = choice(rng, expand(hand, range(54)))
         return Play((k, k) if hand[k] >= 2 and rng.random() < 0.6 else (k,))
     if kind == DecisionKind.FOLLOW:
         return Play(_random_follow(s, seat, rng))
@@ -74,11 +75,11 @@ def _random_follow(s: TwoDeckState, seat: int, rng: random.Random):
     if n == 2:  # a pair led: a pair of the suit is owed when held
         pairs = [k for k in ctx.members[fmt.cls] if hand[k] >= 2]
         if pairs:
-            k = rng.choice(pairs)
+            k = choice(rng, pairs)
             return (k, k)
         return draw(rng, suit, 2)
     for _ in range(4):
         play = draw(rng, suit, n)
         if combos.follow_error(fmt, hand, play, ctx) is None:
             return play
-    return rng.choice(legal_follows(s, seat))
+    return choice(rng, legal_follows(s, seat))
