@@ -139,7 +139,7 @@ typecheck: $(STAMP)
 # The engine's hot modules compiled with mypyc into build/compiled (about 40 s on 2 cores), when a
 # C compiler and Python's headers are present; referee/rules/compiled.py loads them only while
 # they match the source (ARENA_ENGINE=pure|compiled|auto). Rebuilt when a source is newer.
-COMPILED_SOURCES := $(shell find referee/rules -name '*.py')
+COMPILED_SOURCES := $(shell find referee/rules referee/play -name '*.py')
 build/compiled/manifest.json: $(STAMP) tools/compile_engine.py $(COMPILED_SOURCES)
 	$(BIN)/python -m tools.compile_engine
 

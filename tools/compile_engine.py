@@ -27,6 +27,7 @@ GROUP = "arena_rules"
 #: legal listings and random player, and the card sampling the players draw from; and the other
 #: families' rules, which read a compiled ``State`` slower from Python than a plain one.
 MODULES = (
+    "referee/rules/trump.py",
     "referee/rules/state_type.py",
     "referee/rules/state.py",
     "referee/rules/engine.py",
@@ -50,6 +51,9 @@ MODULES = (
     "referee/rules/families/three_deck/scoring.py",
     "referee/rules/families/three_deck/legal.py",
     "referee/rules/families/three_deck/policy.py",
+    "referee/play/chance.py",
+    "referee/play/random_play.py",
+    "referee/play/selfplay.py",
 )
 
 

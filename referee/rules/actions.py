@@ -113,6 +113,13 @@ class _Word(_ActionText):
         return self.WORD
 
 
+def _cards_init(self: Any, cards: tuple[int, ...]) -> None:
+    """The ``__init__`` of a kind whose one field is ``cards`` (``init=False``): what the
+    dataclass's ``__init__`` and ``__post_init__`` do, in one frame (a play is made for every
+    decision of every random player and search)."""
+    object.__setattr__(self, "cards", tuple(sorted(cards)))
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class _Cards(_ActionText):
     """An action of a multiset of cards: the same cards in any order are the same action."""
@@ -154,18 +161,20 @@ class Redeal(_Word):
     WORD = "redeal"
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, slots=True, repr=False, init=False)
 class Bury(_Cards):
     """Bury these cards as the kitty."""
 
     WORD = "bury"
+    __init__ = _cards_init
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, slots=True, repr=False, init=False)
 class Play(_Cards):
     """Lead or follow with these cards."""
 
     WORD = "play"
+    __init__ = _cards_init
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -182,25 +191,28 @@ class HandOver(_Word):
     WORD = "handover"
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, slots=True, repr=False, init=False)
 class Transfer(_Cards):
     """Pass the one trump to the partner (渡)."""
 
     WORD = "transfer"
+    __init__ = _cards_init
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, slots=True, repr=False, init=False)
 class Return(_Cards):
     """Give cards back (for a transferred trump, or for a tribute)."""
 
     WORD = "return"
+    __init__ = _cards_init
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, slots=True, repr=False, init=False)
 class RevealDun(_Cards):
     """Show a dun (礅) of the original hand so that it stays hard."""
 
     WORD = "reveal"
+    __init__ = _cards_init
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from referee.rules.draws import choice, randint, sample
 
@@ -10,10 +11,16 @@ DECLARE_RATE = 0.35
 """The chance that a random player declares when it can."""
 
 
-def expand(hand: list[int], kinds) -> list[int]:
+def expand(hand: list[int], kinds: Sequence[int]) -> list[int]:
     """The cards of ``kinds`` in a hand of counts, each as often as held."""
-    out = [k for k in kinds if hand[k]]
-    extra = [k for k in out if hand[k] > 1]
+    out: list[int] = []
+    extra: list[int] = []
+    for k in kinds:
+        held = hand[k]
+        if held:
+            out.append(k)
+            if held > 1:
+                extra.append(k)
     if extra:
         out += extra
         for k in extra:

@@ -39,10 +39,11 @@ def _fresh_build() -> dict | None:
 
 
 def _copy_engine(dest: Path) -> None:
-    """referee/rules (and the empty referee package) in ``dest``, with the settings table it
-    reads (house): a project of its own."""
-    shutil.copytree(ROOT / "referee" / "rules", dest / "referee" / "rules",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    """referee/rules and referee/play (and the empty referee package) in ``dest``, with the
+    settings table they read (house): a project of its own."""
+    for part in ("rules", "play"):
+        shutil.copytree(ROOT / "referee" / part, dest / "referee" / part,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "house", dest / "house", ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "referee" / "__init__.py").write_text("")
 
