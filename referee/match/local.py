@@ -86,35 +86,53 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
             os.chmod(folder, 0o711)
             os.chmod(folder / "seat.sock", 0o666)
         startup.sockets = time.monotonic()
+        def start(seat: int, bot: Manifest):
+            """Launch ``seat``'s bot process (in a thread: the seats start side by side)."""
+            log_path = workdir / f"seat{seat}.log"
+            if bot.protocol == "stdio":
+                return launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
+                              sandbox=policy)
+            startup.launching[seat] = time.monotonic()
+            proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
+                          address=f"unix://{sockets[seat]}/seat.sock",
+                          token=hub.links[seat].token, sandbox=policy, socket_dir=sockets[seat],
+                          gate=(listeners[seat], inner / f"seat{seat}.sock"))
+            startup.launched[seat] = time.monotonic()
+            return proc
+
+        starting: dict[int, Manifest] = {}
         for seat, bot in enumerate(bots):
             if bot is None:
                 continue
-            log_path = workdir / f"seat{seat}.log"
-            try:
-                if bot.protocol == "botzone":  # started by its seat, each turn or once
+            if bot.protocol == "botzone":  # started by its seat, each turn or once
+                try:
                     check_startable(bot, sandboxed=policy is not None)
-                    seats[seat] = BotzoneSeat(seat, partial(
-                        _start_botzone, bot, seat, spec.match_id, policy), log_path,
-                        time_limit_of(bot), time_limit_text(bot))
+                except ManifestError as e:  # the bot's own doing: its seat never connects
+                    seats[seat] = Unstarted(str(e))
                     continue
+                seats[seat] = BotzoneSeat(seat, partial(
+                    _start_botzone, bot, seat, spec.match_id, policy),
+                    workdir / f"seat{seat}.log", time_limit_of(bot), time_limit_text(bot))
+            else:
+                starting[seat] = bot
+        # each launch is mostly waiting on the kernel (a fork, an exec, a first cgroup entry):
+        # side by side, the last seat's bot starts tens of ms sooner than in turn
+        launched = await asyncio.gather(*(asyncio.to_thread(start, seat, bot)
+                                          for seat, bot in starting.items()),
+                                        return_exceptions=True)
+        failed = None
+        for (seat, bot), proc in zip(starting.items(), launched):
+            if isinstance(proc, ManifestError):  # the bot's own doing: its seat never connects
+                seats[seat] = Unstarted(str(proc))
+            elif isinstance(proc, BaseException):
+                failed = failed or proc
+            else:
+                procs.append(proc)
+                by_seat[seat] = proc
                 if bot.protocol == "stdio":
-                    proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
-                                  sandbox=policy)
-                    procs.append(proc)
                     seats[seat] = await StdioSeat.open(proc.popen.stdin, proc.popen.stdout)
-                else:
-                    startup.launching[seat] = time.monotonic()
-                    proc = launch(bot, seat=seat, match_id=spec.match_id, log_path=log_path,
-                                  address=f"unix://{sockets[seat]}/seat.sock",
-                                  token=hub.links[seat].token, sandbox=policy,
-                                  socket_dir=sockets[seat],
-                                  gate=(listeners[seat], inner / f"seat{seat}.sock"))
-                    startup.launched[seat] = time.monotonic()
-                    procs.append(proc)
-            except ManifestError as e:  # the bot's own doing: its seat never connects
-                seats[seat] = Unstarted(str(e))
-                continue
-            by_seat[seat] = proc
+        if failed is not None:
+            raise failed
         runner = MatchRunner(spec, seats, by_seat)
         runner.keep_sent = keep_sent
         runner.startup = startup

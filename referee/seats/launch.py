@@ -134,20 +134,17 @@ def gate_listener(path: Path) -> socket.socket:
 def start_gate(listener: socket.socket, inner: Path,
                cgroup: SeatCgroup | None = None) -> subprocess.Popen:
     """Start the seat's gate (``referee.seats.gate``) on ``listener``, passing connections on to
-    the seat's server at ``inner``, in ``cgroup`` (the seat's) when there is one: what the bot
-    makes it do is that seat's CPU and memory. It ends when its standard input closes."""
+    the seat's server at ``inner``, in ``cgroup`` (the seat's) when there is one, from before
+    its program runs: what the bot makes it do is that seat's CPU and memory. It ends when its
+    standard input closes."""
     fd = listener.fileno()
     command = [*gate_program(), str(fd), str(inner), str(gate_module.UP_BYTES_PER_S),
                str(gate_module.UP_BURST)]
-    gate = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+    # it enters the cgroup itself before its program starts, as the bot does: the first process
+    # into a new cgroup waits for the kernel (tens of ms), and the referee need not wait with it
+    prefix = cgroup.enter() if cgroup is not None else []
+    return subprocess.Popen(prefix + command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             env={"PATH": PATH}, pass_fds=(fd,), start_new_session=True)
-    if cgroup is not None:
-        try:
-            cgroup.add(gate.pid)  # (it is in before this returns)
-        except OSError:
-            stop_gate(gate)
-            raise
-    return gate
 
 
 def stop_gate(gate: subprocess.Popen) -> None:

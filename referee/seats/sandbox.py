@@ -334,12 +334,10 @@ class SeatCgroup:
             return None
         return None
 
-    def add(self, pid: int) -> None:
-        """Move the process ``pid`` (one that starts no other) into the cgroup."""
-        for d in self.dirs:
-            (d / "cgroup.procs").write_text(str(pid))
-
     def enter(self) -> list[str]:
+        """The command prefix that moves its process into the cgroup before the program it
+        runs starts (the first process into a new cgroup waits for the kernel: the launcher
+        does not wait with it)."""
         script = " && ".join(f"echo $$ > {d}/cgroup.procs" for d in self.dirs)
         return ["/bin/sh", "-c", f'{script} && exec "$@"', "sh"]
 

@@ -52,6 +52,7 @@ ALLOWED_ENV = {  # what a bot's environment may hold: its own ARENA_* and harmle
     "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "PWD",
     "SHLVL", "_", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
     "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONIOENCODING",
+    "ARENA_ENGINE",  # which rules engine the SDK loads (the referee's choice: no secret)
 }
 UNCONFINED = os.environ.get("ARENA_ATTACKS_SANDBOX")
 """Set (to "none"): the bots run without a sandbox, to check the probes themselves."""

@@ -202,6 +202,13 @@ def test_the_gate_runs_in_its_seats_cgroup_and_a_waiting_seat_is_capped(tmp_path
                   gate=(listener, tmp_path / "inner.sock"))
     try:
         assert proc.cgroup is not None and proc.gate is not None
+        # the gate's program runs once its process has entered the seat's cgroup (it moves
+        # itself there first): from then on it is in it
+        program = os.path.realpath(gate_program()[0])
+        deadline = time.monotonic() + 10
+        while os.path.realpath(f"/proc/{proc.gate.pid}/exe") != program:
+            assert time.monotonic() < deadline, "the gate's program never started"
+            time.sleep(0.005)
         lines = Path(f"/proc/{proc.gate.pid}/cgroup").read_text()
         for d in proc.cgroup.dirs:
             assert f"/{d.name}\n" in lines, f"the gate is not in {d}:\n{lines}"
