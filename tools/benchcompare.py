@@ -18,26 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.benchengine import machine
+from tools.benchengine import WORKLOAD, machine
 
 HERE = Path(__file__).resolve().parent.parent
 
-# The workload whose instructions are counted: random play of GAMES games of up to 10 deals
-# (PASSES passes after a warm-up), with either layout's import path.
-_WORKLOAD = r'''
-import sys
-try:
-    from referee.play.selfplay import play
-except ImportError:
-    from referee.selfplay import play
-from referee.rules import rules_for
-variant, games, passes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rules = rules_for(variant)
-play(rules, "warm-up", max_deals=2)
-for _ in range(passes):
-    for g in range(games):
-        play(rules, f"bench:{g}", max_deals=10)
-'''
 
 
 def _env(tree: Path) -> dict:
@@ -61,7 +45,7 @@ def _engine_rate(tree: Path, variant: str, deals: int) -> float:
 def _instructions(tree: Path, variant: str, games: int, passes: int) -> int:
     """Instructions (valgrind's callgrind) of the workload in ``tree``."""
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                          sys.executable, "-c", _WORKLOAD, variant, str(games), str(passes)],
+                          sys.executable, "-c", WORKLOAD, variant, str(games), str(passes)],
                          cwd=tree, env=_env(tree), capture_output=True, text=True)
     match = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode or match is None:

@@ -11,6 +11,7 @@ import argparse
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -20,6 +21,24 @@ import referee.rules
 from house import settings
 from referee.play.selfplay import play
 from referee.rules import apply, family_of, new_game, rules_for
+
+
+# The workload whose instructions are counted: random play of GAMES games of up to 10 deals
+# (PASSES passes after a warm-up), with either layout's import path.
+WORKLOAD = r'''
+import sys
+try:
+    from referee.play.selfplay import play
+except ImportError:
+    from referee.selfplay import play
+from referee.rules import rules_for
+variant, games, passes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rules = rules_for(variant)
+play(rules, "warm-up", max_deals=2)
+for _ in range(passes):
+    for g in range(games):
+        play(rules, f"bench:{g}", max_deals=10)
+'''
 
 
 def bench_engine(variant: str, deals_wanted: int = 2000, repeat: int = 5) -> int:
@@ -132,7 +151,29 @@ def bench_both(variant: str = "two-deck-fry", rounds: int = 3, deals: int = 2000
         print(f"{name:<12} deals/s {', '.join(f'{x:.1f}' for x in rates[name])} (median "
               f"{statistics.median(rates[name]):.1f})")
     print(f"ratio        compiled / pure = {compiled / pure:.2f}x (medians)")
+    if shutil.which("valgrind") is not None:  # a count the machine's load does not change
+        games = 10
+        count = {name: _instructions(name, variant, games, 2) - _instructions(name, variant,
+                                                                              games, 1)
+                 for name in ("pure", "compiled")}
+        print(f"instructions {games} random games of up to 10 deals (callgrind, start-up left "
+              f"out): pure {count['pure'] / 1e6:,.0f} M, compiled {count['compiled'] / 1e6:,.0f} "
+              f"M; pure / compiled = {count['pure'] / count['compiled']:.2f}x")
     return 0
+
+
+def _instructions(engine_name: str, variant: str, games: int, passes: int) -> int:
+    """Instructions (valgrind's callgrind) of ``passes`` passes of ``games`` random games on one
+    engine (``tools.benchcompare``'s workload)."""
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                          sys.executable, "-c", WORKLOAD, variant, str(games), str(passes)],
+                         capture_output=True, text=True,
+                         env={**os.environ, settings.ENGINE.name: engine_name})
+    match = re.search(r"Collected : (\d+)", out.stderr)
+    if out.returncode or match is None:
+        raise SystemExit(f"bench: the counted workload on the {engine_name} engine failed (exit "
+                         f"{out.returncode}):\n{out.stderr[-2000:]}")
+    return int(match.group(1))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ over several runs with the order of the modes alternated, all on the same kind o
 2. Throughput: a season of four external Python random bots in the local mode with a worker per
    cpu, once with the bots taking notices (today's default) and once with the bots taking their
    events with their requests (``Hello.event_delivery``: ``random/with-requests.toml``), the same
-   matches and seeds; deals an hour of each and their ratio.
+   matches and seeds; deals an hour and matches a minute per core of each, and their ratio.
 
 ``arena bench workers`` measures how the worker count scales.
 """
@@ -110,6 +110,7 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str, run
           f"store {pg_url} for the local mode and Celery alike")
     dispatch_runs: list[dict[str, tuple[float, float]]] = []
     throughput_runs: list[dict[str, float]] = []
+    per_core_runs: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as folder:
         tmp = Path(folder)  # season files, records and bot logs: gone afterwards
         name = f"bench-{uuid.uuid4().hex[:6]}"
@@ -142,11 +143,14 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str, run
                   "workers; order alternated run by run")
             for run in range(runs):
                 got_t: dict[str, float] = {}
+                got_c: dict[str, float] = {}
                 for mode in _order(tuple(DELIVERY), run):
-                    got_t[mode] = _deals_per_hour(leagues[mode], store, tmp, workers)
+                    got_t[mode], got_c[mode] = _throughput(leagues[mode], store, tmp, workers)
                 throughput_runs.append(got_t)
+                per_core_runs.append(got_c)
                 print(f"  run {run + 1}     " + "; ".join(
-                    f"{m} {got_t[m]:,.0f} deals/h" for m in DELIVERY), flush=True)
+                    f"{m} {got_t[m]:,.0f} deals/h, {got_c[m]:.2f} matches/min/core"
+                    for m in DELIVERY), flush=True)
         finally:
             store.seasons.delete(name)
             for s in leagues.values():
@@ -164,7 +168,9 @@ def bench_league(matches: int, deals_per_set: int, pg_url: str, broker: str, run
           f" (goal <= 2%); Celery and the store against direct play: "
           f"{_spread(against_direct, '{:+.2f}')}%")
     for mode in DELIVERY:
-        print(f"  {mode:<13} {_spread([r[mode] for r in throughput_runs], '{:,.0f}')} deals/h")
+        print(f"  {mode:<13} {_spread([r[mode] for r in throughput_runs], '{:,.0f}')} deals/h; "
+              f"{_spread([r[mode] for r in per_core_runs])} matches/min/core "
+              f"({deals_per_set}-deal matches, {workers} workers on {os.cpu_count()} cpus)")
     ratios = [r["with-requests"] / r["notices"] for r in throughput_runs]
     print(f"throughput   with-requests / notices deals per hour: {_spread(ratios)} "
           f"(goal >= 2x)")
@@ -204,8 +210,9 @@ def _dispatch(mode, season, plans, store, broker, folder) -> tuple[float, float]
     return wall / n, wall / n - inner
 
 
-def _deals_per_hour(season, store, folder, workers) -> float:
-    """Deals an hour of the season played whole in the local mode with ``workers``."""
+def _throughput(season, store, folder, workers) -> tuple[float, float]:
+    """Deals an hour, and matches a minute per core, of the season played whole in the local
+    mode with ``workers``."""
     from scheduler.league import open_season, run_local
     store.seasons.delete(season.name)
     open_season(season, store, workdir=folder, check=False)
@@ -214,5 +221,6 @@ def _deals_per_hour(season, store, folder, workers) -> float:
     wall = time.perf_counter() - t
     if counts.failed:
         raise RuntimeError(f"season {season.name}: {counts.failed} match(es) failed")
-    deals = season.config.deals_per_set * len(season.plan())  # every match plays a whole deal set
-    return deals / wall * 3600
+    matches = len(season.plan())
+    deals = season.config.deals_per_set * matches  # every match plays a whole deal set
+    return deals / wall * 3600, matches / wall * 60 / (os.cpu_count() or 1)

@@ -39,7 +39,8 @@ for _ in range(matches):
     out["rtt_ms"].append(statistics.median(t for _, t in runner.timings))
     out["startup_ms"].append((runner.play_started - begin) * 1000)
     out["deal_ms"].append(runner.play_s / max(1, len(result["deals"])) * 1000)
-    out["engine"] = result.get("engine")
+import referee.rules
+out["engine"] = getattr(referee.rules, "ENGINE", "pure")  # (a tree from before the choice: pure)
 print(json.dumps(out))
 '''
 
@@ -95,9 +96,8 @@ def bench_link_against(other: Path, variant: str, deals: int, matches: int, roun
     print(f"command      arena bench link --against {other} --variant {variant} --deals {deals} "
           f"--matches {matches} --rounds {rounds} --events {events}")
     print(f"machine      {machine()}")
-    print(f"trees        this {HERE} (engine {engines.get('this') or 'not recorded'}, gate "
-          f"{settings.GATE.value()}); other {other} (engine "
-          f"{engines.get('other') or 'not recorded'})")
+    print(f"trees        this {HERE} (engine {engines.get('this')}, gate "
+          f"{settings.GATE.value()}); other {other} (engine {engines.get('other')})")
     print(f"relay        median {relay_median:.3f} ms over {rounds} rounds (bare grpcio, one "
           f"server, four client processes in turn)")
     for name in trees:

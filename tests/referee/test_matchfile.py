@@ -295,6 +295,10 @@ def test_a_bad_match_file_field_is_named(record):
     assert Fault.from_dict(fault.to_dict()) == fault
     with pytest.raises(ValueError, match=r"m.json: field 'format' = 'x': expected "):
         MatchFile.from_dict(record | {"format": "x"}, "m.json")
+    with pytest.raises(ValueError, match=r"m.json: field 'engine' = 'turbo': expected "
+                                         r"\"compiled\" or \"pure\""):
+        MatchFile.from_dict(record | {"engine": "turbo"}, "m.json")
+    assert MatchFile.from_dict(record | {"engine": "pure"}).to_dict()["engine"] == "pure"
 
 
 def _mutations(summary: dict):

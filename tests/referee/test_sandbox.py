@@ -369,6 +369,10 @@ def test_every_sample_language_plays_sandboxed_and_the_record_says_so(tmp_path):
     assert record["faults"] == [] and result["forfeit"] is None
     match = MatchFile.from_dict(json.loads(json.dumps(record)))
     assert match.result.sandbox == "bubblewrap" and match.sandbox == "bubblewrap"
+    # which rules engine judged it: the one this process loaded (compiled where it is built)
+    from referee.rules.compiled import loaded_from_extension
+    from referee.rules import engine
+    assert match.engine == ("compiled" if loaded_from_extension(engine) else "pure")
     assert match.verify() == []
     _no_process_left(runner.bot_processes)
     uids = {p.seat_uid for p in runner.bot_processes}
