@@ -12,6 +12,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -76,6 +77,10 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
         servers.append(tcp)
     procs = []
     by_seat: list = [None] * 4
+    # The seats are launched from these threads, side by side. A sandbox dies with the thread
+    # that forked it (bwrap's --die-with-parent follows the forking thread, not the process):
+    # the threads live until every bot process of the match is stopped.
+    launcher = ThreadPoolExecutor(max_workers=4, thread_name_prefix="seat-launch")
     try:
         for server in servers:
             await server.start()
@@ -117,7 +122,8 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
                 starting[seat] = bot
         # each launch is mostly waiting on the kernel (a fork, an exec, a first cgroup entry):
         # side by side, the last seat's bot starts tens of ms sooner than in turn
-        launched = await asyncio.gather(*(asyncio.to_thread(start, seat, bot)
+        loop = asyncio.get_running_loop()
+        launched = await asyncio.gather(*(loop.run_in_executor(launcher, start, seat, bot)
                                           for seat, bot in starting.items()),
                                         return_exceptions=True)
         failed = None
@@ -161,6 +167,7 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
         await asyncio.gather(*(s.wait_closed() for s in seats if isinstance(s, BotzoneSeat)))
         # the loop runs on meanwhile: a stdio bot's input is closed, so it can end by itself
         await asyncio.gather(*(asyncio.to_thread(p.stop) for p in procs))
+        launcher.shutdown()  # (its threads end only now: see above)
         for listener in listeners.values():
             listener.close()  # (a seat whose bot never started)
         shutil.rmtree(sock_dir, ignore_errors=True)

@@ -74,8 +74,11 @@ def _referees(match_id: str) -> list[int]:
 
 
 def _has_children(pid: int) -> bool:
+    """The process has a child, forked by any of its threads (the referee launches its seats
+    from threads of their own)."""
     try:
-        return bool(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+        return any(Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
+                   for tid in os.listdir(f"/proc/{pid}/task"))
     except OSError:
         return False
 
