@@ -348,7 +348,11 @@ class MatchRunner:
                 reply = self.seats[seat].request(msg, sent + self._limit(seat),
                                                  self.watches[seat])
                 if self.seats[seat].sent_by_loop:
-                    await asyncio.sleep(0)  # the request out first, then the work it hides
+                    try:
+                        await asyncio.sleep(0)  # the request out first, then the work it hides
+                    except BaseException:  # (cancelled: the reply is never awaited)
+                        reply.close()
+                        raise
                 self._turn(seat, True)
                 if held is not None:
                     self._settle(record, index, *held)
