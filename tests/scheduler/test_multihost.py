@@ -293,7 +293,11 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
                 break
             print(f"{victim.id}: w1's result was in before the cut; the next one")
             hosts.link("w1", up=True)
+        # the store's count of done matches on either side of the scrape: the scrape's own lies
+        # between (a test starved on a loaded machine may scrape only once the season is over)
+        done_before = here.seasons.counts(name)["done"]
         scraped = hosts.fetch("org", f"http://{IPS['org']}:{METRICS_PORT}/metrics")
+        done_after = here.seasons.counts(name)["done"]
         # the live list while the link is down (the broker's socket here): w1 silent
         seen = {w["host"]: w for w in list_workers(f"unix://{hosts.redis_socket}")}
         # 3. SIGTERM w2's worker at once, early in that match: handed back uncharged. w1 is
@@ -349,9 +353,10 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
                 held.id, victim.id, back, lost)
         assert not seen["arena-w1"]["alive"] and seen["arena-w2"]["alive"], seen
         assert [m["match"] for m in seen["arena-w1"]["matches"]] == [victim.id], seen
-        # the organiser's /metrics, scraped mid-season, agreed with the store then
+        # the organiser's /metrics, scraped during the season, agreed with the store then
         done_then = _metric(scraped, "arena_season_matches", f'{{season="{name}",status="done"}}')
-        assert done_then is not None and 1 <= done_then < MATCHES, scraped
+        assert done_then is not None and 1 <= done_before <= done_then <= done_after, (
+            done_before, done_after, scraped)
         total = sum(_metric(scraped, "arena_season_matches",
                             f'{{season="{name}",status="{s}"}}') or 0
                     for s in ("pending", "running", "done", "failed", "cancelled"))
