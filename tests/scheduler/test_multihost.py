@@ -34,6 +34,7 @@ from test_league import _exactly_once, _standings
 from test_registry_league import _own_copy
 
 from conftest import ROOT
+from scheduler.execute import STOP_POLL_S
 from scheduler.league import open_season, run_local
 from scheduler.season import load_season
 from scheduler.store import Store
@@ -179,6 +180,10 @@ class Hosts:
             shutil.rmtree(os.path.dirname(self.pg_data), ignore_errors=True)
         for host in IPS:
             subprocess.run(["ip", "netns", "del", self.ns(host)], capture_output=True)
+
+
+HEARD_S = 0.5
+"""How long a starved worker's main process may take to hear SIGTERM and write its stop file."""
 
 
 def _metric(text: str, name: str, labels: str = "") -> float | None:
@@ -342,9 +347,14 @@ def test_a_season_across_two_worker_hosts_survives_a_cut_link_and_a_stopped_work
         back = here.pages.attempt_log(name, held.id)
         stopped = [a for a in back if a.worker == held.lease_owner]
         assert here.pages.match(held.id).status == "done"
-        if stopped and stopped[0].outcome == "done" and stopped[0].ended_at < told:
-            print(f"{held.id}: w2 had played it to its end {told - stopped[0].ended_at:.2f} s "
-                  "before the signal")  # every attempt charged, the take-over's too
+        # A stop takes effect when w2's pool process next looks for it (every STOP_POLL_S, once
+        # w2's main process has heard the signal and written the stop file): a match that ends
+        # sooner is stored as usual (scheduler/tasks.py). Loaded run 5 saw one end 0.05 s after
+        # the signal, done.
+        if stopped and stopped[0].outcome == "done" and \
+                stopped[0].ended_at < told + STOP_POLL_S + HEARD_S:
+            print(f"{held.id}: w2 played it to its end {stopped[0].ended_at - told:+.2f} s from "
+                  "the signal, before it could see the stop")  # every attempt charged
             assert len(stopped) == 1 and here.pages.match(held.id).attempts == len(back), back
         else:
             assert [a.outcome for a in stopped] == ["interrupted"], back
