@@ -47,7 +47,8 @@ print(json.dumps(out))
 _RELAY = r'''
 import asyncio, json, statistics, sys
 from tools import benchlink
-print(json.dumps(statistics.median(asyncio.run(benchlink.relay_round_trips(int(sys.argv[1]),
+size = benchlink._request_size(sys.argv[1])  # a typical decision request of the variant
+print(json.dumps(statistics.median(asyncio.run(benchlink.relay_round_trips(size,
                                                                           int(sys.argv[2]))))))
 '''
 
@@ -85,7 +86,7 @@ def bench_link_against(other: Path, variant: str, deals: int, matches: int, roun
             for key in got[name]:
                 got[name][key].extend(out[key])
             engines[name] = out.get("engine")
-        relay_ms = _run(HERE, _RELAY, "233", "600")
+        relay_ms = _run(HERE, _RELAY, variant, "600")
         assert isinstance(relay_ms, float)
         relay.append(relay_ms)
         last = {name: statistics.median(got[name]["rtt_ms"][-matches:]) for name in trees}
