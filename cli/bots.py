@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 from house import settings
-from cli.common import (DB_HELP, VARIANT_HELP, db_url, existing_store, json_text, local_time,
-                        open_store, sandbox_or_refuse, size_text, unsandboxed_option,
-                        VARIANTS, visible)
-from scheduler.states import IN_FLIGHT, VersionState
+from cli import participant
+from cli.common import (DB_HELP, VARIANT_HELP, db_url, existing_store, open_store,
+                        sandbox_or_refuse, size_text, unsandboxed_option, VARIANTS)
+from cli.text import json_text, local_time, visible
+from scheduler.states import VersionState
 
 
 #: the season whose form a check takes without ``--season``: the default one (``make demo``)
@@ -99,13 +100,16 @@ def cmd_bots_check(args) -> int:
 def cmd_bots_submit(args) -> int:
     """``arena bots submit``: store a bot folder or archive as an immutable version (its
     build, if it has one, must pass in the sandbox first); with ``--server``, upload it to
-    the submission service, where a worker builds and checks it."""
+    the submission service, where a worker builds and checks it (``cli.participant``)."""
     from cli.client import ServiceError, author_token
     from scheduler.registry.versions import submit
     try:
         token = author_token(args.token_file)
         if args.server or (settings.SERVER.text() and not args.db):
-            return _upload(args, token)
+            if args.name or args.version or args.author:
+                raise ValueError("--name, --version and --author are the manifest's and the "
+                                 "token's on a server: edit bot.toml")
+            return participant.upload(args, token)
         store = open_store(db_url(args))
         got = submit(store, Path(args.source), name=args.name, version=args.version,
                      author=args.author, token=token)
@@ -115,248 +119,6 @@ def cmd_bots_submit(args) -> int:
     v = got.version
     print(f"{visible(v.ref, one_line=True)} {v.content_hash}" +
           (" already submitted" if got.already else f" ({v.files} files, {size_text(v.size)})"))
-    return 0
-
-
-def _upload(args, token: str | None) -> int:
-    """The folder packed here (or the archive as it is) and sent to the service."""
-    import gzip
-    from cli.client import client_of
-    from scheduler.registry.archives import is_archive
-    from scheduler.registry.packing import pack_folder
-    if args.name or args.version or args.author:
-        raise ValueError("--name, --version and --author are the manifest's and the token's "
-                         "on a server: edit bot.toml")
-    if token is None:
-        raise ValueError("no token: set ARENA_AUTHOR_TOKEN or pass --token-file")
-    source = Path(args.source)
-    if source.is_dir():
-        data = gzip.compress(pack_folder(source, None, source).data, 6, mtime=0)
-    elif source.is_file() and is_archive(source):
-        data = source.read_bytes()
-    else:
-        raise ValueError(f"{source}: not a bot folder nor an archive (.tar, .tar.gz, .zip)")
-    client = client_of(args)
-    v = client.call("POST", "/api/v1/bots", data, "application/octet-stream")
-    print(f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)} "
-          f"{v['content_hash']} {v['state']} (uploaded {size_text(len(data))}; `arena bots "
-          f"status {visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}"
-          " --wait` follows its build and check)")
-    if getattr(args, "wait", False):
-        return _wait(client, v, args.timeout)
-    return 0
-
-
-#: ``--wait``'s exit status when ``--timeout`` passes first
-TIMED_OUT = 3
-WAIT_EPILOG = """exit status: 0 ready (without --wait: stored); 1 refused (or, for status, not
-ready); 2 the command or the service refused the request, or the service could not be reached;
-3 --timeout passed before the version was ready or refused (it goes on on the service)"""
-
-
-def _wait(client, v: dict, timeout_s: float | None) -> int:
-    """Follow a version on the service until it is ready or refused, printing each state as
-    it changes, and while it is queued what it waits behind: 0 ready, 1 refused, ``TIMED_OUT``
-    when ``timeout_s`` passes first."""
-    from cli.client import quoted
-    from scheduler.service.versions import ahead_text
-    ref = f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}"
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    shown = None
-    while True:
-        line = v["state"] + (f": {ahead_text(v.get('ahead'))}" if v.get("ahead") else "")
-        if line != shown:
-            print(f"{ref}: {line}", flush=True)
-            shown = line
-        if v["state"] not in IN_FLIGHT:
-            break
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            print(f"arena bots: {ref} is still {v['state']} after {timeout_s:g} s (--timeout); "
-                  f"the service goes on with it: `arena bots status {ref} --wait` follows it",
-                  file=sys.stderr)
-            return TIMED_OUT
-        time.sleep(1 if left is None else min(1, left))  # (the poll of a wait on the service)
-        v = client.get("/api/v1/bots/" + quoted(v["name"], v["version"]))
-    if v["state"] in (VersionState.REFUSED, VersionState.SUSPENDED) and v.get("reason"):
-        print(f"  why: {visible(v['reason'])}")
-    return 0 if v["state"] == VersionState.READY else 1
-
-
-def _ref(args):
-    """The client, and the name and version ``args.ref`` names (a name: your latest)."""
-    from cli.client import client_of
-    client = client_of(args)
-    name, _, version = args.ref.partition("@")
-    if not version:
-        mine = [v for v in client.get("/api/v1/bots") if v["name"] == name]
-        if not mine:
-            raise ValueError(f"{args.ref}: none of your versions is named {name!r}")
-        version = mine[0]["version"]
-    return client, name, version
-
-
-def _results(client, name: str, version: str, every: bool) -> dict:
-    """The version's results on the service: each season's first page of matches, or with
-    ``every`` all of them."""
-    from cli.client import quoted
-    from web.results import MAX_PAGE
-    path = "/api/v1/bots/" + quoted(name, version, "results")
-    got = client.get(path + (f"?limit={MAX_PAGE}" if every else ""))
-    for r in got["seasons"] if every else ():
-        m = r["matches"]
-        while len(m["rows"]) < m["total"]:
-            more = client.get(f"{path}?season={quoted(r['season'])}&limit={MAX_PAGE}"
-                              f"&offset={len(m['rows'])}")["seasons"][0]["matches"]["rows"]
-            if not more:
-                break
-            m["rows"] += more
-    return got
-
-
-def result_line(server: str, m: dict) -> str:
-    """A match's line as an author reads it: its id, status, opponents, its team's result and
-    where its replay is."""
-    said = ("sealed until its mirror is played" if m["sealed"] else
-            f"{m['outcome']}{' (forfeit)' if m['forfeit'] else ''}, net {m['net']:+d}, "
-            f"{m['points']} points taken" if m["outcome"] else "")
-    return (f"match {visible(m['id'], one_line=True)} {m['status']}  v "
-            f"{', '.join(visible(o, one_line=True) for o in m['opponents'])}"
-            f"{': ' + said if said else ''}"
-            f"{'  ' + server + m['replay_url'] if m['replay_url'] else ''}")
-
-
-def _season_line(r: dict) -> str:
-    if r["rating"] is None:
-        rating = "no rating yet"
-    elif r["mu"] is not None:
-        rating = f"openskill mu {r['mu']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
-    else:
-        rating = f"rating {r['rating']:.1f} [{r['low']:.1f}, {r['high']:.1f}]"
-    rank = f"rank {r['rank']} of {r['of']}" if r["rank"] else f"not rated yet ({r['of']} bots)"
-    return (f"  season {visible(r['season'], one_line=True)} ({r['format']}): {rank}"
-            f"{' (retired)' if r['retired'] else ''}, {rating}, {r['pairs']} pairs, "
-            f"{r['wins']:g}-{r['draws']:g}-{r['losses']:g} (won, drawn, lost), "
-            f"points {r['points']:g}, {r['matches']['total']} matches played")
-
-
-def cmd_bots_status(args) -> int:
-    """``arena bots status NAME[@VERSION] --server URL``: a version's state on the service
-    (a name: its latest), why it was refused, and in each season it plays in its rating, rank,
-    pairs and matches, newest first."""
-    from cli.client import ServiceError, quoted
-    try:
-        client, name, version = _ref(args)
-        v = client.get("/api/v1/bots/" + quoted(name, version))
-        if args.wait and v["state"] in IN_FLIGHT:
-            if _wait(client, v, args.timeout) == TIMED_OUT:
-                return TIMED_OUT
-            v = client.get("/api/v1/bots/" + quoted(name, version))
-        got = _results(client, name, version, args.all)
-    except (ValueError, ServiceError) as e:
-        print(f"arena bots status: {e}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json_text({**v, "results": got["seasons"], "ladders": got.get("ladders", [])},
-                        indent=1))
-        return 0 if v["state"] == VersionState.READY else 1
-    print(f"{visible(v['name'], one_line=True)}@{visible(v['version'], one_line=True)}: "
-          f"{v['state']}{' (withdrawn)' if v['withdrawn'] else ''}")
-    if v["reason"]:
-        print(f"  why: {visible(v['reason'])}")
-    if v["state"] == VersionState.SUSPENDED:
-        print("  it plays in no ladder and no new scrimmage or season until the organiser "
-              "lifts the suspension")
-    print(f"  submitted {local_time(v['submitted_at'])}, {v['files']} files, "
-          f"{size_text(v['size'])}, content {v['content_hash'][:12]}"
-          f"{', a build log (arena bots logs NAME@VERSION)' if v['has_build_log'] else ''}")
-    if v["seasons"]:
-        print(f"  seasons: {', '.join(visible(s, one_line=True) for s in v['seasons'])}")
-    for lad in got.get("ladders", ()):
-        print(f"  ladder {visible(lad['season'], one_line=True)}: "
-              f"{visible(lad['status'], one_line=True)}")
-    for r in got["seasons"]:
-        print(_season_line(r))
-        for m in r["matches"]["rows"]:
-            print(f"    {result_line(client.server, m)}")
-        left = r["matches"]["total"] - len(r["matches"]["rows"])
-        if left > 0:
-            print(f"    ... {left} older (--all)")
-    return 0 if v["state"] == VersionState.READY else 1
-
-
-def cmd_bots_records(args) -> int:
-    """``arena bots records NAME@VERSION --server URL [--out DIR]``: the record of every match
-    the version played that may be served, one file a match (``arena replay FILE`` reads it)."""
-    from cli.client import ServiceError, quoted
-    from web.results import record_file_name
-    out = Path(args.out)
-    try:
-        client, name, version = _ref(args)
-        got = _results(client, name, version, True)
-        rows = [m for r in got["seasons"] for m in r["matches"]["rows"]]
-        out.mkdir(parents=True, exist_ok=True)
-        wrote = 0
-        for m in rows:
-            if m["record_url"] is None:
-                continue
-            path = out / record_file_name(m["id"])
-            path.write_text(client.get("/api/v1/matches/" + quoted(m["id"], "record"),
-                                       raw=True), encoding="utf-8")
-            print(path)
-            wrote += 1
-    except (ValueError, ServiceError, OSError) as e:
-        print(f"arena bots records: {e}", file=sys.stderr)
-        return 2
-    sealed = sum(1 for m in rows if m["sealed"])
-    print(f"{wrote} record(s) of {visible(name, one_line=True)}@{visible(version, one_line=True)}"
-          f" in {out}" + (f"; {sealed} sealed until their mirrors are played" if sealed else ""),
-          file=sys.stderr)
-    return 0
-
-
-def cmd_bots_logs(args) -> int:
-    """``arena bots logs NAME@VERSION --server URL``: its build log (``--build``), or the logs
-    its seats wrote in a match (``--match ID``): the author's only."""
-    from cli.client import ServiceError, quoted
-    from cli.client import client_of
-    name, _, version = args.ref.partition("@")
-    try:
-        if not version:
-            raise ValueError(f"{args.ref}: name the version (NAME@VERSION)")
-        client = client_of(args)
-        if args.match is None:
-            text = client.get("/api/v1/bots/" + quoted(name, version, "build-log"), raw=True)
-            print(f"build log of {visible(args.ref, one_line=True)}: "
-                  f"{len(text)} characters" if text else
-                  f"{visible(args.ref, one_line=True)} has no build log", file=sys.stderr)
-            sys.stdout.write(visible(text))
-            return 0
-        detail = client.get("/api/matches/" + quoted(args.match))
-        seats = [i for i, b in enumerate(detail["match"]["seats"])
-                 if b in (args.ref, name) or detail.get("versions") and i < len(
-                     detail["versions"]) and args.ref in str(detail["versions"][i])]
-        if not seats:
-            seats = list(range(4))
-        shown = 0
-        for seat in seats:
-            try:
-                text = client.get("/api/v1/matches/" + quoted(args.match, "logs", str(seat)),
-                                  raw=True)
-            except ServiceError as e:
-                if " 403 " in str(e) and len(seats) == 4:
-                    continue  # another author's seat
-                raise
-            print(f"== match {visible(args.match, one_line=True)}, seat {seat} "
-                  f"({len(text)} characters)")
-            sys.stdout.write(visible(text) if text.endswith("\n") or not text
-                             else visible(text) + "\n")
-            shown += 1
-        if not shown:
-            raise ValueError(f"match {args.match}: none of its seats is {args.ref}")
-    except (ValueError, ServiceError) as e:
-        print(f"arena bots logs: {e}", file=sys.stderr)
-        return 2
     return 0
 
 
@@ -475,11 +237,6 @@ def cmd_bots_unsuspend(args) -> int:
     return 0
 
 
-def timeout_option(parser) -> None:
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="with --wait: give up "
-                        "after SECONDS (exit 3); by default it waits as long as it takes")
-
-
 def register(sub) -> None:
     bots = sub.add_parser("bots", help="bot manifests")
     bsub = bots.add_subparsers(dest="bots_command", required=True)
@@ -503,7 +260,7 @@ def register(sub) -> None:
     bs = bsub.add_parser("submit", help="store a bot folder or archive (.tar, .tar.gz, .tgz, "
                          ".zip) in the registry as an immutable version",
                          allow_abbrev=False,  # no --token for --token-file: never a token
-                         epilog=WAIT_EPILOG)
+                         epilog=participant.WAIT_EPILOG)
     bs.add_argument("source", metavar="DIR_OR_ARCHIVE")
     bs.add_argument("--name", help="the bot's name (default: the manifest's)")
     bs.add_argument("--version", help="the version (default: the manifest's)")
@@ -517,36 +274,13 @@ def register(sub) -> None:
     bs.add_argument("--server", metavar="URL", help="upload to the submission service "
                     "(`arena serve`) instead of writing to a store: a worker builds and checks "
                     "the version (default $ARENA_SERVER, unless --db is given)")
-    bs.add_argument("--wait", action="store_true", help="with --server: follow the version "
-                    "until it is ready or refused, printing each state as it changes (while "
-                    "queued: what it waits behind)")
-    timeout_option(bs)
-    bs.set_defaults(func=cmd_bots_submit)
-    from cli.client import server_options
-    st = bsub.add_parser("status", help="a version's state on the submission service (queued, "
-                         "building, checking, ready, refused, suspended), why, and in each "
-                         "season its rating, rank, pairs and matches", epilog=WAIT_EPILOG)
-    st.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: your latest")
-    st.add_argument("--wait", action="store_true", help="until it is ready or refused")
-    timeout_option(st)
-    st.add_argument("--all", action="store_true", help="every match of each season (default: "
-                    "the newest 20)")
-    st.add_argument("--json", action="store_true")
-    server_options(st)
-    st.set_defaults(func=cmd_bots_status)
-    rc = bsub.add_parser("records", help="save the records of your version's matches, one "
-                         "file a match (`arena replay FILE --verify` or `--seat N` reads it)")
-    rc.add_argument("ref", metavar="NAME[@VERSION]", help="a version, or a name: your latest")
-    rc.add_argument("--out", metavar="DIR", default=".", help="the folder to write them in "
-                    "(default: here); a record still sealed is left for later")
-    server_options(rc)
-    rc.set_defaults(func=cmd_bots_records)
-    lg = bsub.add_parser("logs", help="your version's build log, or its seats' logs in a match, "
-                         "from the submission service")
-    lg.add_argument("ref", metavar="NAME@VERSION")
-    lg.add_argument("--match", metavar="ID", help="the logs its seats wrote in this match")
-    server_options(lg)
-    lg.set_defaults(func=cmd_bots_logs)
+    participant.wait_options(bs, "with --server: ")
+    bs.set_defaults(func=cmd_bots_submit, prog="arena bots submit", bots="arena bots")
+    participant.status_arguments(bsub.add_parser("status", help=participant.STATUS_HELP,
+                                                 epilog=participant.WAIT_EPILOG), "arena bots")
+    participant.records_arguments(bsub.add_parser("records", help=participant.RECORDS_HELP),
+                                  "arena bots")
+    participant.logs_arguments(bsub.add_parser("logs", help=participant.LOGS_HELP), "arena bots")
     bl = bsub.add_parser("list", help="every bot version in the registry")
     bl.add_argument("--db", help=DB_HELP)
     bl.add_argument("--json", action="store_true")

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from cli.common import visible
+from cli.text import visible
 
 
 def register(sub) -> None:

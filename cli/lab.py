@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from cli.common import VARIANT_HELP, VARIANTS, json_text, subcommands, visible
+from cli.common import VARIANT_HELP, VARIANTS, subcommands
+from cli.text import json_text, visible
 
 ROOT = Path(__file__).resolve().parent.parent
 

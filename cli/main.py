@@ -24,7 +24,7 @@ COMMANDS = {
     "matches": ("season",), "logs": ("season",), "bots": ("bots", "lab"), "serve": ("serve",),
     "authors": ("serve",), "audit": ("serve",), "scrimmage": ("serve",), "sprt": ("sprt",),
     "web": ("dashboard",), "demo": ("demo",), "lab": ("lab",), "workers": ("ops",),
-    "settings": ("ops",), "study": ("study",), "botzone": ("botzone",),
+    "settings": ("ops",), "runtimes": ("ops",), "study": ("study",), "botzone": ("botzone",),
 }
 """Each command and the groups that register it or add subcommands to it (checked against the
 whole parser by tests/house/test_cli_startup.py)."""

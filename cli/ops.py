@@ -1,6 +1,7 @@
 """Operating a league on many machines: ``arena workers`` (the live list of a broker's workers),
-``arena settings`` (every ``ARENA_*`` setting: its type, default and help) and ``arena bench
-workers`` (a season's throughput with 1, 2 and 4 worker processes)."""
+``arena runtimes`` (the bots' runtimes as this machine has them), ``arena settings`` (every
+``ARENA_*`` setting: its type, default and help) and ``arena bench workers`` (a season's
+throughput with 1, 2 and 4 worker processes)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import sys
 import time
 
 from house import settings
-from cli.common import subcommands, visible
+from cli.common import subcommands
+from cli.text import visible
 
 
 def cmd_workers(args) -> int:
@@ -39,6 +41,8 @@ def cmd_workers(args) -> int:
         node, host = visible(w["node"], one_line=True), visible(w["host"], one_line=True)
         print(f"{node:<28} {host:<16} {w['pid']:>7} {w['concurrency']:>4}  "
               f"{state:<9} {w['heartbeat_age_s']:>8.1f} s  {playing}")
+        if w.get("runtimes"):
+            print(f"  runtimes: {visible(w['runtimes'], one_line=True)}")
     return 0
 
 
@@ -73,6 +77,29 @@ def cmd_settings(args) -> int:
     return 0
 
 
+def cmd_runtimes(args) -> int:
+    """``arena runtimes``: each runtime a bot may name (``referee.seats.runtimes``) as this
+    machine has it: its version, whether the arena can build and run bots of it, and how to
+    install what is missing or too old; status 1 if any is."""
+    from referee.seats.runtimes import RUNTIMES, version_text
+    rows = [{"runtime": r.name, "title": r.title, "state": r.state(),
+             "version": version_text(r.version()) if r.version_program else "-",
+             "minimum": version_text(r.minimum) if r.minimum else "",
+             "install": "" if r.state() == "ok" else r.how_to_install()}
+            for r in RUNTIMES.values()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(f"{'runtime':<8} {'version':<14} {'state':<8} what")
+        for row in rows:
+            least = f" (at least {row['minimum']})" if row["minimum"] else ""
+            print(f"{row['runtime']:<8} {row['version']:<14} {row['state']:<8} "
+                  f"{row['title']}{least}")
+            if row["install"]:
+                print(f"{'':<32}{row['install']}")
+    return 0 if all(row["state"] == "ok" for row in rows) else 1
+
+
 def cmd_bench_workers(args) -> int:
     from tools.benchworkers import main
     return main(args)
@@ -90,6 +117,11 @@ def register(sub) -> None:
                        "who sets it and what it does")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_settings)
+
+    r = sub.add_parser("runtimes", help="the runtimes bots may use as this machine has them: "
+                       "versions, and how to install what is missing or too old")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_runtimes)
 
     bench_sub = subcommands(sub, "bench")
     if bench_sub is None:

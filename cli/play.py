@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli.common import (DEFAULT_DB, LOG_LINES, VARIANT_HELP, VARIANTS, db_url, existing_store,
-                        json_text, unsandboxed_option, variant_ids_or_exit, visible)
+                        unsandboxed_option, variant_ids_or_exit)
+from cli.text import json_text, visible
 from scheduler.reports import sealed_reason
 
 if TYPE_CHECKING:

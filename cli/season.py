@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from house import settings
 from cli.common import (DB_HELP, LOG_LINES, CommandError, broker_url, db_url, existing_store,
-                        json_text, local_time, open_store, sandbox_or_refuse,
-                        unsandboxed_option, visible)
+                        open_store, sandbox_or_refuse, unsandboxed_option)
+from cli.text import json_text, local_time, visible
 from scheduler.reports import bot_versions, sealed_reason, season_rows
 from scheduler.states import AttemptOutcome, MatchStatus
 

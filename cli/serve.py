@@ -1,19 +1,20 @@
 """``arena serve`` (the submission service and the dashboard, over one store), the participant's
-``arena scrimmage`` commands, and the organiser's ``arena authors`` and ``arena audit``."""
+``arena scrimmage`` commands (``cli.participant``), and the organiser's ``arena authors`` and
+``arena audit``."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import sys
-import time
 from typing import TYPE_CHECKING
 
 from house import settings
-from cli.client import ServiceError, client_of, server_options
-from cli.common import (DB_HELP, CommandError, broker_url, db_url, json_text, local_time,
-                        open_store, sandbox_or_refuse, unsandboxed_option, visible)
-from scheduler.states import SCRIMMAGE_OPEN, AuthorStatus
+from cli import participant
+from cli.common import (DB_HELP, CommandError, broker_url, db_url, open_store, sandbox_or_refuse,
+                        unsandboxed_option)
+from cli.text import json_text, local_time, visible
+from scheduler.states import AuthorStatus
 
 if TYPE_CHECKING:
     from scheduler.dispatch import Sender
@@ -135,6 +136,7 @@ def cmd_serve(args) -> int:
     broker = broker_url(args)
     local = None
     sender: str | Sender
+    app.state.broker = broker  # (``/me`` says the runtimes the workers' heartbeats say)
     if broker:
         sender = broker
         where = "workers through " + shown_url(broker)
@@ -285,45 +287,6 @@ def cmd_audit(args) -> int:
     return 0
 
 
-# -- the participant's scrimmages ----------------------------------------------------------
-def _scrimmage_line(s: dict) -> str:
-    points = (f"{s['points']:g} of {s['pairs_scored']} pairs, mean paired difference "
-              f"{s['mean_diff']:+g} a deal" if s["points"] is not None else "no pair scored yet")
-    counts = ", ".join(f"{k} {n}" for k, n in (s.get("matches") or {}).items() if n)
-    return (f"scrimmage {s['id']}: {visible(s['bot'], one_line=True)} v "
-            f"{visible(s['opponent'], one_line=True)}, {s['pairs']} pairs, {s['state']}"
-            f"{' (' + visible(s['reason'], one_line=True) + ')' if s['reason'] else ''}; "
-            f"{points}{'; matches: ' + counts if counts else ''}")
-
-
-def cmd_scrimmage(args) -> int:
-    try:
-        client = client_of(args)
-        if args.scrimmage_command == "request":
-            got = client.post("/api/v1/scrimmages", {"bot": args.bot, "opponent":
-                                                     args.opponent, "pairs": args.pairs})
-            if args.wait:
-                while got["state"] in SCRIMMAGE_OPEN:
-                    time.sleep(2)  # (the poll of a wait on the service)
-                    got = client.get(f"/api/v1/scrimmages/{got['id']}")
-            print(_scrimmage_line(got))
-        elif args.scrimmage_command == "list":
-            for s in client.get("/api/v1/scrimmages"):
-                print(_scrimmage_line(s))
-        elif args.scrimmage_command == "show":
-            from cli.bots import result_line
-            got = client.get(f"/api/v1/scrimmages/{args.id}")
-            print(json_text(got, indent=1) if args.json else _scrimmage_line(got))
-            for m in () if args.json else got.get("results") or ():
-                print(f"  {result_line(client.server, m)}")
-        else:
-            print(_scrimmage_line(client.post(f"/api/v1/scrimmages/{args.id}/cancel")))
-    except (ValueError, ServiceError) as e:
-        print(f"arena scrimmage {args.scrimmage_command}: {e}", file=sys.stderr)
-        return 2
-    return 0
-
-
 def register(sub) -> None:
     s = sub.add_parser("serve", help="the submission service: authors upload bots, follow "
                        "their builds and logs, ask for scrimmages; with the dashboard")
@@ -406,23 +369,8 @@ def register(sub) -> None:
     au.add_argument("--json", action="store_true")
     au.set_defaults(func=cmd_audit)
 
-    sc = sub.add_parser("scrimmage", help="test matches on the submission service that count "
-                        "for no standings")
+    sc = sub.add_parser("scrimmage", help=participant.SCRIMMAGE_HELP)
     ssub = sc.add_subparsers(dest="scrimmage_command", required=True)
-    rq = ssub.add_parser("request", help="N duplicate pairs of your ready version against "
-                         "another")
-    rq.add_argument("bot", metavar="NAME@VERSION", help="your version")
-    rq.add_argument("opponent", metavar="NAME@VERSION", help="a ready version (another "
-                    "author's, or a house bot)")
-    rq.add_argument("--pairs", type=int, default=2)
-    rq.add_argument("--wait", action="store_true", help="until it is over, then its result")
-    ls = ssub.add_parser("list", help="yours, and those your bots were asked to play")
-    sh = ssub.add_parser("show", help="one scrimmage, its result and each of its matches "
-                         "(the result of your bot's team, where its replay is)")
-    sh.add_argument("id", type=int)
-    sh.add_argument("--json", action="store_true")
-    cn = ssub.add_parser("cancel", help="one you asked for")
-    cn.add_argument("id", type=int)
-    for p in (rq, ls, sh, cn):
-        server_options(p)
-        p.set_defaults(func=cmd_scrimmage)
+    for name, text in participant.SCRIMMAGES:
+        participant.scrimmage_arguments(ssub.add_parser(name, help=text), name,
+                                        "arena scrimmage")

@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from cli.common import (VARIANT_HELP, sandbox_or_refuse, unsandboxed_option,
-                        VARIANTS, visible)
+from cli.common import VARIANT_HELP, sandbox_or_refuse, unsandboxed_option, VARIANTS
+from cli.text import visible
 from cli.study import load_side
 
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from cli.common import json_text, visible
+from cli.text import json_text, visible
 
 
 def register(sub) -> None:

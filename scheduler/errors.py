@@ -16,7 +16,7 @@ The family, each defined beside the code that raises it:
   the web edge maps each refusal to one, ``web.refusals``).
 
 Each keeps the built-in base it had (``ValueError``, ``RuntimeError``), so a caller that
-catches those still does.
+catches those still does. Standard library only (the participant's client carries it).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 playing a match came to, a service version's and a scrimmage's state, an author's status and a
 worker's. Each is a ``StrEnum``: a member equals its text, so the store's columns, the JSON of
 the API and the pages hold the same words as before. Code outside this module names members,
-never the words (``tests/house/test_structure.py`` and ``tools/status_literals.py`` check it)."""
+never the words (``tests/house/test_structure.py`` and ``tools/status_literals.py`` check it).
+Standard library only (the participant's client carries it)."""
 
 from __future__ import annotations
 

@@ -88,7 +88,11 @@ class Heartbeat:
         return self
 
     def beat(self) -> None:
-        """Write the heartbeat now; forget the matches of pool processes that are gone."""
+        """Write the heartbeat now; forget the matches of pool processes that are gone. The
+        first says the bots' runtimes as this machine has them (``arena workers`` shows them)."""
+        if "runtimes" not in self.fields:
+            from referee.seats.runtimes import summaries
+            self.fields["runtimes"] = summaries()
         r = _redis(self.url)
         k = key(self.node)
         pipe = r.pipeline()
@@ -152,7 +156,8 @@ def playing(url: str, node: str, match_id: str | None) -> None:
 def list_workers(url: str, now: float | None = None) -> list[dict]:
     """The workers with a key on broker ``url``, by node name: node, host, pid, concurrency,
     state, metrics_port, started_at, heartbeat_at, heartbeat_age_s, alive (heard of within
-    ``SILENT_BEATS`` intervals) and matches ([{"match", "since", "pid"}])."""
+    ``SILENT_BEATS`` intervals), runtimes (``go 1.27.3, ...``) and matches ([{"match", "since",
+    "pid"}])."""
     r = _redis(url)
     now = time.time() if now is None else now
     out = []
@@ -178,5 +183,6 @@ def list_workers(url: str, now: float | None = None) -> list[dict]:
                     "started_at": float(h.get("started_at") or 0), "heartbeat_at": beat,
                     "heartbeat_age_s": round(max(0.0, now - beat), 3),
                     "alive": now - beat <= SILENT_BEATS * every,
+                    "runtimes": h.get("runtimes", ""),
                     "matches": sorted(playing_now, key=lambda m: m["pid"])})
     return out

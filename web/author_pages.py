@@ -6,6 +6,7 @@ The rules are the domain's (``scheduler/service/``), ``web.service`` reads the r
 
 from __future__ import annotations
 
+import time
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Path, Query, Request
@@ -17,7 +18,8 @@ from scheduler.ladder import ladder_places
 from scheduler.registry.archives import size_text
 from scheduler.service import sessions, uploads
 from scheduler.service.sessions import SESSION_S
-from scheduler.service.versions import ahead_text, build_log, my_versions, version_view
+from scheduler.service.terms import ahead_text
+from scheduler.service.versions import build_log, my_versions, version_view
 from scheduler.service.visibility import Viewer, seat_log as seat_log_of
 from scheduler.states import VersionState
 from web import results, scrimmages, service
@@ -138,6 +140,32 @@ def me(request: Request):
     return _me_page(request, _reader(request))
 
 
+RUNTIMES_EVERY_S = 60.0
+"""How long ``/me`` keeps the runtimes line it read (the workers' heartbeats change rarely)."""
+_runtimes_read: dict[str | None, tuple[float, list[str]]] = {}
+
+
+def runtimes_lines(request: Request) -> list[str]:
+    """What a participant's bot is built and played with: each distinct runtimes line of the
+    workers' heartbeats (``arena serve --broker``), or this machine's own (it builds and plays
+    them itself)."""
+    broker = getattr(request.app.state, "broker", None)
+    now = time.monotonic()
+    got = _runtimes_read.get(broker)
+    if got is None or now - got[0] > RUNTIMES_EVERY_S:
+        if broker:
+            from scheduler.workers import list_workers
+            try:
+                lines = sorted({w["runtimes"] for w in list_workers(broker) if w["runtimes"]})
+            except Exception:  # the broker is away: the line is left out, the page is not
+                lines = []
+        else:
+            from referee.seats.runtimes import summaries
+            lines = [summaries()]
+        _runtimes_read[broker] = got = (now, lines)
+    return got[1]
+
+
 def _me_page(request: Request, who: Viewer, code: int = 200, headers=None,
              **context) -> HTMLResponse:
     """``/me``; with a form's refusal (``upload_error``, ``scrimmage_error`` and the fields
@@ -158,7 +186,7 @@ def _me_page(request: Request, who: Viewer, code: int = 200, headers=None,
                    ladders=ladders,
                    played=[(v, r) for v, r in played if r["seasons"]],
                    opponents=opponents, scrims=scrimmages.listing(store, who),
-                   limits=request.app.state.service.limits,
+                   limits=request.app.state.service.limits, runtimes=runtimes_lines(request),
                    **{"form": {}, "upload_error": None, "scrimmage_error": None, **context})
 
 

@@ -10,7 +10,6 @@ other seats' bot logs left out."""
 from __future__ import annotations
 
 import json
-import re
 from urllib.parse import quote
 
 from fastapi.responses import Response
@@ -20,12 +19,11 @@ from scheduler.ladder import ladder_places
 from scheduler.reports import bot_versions, sealed_reason
 from scheduler.season_config import SeasonConfig
 from scheduler.stats.scores import match_tally
+from scheduler.service.terms import record_file_name
 from scheduler.service.visibility import Viewer, own_seats, owned
 
 #: matches of a season shown at once (the page's "older" link and the API's offset go on)
 PAGE = 20
-#: the most the API gives in one answer
-MAX_PAGE = 500
 
 
 def match_line(r, bots, sealed: bool) -> dict:
@@ -124,11 +122,6 @@ def version_results(request, viewer: Viewer, name: str, version: str, *,
                                 "rows": match_lines(store, page.rows, set(bots))}})
     return {"version": f"{name}@{version}", "seasons": out,
             "ladders": ladder_places(store, [f"{name}@{version}"])[f"{name}@{version}"]}
-
-
-def record_file_name(match_id: str) -> str:
-    """A downloaded record's file name: the match id, of plain characters only."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", match_id)[:120].lstrip(".") + ".json"
 
 
 def own_record(store, viewer: Viewer, match_id: str) -> bytes:

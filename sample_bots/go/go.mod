@@ -1,3 +1,3 @@
 module arena/go-sample
 
-go 1.19
+go 1.24.0

@@ -1,6 +1,7 @@
 """Bot archives read within bounds: a .tar, .tar.gz, .tgz or .zip unpacked without leaving its
 folder or growing past the size limit, and a version's canonical tar read back from the store,
-verified against its content hash (the tar's sha256)."""
+verified against its content hash (the tar's sha256). Standard library only (the
+participant's client carries it)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,14 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from house import settings
-from referee.seats.manifest import BUILD_OUTPUT
+from house.build_output import BUILD_OUTPUT
 from scheduler.errors import ArenaError
 
 ARCHIVE_LIMIT: int = settings.BOT_SIZE_LIMIT.default
 """The default limit of a version's uncompressed tar, in bytes."""
 EXCLUDED = BUILD_OUTPUT
 """Folders a version's archive leaves out: what a build or a tool makes, and ``.git``
-(``referee.seats.manifest.BUILD_OUTPUT``, which a bot's content hash leaves out too)."""
+(``house.build_output.BUILD_OUTPUT``, which a bot's content hash leaves out too)."""
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 CHUNK = 1 << 16
 

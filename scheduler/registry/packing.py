@@ -1,6 +1,8 @@
 """A bot folder as a canonical tar: entries sorted by path, every time and owner zeroed, modes
 normalised (0o755 for folders and files the owner may run, else 0o644), without the excluded
-folders (``EXCLUDED``); its sha256 is the version's content hash."""
+folders (``EXCLUDED``); its sha256 is the version's content hash. Standard library only, as
+``archives``: the participant's client (``sdk/client``) carries both and packs as the registry
+does."""
 
 from __future__ import annotations
 

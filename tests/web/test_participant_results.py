@@ -376,6 +376,11 @@ def test_a_refused_form_is_shown_on_me_with_its_fields(league):
     assert got.status_code == 400
     assert re.search(r'<p class="error" id="upload-error">[^<]*archive', got.text), got.text
     assert 'id="upload"' in got.text and 'id="versions"' in got.text  # the page, its forms
+    # what her bot is built and played with (no broker: this machine's toolchains)
+    from referee.seats import runtimes
+    line = re.search(r'<p id="runtimes">[^<]*<code>([^<]*)</code>', got.text)
+    assert line and line[1] == runtimes.summaries(), got.text
+    assert f"go {runtimes.GO_VERSION}" in line[1] and "rust 1." in line[1], line[1]
     ask = alice.post("/me/scrimmages", data={"csrf": _csrf(alice), "bot": ALICE,
                                              "opponent": BOB, "pairs": "99"})
     assert ask.status_code == 400 and 'id="scrimmage-error"' in ask.text

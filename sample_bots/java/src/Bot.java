@@ -1,15 +1,8 @@
-import java.io.BufferedReader;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -17,11 +10,10 @@ import java.util.UUID;
 import java.util.logging.Logger;
 
 /**
- * java-sample: a Shengji Arena bot in plain Java speaking the stdio protocol (docs/protocol.md,
- * sample_bots/stdio/README.md). The referee writes each message as one JSON line on standard
- * input; the bot answers each request with one JSON line on standard output, an action copied
- * from the request's legal hint, and logs to standard error (java.util.logging's console
- * handler), which is the seat's log.
+ * java-sample: a Shengji Arena bot in plain Java 17. ArenaStdio.java speaks the stdio protocol
+ * (docs/protocol.md, section 15) and calls {@link #choose} once per decision; choose answers
+ * with one of the request's listed legal actions. Logs go to standard error
+ * (java.util.logging's console handler), the seat's log.
  */
 public final class Bot {
     private static final Logger LOG;
@@ -50,35 +42,12 @@ public final class Bot {
         LOG.info("seat " + System.getenv("ARENA_SEAT") + " of match "
                  + System.getenv("ARENA_MATCH_ID") + ", session " + session + ", max heap "
                  + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MiB");
-        BufferedReader in = new BufferedReader(
-            new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false,
-                                          StandardCharsets.UTF_8);
-        String line;
-        while ((line = in.readLine()) != null) {
-            if (line.isBlank()) {
-                continue;
-            }
-            Map<String, Object> message = map(Json.parse(line));
-            String type = String.valueOf(message.get("type"));
-            if (type.equals("request")) {
-                long start = System.nanoTime();
-                Map<String, Object> answer = new LinkedHashMap<>();
-                answer.put("request_id", message.get("request_id"));
-                answer.put("action", bot.choose(message));
-                out.print(Json.write(answer) + "\n");
-                out.flush();
-                bot.count(System.nanoTime() - start);
-            } else if (type.equals("welcome")) {
-                LOG.info("welcome: seat " + message.get("seat") + ", variant "
-                         + message.get("variant"));
-            } else if (type.equals("rejection")) {
-                LOG.warning("rejected: " + message.get("reason"));
-            } else if (type.equals("match_end")) {
-                LOG.info("match end: " + message.get("reason"));
-                break;
-            }
-        }
+        ArenaStdio.play(turn -> {
+            long start = System.nanoTime();
+            Map<String, Object> action = bot.choose(turn);
+            bot.count(System.nanoTime() - start);
+            return action;
+        });
         LOG.info(String.format("done: %d decisions, mean %.3f ms, max %.3f ms, peak RSS %s",
                                bot.decisions,
                                bot.decisions == 0 ? 0.0 : bot.nanos / 1e6 / bot.decisions,
@@ -106,17 +75,15 @@ public final class Bot {
     }
 
     /**
-     * The action for a request: always one of {@code hint.actions} (never empty, every one
-     * legal), copied as it came.
+     * The action for a turn: always one of the listed actions (never empty, every one legal),
+     * copied as it came.
      */
-    private Map<String, Object> choose(Map<String, Object> request) {
-        String kind = String.valueOf(request.get("kind")).replace("DECISION_KIND_", "");
-        Map<String, Object> observation = map(request.get("observation"));
-        List<Map<String, Object>> actions = new ArrayList<>();
-        for (Object a : list(map(request.get("hint")).get("actions"))) {
-            actions.add(map(a));
+    private Map<String, Object> choose(ArenaStdio.Turn turn) {
+        List<Map<String, Object>> actions = turn.actions;
+        if (actions.isEmpty()) {  // (the referee always lists one; a pass, should it not)
+            return ArenaStdio.action("ACTION_KIND_PASS");
         }
-        switch (kind) {
+        switch (turn.kind.replace("DECISION_KIND_", "")) {
             case "LEAD":    // the fewest cards, and among those the highest
                 return fewest(actions, true);
             case "FOLLOW":  // the fewest cards, and among those the lowest
@@ -124,8 +91,8 @@ public final class Bot {
             case "DECLARE": {
                 // pass, but at the final chances when nobody has declared: then declare (four
                 // bots that always pass would never fix a trump)
-                boolean nobody = list(observation.get("declarations")).isEmpty();
-                if ("declare_round".equals(observation.get("phase")) && nobody) {
+                boolean nobody = ArenaStdio.list(turn.observation.get("declarations")).isEmpty();
+                if ("declare_round".equals(turn.observation.get("phase")) && nobody) {
                     List<Map<String, Object>> declares = new ArrayList<>();
                     for (Map<String, Object> a : actions) {
                         if ("ACTION_KIND_DECLARE".equals(a.get("kind"))) {
@@ -160,7 +127,7 @@ public final class Bot {
         List<Map<String, Object>> best = new ArrayList<>();
         long bestScore = Long.MIN_VALUE;
         for (Map<String, Object> a : actions) {
-            List<Object> cards = list(a.get("cards"));
+            List<Object> cards = ArenaStdio.list(a.get("cards"));
             int sum = 0;
             for (Object c : cards) {
                 sum += rank(String.valueOf(c));
@@ -198,15 +165,5 @@ public final class Bot {
                     return 0;
                 }
         }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> map(Object value) {
-        return value instanceof Map ? (Map<String, Object>) value : new LinkedHashMap<>();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<Object> list(Object value) {
-        return value instanceof List ? (List<Object>) value : new ArrayList<>();
     }
 }

@@ -1,13 +1,12 @@
-//! rust-sample: a Shengji Arena bot in Rust speaking the stdio protocol (docs/protocol.md,
-//! sample_bots/stdio/README.md) with no crates. The referee writes each message as one JSON
-//! line on standard input; the bot answers each request with one JSON line on standard output,
-//! an action copied from the request's legal hint, and logs to standard error, which is the
+//! rust-sample: a Shengji Arena bot in Rust with no crates. `arena_stdio.rs` speaks the stdio
+//! protocol (docs/protocol.md, section 15) and calls `Bot::choose` once per decision; `choose`
+//! answers with one of the request's listed legal actions. Logs go to standard error, the
 //! seat's log.
 
-mod json;
+mod arena_stdio;
 
-use json::Value;
-use std::io::{self, BufRead, Read, Write};
+use arena_stdio::{Turn, Value};
+use std::io::Read;
 use std::time::{Duration, Instant};
 
 /// A small xorshift generator for the tie-breaks, seeded from /dev/urandom (or the clock).
@@ -51,53 +50,12 @@ fn main() {
     eprintln!("[rust-sample] INFO seat {} of match {}, session {:016x}",
               std::env::var("ARENA_SEAT").unwrap_or_default(),
               std::env::var("ARENA_MATCH_ID").unwrap_or_default(), bot.random.0);
-    let stdin = io::stdin();
-    let mut input = stdin.lock();
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match input.read_line(&mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                eprintln!("[rust-sample] WARNING reading: {}", e);
-                break;
-            }
-        }
-        if line.trim().is_empty() {
-            continue;
-        }
-        let message = match json::parse(line.trim_end()) {
-            Ok(m) => m,
-            Err(e) => {
-                eprintln!("[rust-sample] WARNING unreadable line: {}", e);
-                continue;
-            }
-        };
-        match message.get("type").as_str().unwrap_or("") {
-            "request" => {
-                let start = Instant::now();
-                let answer = Value::Object(vec![
-                    ("request_id".to_string(), message.get("request_id").clone()),
-                    ("action".to_string(), bot.choose(&message)),
-                ]);
-                if writeln!(out, "{}", answer).and_then(|_| out.flush()).is_err() {
-                    break; // the referee is gone
-                }
-                bot.count(start.elapsed());
-            }
-            "welcome" => eprintln!("[rust-sample] INFO welcome: seat {}, variant {}",
-                                   message.get("seat"), message.get("variant")),
-            "rejection" => eprintln!("[rust-sample] WARNING rejected: {}", message.get("reason")),
-            "match_end" => {
-                eprintln!("[rust-sample] INFO match end: {}", message.get("reason"));
-                break;
-            }
-            _ => {}
-        }
-    }
+    arena_stdio::play(|turn| {
+        let start = Instant::now();
+        let chosen = bot.choose(turn);
+        bot.count(start.elapsed());
+        chosen
+    });
     let mean = if bot.decisions == 0 { 0.0 } else {
         bot.total.as_secs_f64() * 1000.0 / bot.decisions as f64
     };
@@ -112,26 +70,25 @@ impl Bot {
         self.slowest = self.slowest.max(elapsed);
     }
 
-    /// The action for a request: always one of `hint.actions` (never empty, every one legal),
-    /// copied as it came.
-    fn choose(&mut self, request: &Value) -> Value {
-        let actions = request.get("hint").get("actions").items();
+    /// The action for a turn: always one of the listed actions (never empty, every one
+    /// legal), copied as it came.
+    fn choose(&mut self, turn: &Turn) -> Value {
+        let actions = &turn.actions;
         if actions.is_empty() {
             // (the referee always lists one; a pass, should it not)
-            return Value::Object(vec![("kind".into(), Value::Str("ACTION_KIND_PASS".into()))]);
+            return arena_stdio::action("ACTION_KIND_PASS", &[]);
         }
-        let kind = request.get("kind").as_str().unwrap_or("");
-        let observation = request.get("observation");
-        match kind.trim_start_matches("DECISION_KIND_") {
+        match turn.kind.trim_start_matches("DECISION_KIND_") {
             "LEAD" => self.fewest(actions.iter().collect(), true),
             "FOLLOW" => self.fewest(actions.iter().collect(), false),
             "DECLARE" => {
                 // pass, but at the final chances when nobody has declared: then declare (four
                 // bots that always pass would never fix a trump)
+                let observation = &turn.observation;
                 let nobody = observation.get("declarations").items().is_empty();
-                if observation.get("phase").as_str() == Some("declare_round") && nobody {
+                if observation.get("phase").str() == "declare_round" && nobody {
                     let declares: Vec<&Value> = actions.iter()
-                        .filter(|a| a.get("kind").as_str() == Some("ACTION_KIND_DECLARE"))
+                        .filter(|a| a.get("kind").str() == "ACTION_KIND_DECLARE")
                         .collect();
                     if !declares.is_empty() {
                         return self.fewest(declares, true);
@@ -155,8 +112,8 @@ impl Bot {
             -1000 * cards.len() as i64 + if highest { sum } else { -sum }
         };
         let top = actions.iter().map(|a| score(a)).max().unwrap_or(0);
-        let best: Vec<&&Value> = actions.iter().filter(|a| score(a) == top).collect();
-        best[self.random.below(best.len())].clone().clone()
+        let best: Vec<&Value> = actions.into_iter().filter(|a| score(a) == top).collect();
+        best[self.random.below(best.len())].clone()
     }
 }
 
