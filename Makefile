@@ -135,6 +135,17 @@ sample_bots/cpp/build/arena_bot: sample_bots/cpp/arena_bot.cc protos/shengji_are
 	sample_bots/cpp/install-deps.sh
 	$(MAKE) -C sample_bots/cpp
 
+# The Go gRPC sample: the Debian packages its steps need (protoc, its Go plugins, the Go sources
+# of gRPC and protobuf; docs/protocol.md section 12), installed when missing, and its vendor/,
+# which its script makes from them (13 MB: not committed).
+.PHONY: go-grpc
+go-grpc:
+	@tools/install-go-grpc.sh
+
+bots: go-grpc sample_bots/go-grpc/vendor/modules.txt
+sample_bots/go-grpc/vendor/modules.txt: sample_bots/go-grpc/vendor-debian.sh | go go-grpc
+	cd sample_bots/go-grpc && GO=$(GO_COMMAND) ./vendor-debian.sh
+
 # The house type-checked with mypy (pyproject.toml's [tool.mypy]: referee, scheduler, web, cli,
 # lab, tools and house); run by make test.
 typecheck: $(STAMP)
