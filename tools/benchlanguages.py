@@ -22,7 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = {"python": "python/greedy", "java": "java", "go": "go", "rust": "rust", "cpp": "cpp",
-           "node": "node"}
+           "node": "node", "go-grpc": "go-grpc", "cpp-stdio": "cpp-stdio",
+           "node-stdio": "node-stdio"}
 """Each language's sample folder under ``sample_bots/``."""
 
 

@@ -36,4 +36,5 @@ def test_the_languages_benchmark_names_an_unknown_language():
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip() == ("arena bench languages: unknown language 'cobol': expected "
-                                  "some of python, java, go, rust, cpp, node")
+                                  "some of python, java, go, rust, cpp, node, go-grpc, "
+                                  "cpp-stdio, node-stdio")
