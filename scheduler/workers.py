@@ -88,11 +88,7 @@ class Heartbeat:
         return self
 
     def beat(self) -> None:
-        """Write the heartbeat now; forget the matches of pool processes that are gone. The
-        first says the bots' runtimes as this machine has them (``arena workers`` shows them)."""
-        if "runtimes" not in self.fields:
-            from referee.seats.runtimes import summaries
-            self.fields["runtimes"] = summaries()
+        """Write the heartbeat now; forget the matches of pool processes that are gone."""
         r = _redis(self.url)
         k = key(self.node)
         pipe = r.pipeline()
@@ -119,7 +115,21 @@ class Heartbeat:
     def _run(self) -> None:
         while not self._stop.is_set():
             self._safe(self.beat)
+            if "runtimes" not in self.fields:  # after the first beat, then a beat at once
+                self.fields["runtimes"] = self.probe_runtimes()
+                continue
             self._stop.wait(self.every_s)
+
+    @staticmethod
+    def probe_runtimes() -> str:
+        """The bots' runtimes as this machine has them, for ``arena workers`` and ``/me``:
+        probed once, after the worker's first beat, which it must not hold up (a JVM asked its
+        version on a loaded machine takes seconds)."""
+        from referee.seats.runtimes import summaries
+        try:
+            return summaries()
+        except Exception as e:  # (a probe that fails says so, once)
+            return f"unknown ({type(e).__name__}: {e})"
 
     @staticmethod
     def _safe(fn) -> None:

@@ -19,14 +19,8 @@ if ! command -v apt-get >/dev/null 2>&1; then
        "with its package manager" >&2
   exit 1
 fi
-if [ "$(id -u)" -eq 0 ]; then
-  SUDO=""
-elif command -v sudo >/dev/null 2>&1; then
-  SUDO="sudo"
-else
-  echo "install: $what needs the Debian packages$missing; run as root: apt-get install$missing" >&2
-  exit 1
-fi
+. "$(dirname "$0")/root-or-sudo.sh"
+root_or_sudo "$what needs the Debian packages$missing; run as root: apt-get install$missing"
 echo "install: installing$missing with apt-get ($what)" >&2
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 # shellcheck disable=SC2086  # word splitting of the package list is intended

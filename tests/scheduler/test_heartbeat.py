@@ -2,11 +2,13 @@
 
 import os
 import threading
+import time
 import uuid
 
 import redis
 
-from scheduler.workers import Heartbeat, key
+from referee.seats import runtimes
+from scheduler.workers import Heartbeat, key, list_workers
 
 REDIS = os.environ.get("ARENA_TEST_REDIS", "redis://127.0.0.1:6379/12")
 
@@ -34,3 +36,37 @@ def test_a_stopped_heartbeat_leaves_no_key_even_with_a_beat_in_flight():
     stopper.join(15)
     assert not stopper.is_alive()
     assert not redis.Redis.from_url(REDIS).exists(key(node))
+
+
+def test_the_runtimes_come_after_the_first_beat_which_they_never_hold_up():
+    """A worker's heartbeat says the bots' runtimes as its machine has them (``arena workers``,
+    ``/me``), probed after its first beat: a probe held (a JVM slow to say its version on a
+    loaded machine) leaves the worker listed, alive, meanwhile."""
+    node = f"beat-test-{uuid.uuid4().hex[:6]}@here"
+    probing, release = threading.Event(), threading.Event()
+
+    class SlowProbe(Heartbeat):
+        @staticmethod
+        def probe_runtimes():
+            probing.set()
+            release.wait(10)
+            return Heartbeat.probe_runtimes()
+
+    def listed():
+        return next((w for w in list_workers(REDIS) if w["node"] == node), None)
+
+    beat = SlowProbe(REDIS, node, concurrency=1, metrics_port=None, every_s=30).start()
+    try:
+        assert probing.wait(10)
+        seen = listed()
+        assert seen is not None and seen["alive"] and seen["runtimes"] == "", seen
+        release.set()
+        deadline = time.monotonic() + 20
+        while (seen := listed()) is not None and not seen["runtimes"]:
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.05)  # (the poll of the listing; the beat with them is written at once)
+        assert seen is not None and seen["runtimes"] == runtimes.summaries(), seen
+        assert f"go {runtimes.GO_VERSION}" in seen["runtimes"], seen
+    finally:
+        release.set()
+        beat.stop()
