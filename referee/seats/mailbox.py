@@ -82,9 +82,12 @@ LAG_TOLERANCE_S = 0.010
 """Lateness of the monitor's timer that is ordinary scheduling (the process waiting for a core
 on a loaded machine), not a stall; a stall is excused less this much, so that an answer that
 arrived during it is never charged less than it took."""
-ANSWER_SETTLE_S = 0.003
-"""How soon after a stall ends an answer is taken to have waited through it (the loop takes a
-few steps to bring an answer that arrived meanwhile to the runner)."""
+SETTLE_TICKS = 2
+"""How soon after a stall ends an answer is taken to have waited through it, in the monitor's
+ticks: the loop takes a few steps to bring an answer that arrived meanwhile to the runner, each
+of which a loaded machine delays (its process waiting for a core), so the bound is the loop's
+progress, not a time (a bound of 3 ms charged a seat a whole 600 ms stall on a loaded machine):
+idle, two ticks are 5-10 ms; the busier the loop catching up, the later its ticks run."""
 EXCUSED_LAG_MAX_S = 2.0
 """The most loop stall one decision is excused: past it, a stall is charged like any other
 time."""
@@ -97,24 +100,26 @@ class LoopLag:
     """Measures how late the running loop is: a timer due every ``LAG_TICK_S``; whatever it ran
     later than ``LAG_TOLERANCE_S`` (less that) is a stall, time the loop lost (nothing it serves could run).
     A seat's deadline moves on by the stalls while its request is open (``lost`` before and
-    after), and a seat is not charged for the stall its answer waited through
-    (``stall_before``)."""
+    after), and a seat is not charged for the stalls its answer waited through
+    (``stalls_before``)."""
 
-    __slots__ = ("_loop", "_due", "_handle", "total", "stalls")
+    __slots__ = ("_loop", "_due", "_handle", "total", "stalls", "ticks")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self.total = 0.0  # seconds lost, up to the last tick
-        self.stalls: deque = deque(maxlen=STALLS_KEPT)  # (start, end), loop time
+        self.stalls: deque = deque(maxlen=STALLS_KEPT)  # (start, end, tick), loop time
+        self.ticks = 0  # ticks run so far
         self._due = loop.time() + LAG_TICK_S
         self._handle = loop.call_at(self._due, self._tick)
 
     def _tick(self) -> None:
         now = self._loop.time()
         late = now - self._due
+        self.ticks += 1
         if late > LAG_TOLERANCE_S:
             self.total += late - LAG_TOLERANCE_S
-            self.stalls.append((self._due + LAG_TOLERANCE_S, now))
+            self.stalls.append((self._due + LAG_TOLERANCE_S, now, self.ticks))
         self._due = now + LAG_TICK_S
         self._handle = self._loop.call_at(self._due, self._tick)
 
@@ -124,14 +129,22 @@ class LoopLag:
         late = self._loop.time() - self._due
         return self.total + (late - LAG_TOLERANCE_S if late > LAG_TOLERANCE_S else 0.0)
 
-    def stall_before(self, now: float) -> tuple[float, float] | None:
-        """The stall (start, end) that is going on at ``now`` or ended at most
-        ``ANSWER_SETTLE_S`` before it: what an answer taken now may have waited through."""
+    def stalls_before(self, now: float) -> list[tuple[float, float]]:
+        """The stalls (start, end) an answer taken at ``now`` may have waited through: the one
+        going on, or the last if it ended less than ``SETTLE_TICKS`` ticks before, and each
+        before those that ended less than ``SETTLE_TICKS`` ticks before the next began (a loaded
+        loop catching up on a long stall may stall again, briefly, before the answer is
+        taken), newest first."""
+        out = []
+        tick = self.ticks  # the tick after which the newest stall taken so far began
         if now - self._due > LAG_TOLERANCE_S:
-            return self._due + LAG_TOLERANCE_S, now
-        if self.stalls and now - self.stalls[-1][1] <= ANSWER_SETTLE_S:
-            return self.stalls[-1]
-        return None
+            out.append((self._due + LAG_TOLERANCE_S, now))
+        for start, end, ended in reversed(self.stalls):
+            if tick - ended >= SETTLE_TICKS:
+                break
+            out.append((start, end))
+            tick = ended - 1
+        return out
 
     def stop(self) -> None:
         self._handle.cancel()
@@ -154,9 +167,7 @@ def excused(since: float, monitor: LoopLag) -> float:
 
 def waited_through(started: float, now: float, monitor: LoopLag) -> float:
     """Seconds of an answer taken at ``now`` (its request out at ``started``) that the loop
-    lost: the stall it waited through, from ``started`` at the earliest, bounded by
-    ``EXCUSED_LAG_MAX_S``; 0 when it waited through none."""
-    stall = monitor.stall_before(now)
-    if stall is None:
-        return 0.0
-    return max(0.0, min(stall[1] - max(stall[0], started), EXCUSED_LAG_MAX_S))
+    lost: the stalls it waited through (``LoopLag.stalls_before``), from ``started`` at the
+    earliest, bounded by ``EXCUSED_LAG_MAX_S``; 0 when it waited through none."""
+    lost = sum(max(0.0, end - max(start, started)) for start, end in monitor.stalls_before(now))
+    return min(lost, EXCUSED_LAG_MAX_S)

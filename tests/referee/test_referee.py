@@ -666,3 +666,61 @@ def test_a_bot_that_thinks_into_its_time_bank_is_told_what_is_left(tmp_path):
     lost_ms = runner.excused_s * 1000  # (every seat's stalls: at least seat 0's)
     assert all(d >= 0 for d in drops), banks
     assert sum(drops) >= 30 * len(drops) - lost_ms - 1, (banks, lost_ms)
+
+
+class _Loop:
+    """A loop's clock and timers for ``LoopLag``, run by hand: ``idle`` runs each tick when it
+    is due; ``stall`` moves the clock on with nothing run, then runs the late tick."""
+
+    def __init__(self) -> None:
+        self.now, self.timer = 0.0, None
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when, fn):
+        self.timer = (when, fn)
+        return self
+
+    def cancel(self) -> None:
+        self.timer = None
+
+    def idle(self, seconds: float) -> None:
+        end = self.now + seconds
+        while self.timer[0] <= end:
+            self.now = self.timer[0]
+            self.timer[1]()
+        self.now = end
+
+    def stall(self, seconds: float) -> None:
+        self.now += seconds
+        self.timer[1]()
+
+
+def test_an_answer_is_excused_the_stalls_it_waited_through_and_no_others():
+    """``waited_through``: the loop's stall an answer waited through is not charged, with any
+    brief stall of the loop catching up after it (a loaded machine's), counted in the loop's
+    ticks, not time; a stall the answer did not wait through (it ended ticks before, or came
+    before the request) is charged."""
+    from referee.seats.mailbox import (LAG_TICK_S, LAG_TOLERANCE_S, SETTLE_TICKS, LoopLag,
+                                       waited_through)
+    loop = _Loop()
+    lag = LoopLag(loop)  # type: ignore[arg-type]
+    loop.idle(0.1)
+    started = loop.now
+    loop.stall(0.6)
+    assert waited_through(started, loop.now, lag) == pytest.approx(0.6 - LAG_TOLERANCE_S,
+                                                                   abs=LAG_TICK_S)
+    # the loop catching up stalls again, 30 ms, one tick later: both are excused
+    loop.idle(LAG_TICK_S)
+    loop.stall(0.03)
+    both = waited_through(started, loop.now, lag)
+    assert both == pytest.approx(0.6 + 0.03 - 2 * LAG_TOLERANCE_S, abs=2 * LAG_TICK_S)
+    # an answer taken once the loop has ticked SETTLE_TICKS times since: none (it came later)
+    loop.idle(LAG_TICK_S * (SETTLE_TICKS - 1))
+    assert waited_through(started, loop.now, lag) == both
+    loop.idle(LAG_TICK_S)
+    assert waited_through(started, loop.now, lag) == 0.0
+    # a request sent after a stall is not excused it
+    loop.stall(0.2)
+    assert waited_through(loop.now + 0.001, loop.now, lag) == 0.0
