@@ -79,13 +79,22 @@ class Heartbeat:
         self.fields = {"node": node, "host": socket.gethostname(), "pid": str(os.getpid()),
                        "concurrency": str(concurrency), "started_at": repr(time.time()),
                        "interval_s": repr(self.every_s), "state": WorkerState.RUNNING,
-                       "metrics_port": str(metrics_port or "")}
+                       "metrics_port": str(metrics_port or ""), "runtimes": ""}
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a beat now: the runtimes are known, or the stop
         self._thread = threading.Thread(target=self._run, name="arena-heartbeat", daemon=True)
 
     def start(self) -> "Heartbeat":
+        """The beats, and beside them the runtimes' probe, in a thread of its own: probing
+        (a JVM or a compiler asked its version, seconds on a loaded machine) must never delay
+        a beat, or the worker would look silent to ``arena workers`` and the dispatcher."""
         self._thread.start()
+        threading.Thread(target=self._probe, name="arena-runtimes", daemon=True).start()
         return self
+
+    def _probe(self) -> None:
+        self.fields["runtimes"] = self.probe_runtimes()
+        self._wake.set()
 
     def beat(self) -> None:
         """Write the heartbeat now; forget the matches of pool processes that are gone."""
@@ -108,6 +117,7 @@ class Heartbeat:
         """The worker ends: its key goes, after any beat in flight (which would write it
         again) has finished."""
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout=JOIN_S)
         self._safe(lambda: _redis(self.url).delete(key(self.node)))
@@ -115,16 +125,13 @@ class Heartbeat:
     def _run(self) -> None:
         while not self._stop.is_set():
             self._safe(self.beat)
-            if "runtimes" not in self.fields:  # after the first beat, then a beat at once
-                self.fields["runtimes"] = self.probe_runtimes()
-                continue
-            self._stop.wait(self.every_s)
+            self._wake.wait(self.every_s)
+            self._wake.clear()
 
     @staticmethod
     def probe_runtimes() -> str:
-        """The bots' runtimes as this machine has them, for ``arena workers`` and ``/me``:
-        probed once, after the worker's first beat, which it must not hold up (a JVM asked its
-        version on a loaded machine takes seconds)."""
+        """The bots' runtimes as this machine has them, for ``arena workers`` and ``/me``
+        (probed once, beside the beats)."""
         from referee.seats.runtimes import summaries
         try:
             return summaries()

@@ -88,11 +88,22 @@ libraries in ``/usr/lib/rustlib``, under ``/usr``. A rustup copy in a home folde
 
 @functools.cache
 def tool_version(program: str) -> tuple[int, ...] | None:
-    """The version ``program --version`` prints (``rustc 1.96.0 (...)`` is ``(1, 96, 0)``;
-    ``go version go1.27.3 linux/amd64`` too, through ``go version``); None: it does not run."""
-    command = [program, "version"] if Path(program).name == "go" else [program, "--version"]
+    """The version ``program --version`` prints (``rustc 1.96.0 (...)`` is ``(1, 96, 0)``), or
+    for a JDK's ``java`` and Go's ``go`` what their own ``release`` and ``VERSION`` files say
+    (no JVM started); None: it does not run."""
     if program == sys.executable:
         return tuple(sys.version_info[:3])
+    home = Path(program).resolve().parent.parent
+    said = {"java": home / "release", "go": home / "VERSION"}.get(Path(program).name)
+    if said is not None:  # a JDK's and a Go's own files say it, no JVM to start
+        try:
+            text = said.read_text(encoding="utf-8", errors="replace")[:4096]
+        except OSError:
+            text = ""
+        found = re.search(r'(?:JAVA_VERSION="|^go)(\d+)\.(\d+)(?:\.(\d+))?', text, re.M)
+        if found is not None:
+            return tuple(int(g) for g in found.groups() if g is not None)
+    command = [program, "version"] if Path(program).name == "go" else [program, "--version"]
     try:
         out = subprocess.run(command, capture_output=True, text=True, timeout=30,
                              env={"PATH": "/usr/bin:/bin", "HOME": "/tmp", "GOTOOLCHAIN": "local",

@@ -38,10 +38,10 @@ def test_a_stopped_heartbeat_leaves_no_key_even_with_a_beat_in_flight():
     assert not redis.Redis.from_url(REDIS).exists(key(node))
 
 
-def test_the_runtimes_come_after_the_first_beat_which_they_never_hold_up():
+def test_the_runtimes_are_probed_beside_the_beats_which_they_never_hold_up():
     """A worker's heartbeat says the bots' runtimes as its machine has them (``arena workers``,
-    ``/me``), probed after its first beat: a probe held (a JVM slow to say its version on a
-    loaded machine) leaves the worker listed, alive, meanwhile."""
+    ``/me``), probed beside the beats: a probe held (a JVM slow to say its version on a loaded
+    machine) leaves the worker beating, listed alive, meanwhile; once known, a beat says them."""
     node = f"beat-test-{uuid.uuid4().hex[:6]}@here"
     probing, release = threading.Event(), threading.Event()
 
@@ -49,23 +49,31 @@ def test_the_runtimes_come_after_the_first_beat_which_they_never_hold_up():
         @staticmethod
         def probe_runtimes():
             probing.set()
-            release.wait(10)
+            release.wait(20)
             return Heartbeat.probe_runtimes()
 
     def listed():
         return next((w for w in list_workers(REDIS) if w["node"] == node), None)
 
-    beat = SlowProbe(REDIS, node, concurrency=1, metrics_port=None, every_s=30).start()
+    def later(what, predicate):
+        deadline = time.monotonic() + 20
+        while not predicate(seen := listed()):
+            assert time.monotonic() < deadline, (what, seen)
+            time.sleep(0.02)  # (the poll of the listing)
+        return seen
+
+    beat = SlowProbe(REDIS, node, concurrency=1, metrics_port=None, every_s=0.05).start()
     try:
         assert probing.wait(10)
-        seen = listed()
-        assert seen is not None and seen["alive"] and seen["runtimes"] == "", seen
+        first = later("a beat", lambda w: w is not None)
+        assert first["runtimes"] == "" and first["alive"], first
+        # two beats more while the probe is still held: it holds none of them up
+        again = later("a later beat", lambda w: w["heartbeat_at"] > first["heartbeat_at"])
+        later("a beat after that", lambda w: w["heartbeat_at"] > again["heartbeat_at"])
+        assert not release.is_set() and listed()["runtimes"] == ""
         release.set()
-        deadline = time.monotonic() + 20
-        while (seen := listed()) is not None and not seen["runtimes"]:
-            assert time.monotonic() < deadline, seen
-            time.sleep(0.05)  # (the poll of the listing; the beat with them is written at once)
-        assert seen is not None and seen["runtimes"] == runtimes.summaries(), seen
+        seen = later("the runtimes", lambda w: w["runtimes"] != "")
+        assert seen["runtimes"] == runtimes.summaries(), seen
         assert f"go {runtimes.GO_VERSION}" in seen["runtimes"], seen
     finally:
         release.set()
