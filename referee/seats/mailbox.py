@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import deque
+from collections.abc import Sequence
 
 from referee.seats.seat import TIMED_OUT
 
@@ -92,6 +93,8 @@ EXCUSED_LAG_MAX_S = 2.0
 """The most loop stall one decision is excused: past it, a stall is charged like any other
 time."""
 STALLS_KEPT = 32
+NO_STALLS: tuple[tuple[float, float], ...] = ()
+"""What ``LoopLag.stalls_before`` answers when an answer waited through none (never changed)."""
 
 _monitors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -129,15 +132,18 @@ class LoopLag:
         late = self._loop.time() - self._due
         return self.total + (late - LAG_TOLERANCE_S if late > LAG_TOLERANCE_S else 0.0)
 
-    def stalls_before(self, now: float) -> list[tuple[float, float]]:
+    def stalls_before(self, now: float) -> Sequence[tuple[float, float]]:
         """The stalls (start, end) an answer taken at ``now`` may have waited through: the one
         going on, or the last if it ended less than ``SETTLE_TICKS`` ticks before, and each
         before those that ended less than ``SETTLE_TICKS`` ticks before the next began (a loaded
         loop catching up on a long stall may stall again, briefly, before the answer is
         taken), newest first."""
+        going_on = now - self._due > LAG_TOLERANCE_S
+        if not going_on and (not self.stalls or self.ticks - self.stalls[-1][2] >= SETTLE_TICKS):
+            return NO_STALLS  # (every decision asks: the common answer, at once)
         out = []
         tick = self.ticks  # the tick after which the newest stall taken so far began
-        if now - self._due > LAG_TOLERANCE_S:
+        if going_on:
             out.append((self._due + LAG_TOLERANCE_S, now))
         for start, end, ended in reversed(self.stalls):
             if tick - ended >= SETTLE_TICKS:
@@ -169,5 +175,8 @@ def waited_through(started: float, now: float, monitor: LoopLag) -> float:
     """Seconds of an answer taken at ``now`` (its request out at ``started``) that the loop
     lost: the stalls it waited through (``LoopLag.stalls_before``), from ``started`` at the
     earliest, bounded by ``EXCUSED_LAG_MAX_S``; 0 when it waited through none."""
-    lost = sum(max(0.0, end - max(start, started)) for start, end in monitor.stalls_before(now))
+    stalls = monitor.stalls_before(now)
+    if not stalls:
+        return 0.0
+    lost = sum(max(0.0, end - max(start, started)) for start, end in stalls)
     return min(lost, EXCUSED_LAG_MAX_S)
