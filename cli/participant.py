@@ -19,7 +19,7 @@ from pathlib import Path
 from cli.client import ServiceError, author_token, client_of, quoted, server_options
 from cli.text import json_text, local_time, visible
 from scheduler.service.terms import MAX_PAGE, ahead_text, record_file_name
-from scheduler.states import IN_FLIGHT, SCRIMMAGE_OPEN, VersionState
+from scheduler.states import IN_FLIGHT, SCRIMMAGE_OPEN, ScrimmageKind, VersionState
 
 #: ``--wait``'s exit status when ``--timeout`` passes first
 TIMED_OUT = 3
@@ -180,6 +180,8 @@ def cmd_status(args) -> int:
           f"{f', a build log ({args.bots} logs NAME@VERSION)' if v['has_build_log'] else ''}")
     if v["seasons"]:
         print(f"  seasons: {', '.join(visible(s, one_line=True) for s in v['seasons'])}")
+    for t in v.get("ab") or ():
+        print(f"  {_ab_line(t)}")
     for lad in got.get("ladders", ()):
         print(f"  ladder {visible(lad['season'], one_line=True)}: "
               f"{visible(lad['status'], one_line=True)}")
@@ -265,7 +267,20 @@ def cmd_logs(args) -> int:
 
 
 # -- scrimmages ---------------------------------------------------------------------------------
+def _ab_line(t: dict) -> str:
+    """An A/B test in a line: against what, and its verdict (``AbTest.text``)."""
+    against = visible(t.get("opponent") or "", one_line=True)
+    what = "its predecessor " if t.get("kind") == ScrimmageKind.NEW_VERSION else ""
+    return (f"A/B test {t.get('id', '')} v {what}{against}: "
+            f"{visible(t['text'], one_line=True)}")
+
+
 def _scrimmage_line(s: dict) -> str:
+    if s.get("ab"):
+        return (f"scrimmage {s['id']}: {visible(s['bot'], one_line=True)} v "
+                f"{visible(s['opponent'], one_line=True)}, an A/B test, {s['state']}"
+                f"{' (' + visible(s['reason'], one_line=True) + ')' if s['reason'] else ''}"
+                f"; {visible(s['ab']['text'], one_line=True)}")
     points = (f"{s['points']:g} of {s['pairs_scored']} pairs, mean paired difference "
               f"{s['mean_diff']:+g} a deal" if s["points"] is not None else "no pair scored yet")
     counts = ", ".join(f"{k} {n}" for k, n in (s.get("matches") or {}).items() if n)
@@ -281,7 +296,8 @@ def cmd_scrimmage(args) -> int:
         client = client_of(args)
         if args.scrimmage_command == "request":
             got = client.post("/api/v1/scrimmages", {"bot": args.bot, "opponent":
-                                                     args.opponent, "pairs": args.pairs})
+                                                     args.opponent, "pairs": args.pairs,
+                                                     "sprt": args.sprt})
             if args.wait:
                 while got["state"] in SCRIMMAGE_OPEN:
                     time.sleep(2)  # (the poll of a wait on the service)
@@ -370,6 +386,9 @@ def scrimmage_arguments(p, name: str, scrimmage: str) -> None:
         p.add_argument("opponent", metavar="NAME@VERSION", help="a ready version (another "
                        "author's, or a house bot)")
         p.add_argument("--pairs", type=int, default=2)
+        p.add_argument("--sprt", action="store_true", help="an A/B test instead: pairs until "
+                       "a sequential test decides whether NAME@VERSION is stronger than the "
+                       "opponent (another of your versions, or a house bot)")
         p.add_argument("--wait", action="store_true", help="until it is over, then its result")
     elif name in ("show", "cancel"):
         p.add_argument("id", type=int)

@@ -123,8 +123,15 @@ def cmd_serve(args) -> int:
             return 2
     bodies = {k: v for k, v in (("body_s", args.body_s), ("body_rate", args.body_rate))
               if v is not None}
+    from scheduler.service.ab import AbSettings
+    try:
+        ab = AbSettings.from_env()
+    except ValueError as e:
+        print(f"arena serve: {e}", file=sys.stderr)
+        return 2
     config = ServiceConfig(limits=limits, self_registration=args.self_registration,
-                           variant=args.variant, secure_cookies=args.secure_cookies, **bodies)
+                           variant=args.variant, secure_cookies=args.secure_cookies, ab=ab,
+                           **bodies)
     bounds = ServerBounds(connections=args.connections, keep_alive_s=args.keep_alive_s,
                           header_s=args.header_s, header_bytes=args.header_bytes)
     try:
@@ -152,13 +159,22 @@ def cmd_serve(args) -> int:
         sender = local = LocalSender(url, run_here, match_slots=args.slots, intake_slots=1)
         where = (f"builds, checks and scrimmages here ({args.slots} match slot(s) and one "
                  "intake slot; --broker URL sends them to `arena worker`s instead)")
-    dispatcher = Dispatcher(app.state.store, sender, window=args.window).start()
-    print(f"arena serve: {shown_url(url)} on http://{args.host}:{args.port}/ (API under "
-          f"/api/v1), {where}", flush=True)
+    dispatcher = Dispatcher(app.state.store, sender, window=args.window, ab=ab).start()
+    line = (f"arena serve: {shown_url(url)} on http://{args.host}:{args.port}/ (API under "
+            f"/api/v1), {where}")
+
+    class Announced(uvicorn.Server):
+        """The server, which says where it serves once it listens there (not before: a
+        client that reads the line may connect at once)."""
+
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                print(line, flush=True)
     try:
-        uvicorn.Server(server_config(app, args.host, args.port, bounds,
-                                     proxy_headers=args.proxy_headers,
-                                     forwarded_allow=args.forwarded_allow)).run()
+        Announced(server_config(app, args.host, args.port, bounds,
+                                proxy_headers=args.proxy_headers,
+                                forwarded_allow=args.forwarded_allow)).run()
     finally:
         dispatcher.stop()
         if local is not None:

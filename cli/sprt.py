@@ -111,9 +111,10 @@ def _print_wdl_verdict(args, shown_a: str, got, test, took: float) -> None:
                "H0": f"{shown_a} is not stronger by {args.elo1} Elo; at most {args.elo0} "
                      "(H0 accepted)",
                None: "no decision within --max-pairs"}[got.decision]
+    elo, low, high = test.elo_interval(got.wins, got.draws, got.losses)
     print(f"{verdict}: {got.pairs} pairs ({got.deals} deals), W-D-L {got.wins}-"
-          f"{got.draws}-{got.losses}, LLR {got.llr_wdl:.2f} in [{test.lower:.2f}, "
-          f"{test.upper:.2f}], {took:.0f}s")
+          f"{got.draws}-{got.losses}, {elo:+.0f} Elo [{low:+.0f}, {high:+.0f}], LLR "
+          f"{got.llr_wdl:.2f} in [{test.lower:.2f}, {test.upper:.2f}], {took:.0f}s")
 
 
 def register(sub) -> None:

@@ -132,6 +132,22 @@ SCRIMMAGE_DEALS = _add("ARENA_SCRIMMAGE_DEALS", int, 2, "deals in each match of 
 INTAKE_PER_AUTHOR = _add("ARENA_INTAKE_PER_AUTHOR", int, None,
                          "versions of one author in the intake lane at once "
                          "(default: half the slots, rounded up)")
+AB = _add("ARENA_AB", bool, True,
+          "1: each new ready version plays an A/B test against its author's previous ready "
+          "version of the bot (0: none)")
+AB_ELO0 = _add("ARENA_AB_ELO0", float, 0.0, "an A/B test's H0: the new version is at most this "
+               "many Elo stronger")
+AB_ELO1 = _add("ARENA_AB_ELO1", float, 50.0, "an A/B test's H1: the new version is at least "
+               "this many Elo stronger")
+AB_ALPHA = _add("ARENA_AB_ALPHA", float, 0.05, "an A/B test's false 'stronger' rate")
+AB_BETA = _add("ARENA_AB_BETA", float, 0.05, "an A/B test's false 'not stronger' rate")
+AB_MAX_PAIRS = _add("ARENA_AB_MAX_PAIRS", int, 200,
+                    "the duplicate pairs after which an undecided A/B test stops")
+AB_WINDOW = _add("ARENA_AB_WINDOW", int, 1,
+                 "the matches of every A/B test together in play at once (their share)")
+AB_SECRET = _add("ARENA_AB_SECRET", str, None,
+                 "the key of every A/B test's deals, read by the workers that open them: "
+                 "fixed deals, for tests and reproducible research only", Scope.DEVELOPER)
 CRASH_LIMIT = _add("ARENA_CRASH_LIMIT", int, 3,
                    "forfeits of a version's last ARENA_CRASH_WINDOW matches that suspend it "
                    "(0: never)")

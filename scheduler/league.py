@@ -462,7 +462,6 @@ def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
     # gives a seed, to play the same deals again
     secret = new_secret() if seed is None else str(seed)
     tally = {"W": 0, "D": 0, "L": 0}
-    decision = None
     bar = _progress(max_pairs, 0, f"sprt {a.name} vs {b.name}", progress, unit="pair")
 
     def pair_specs(k: int) -> list[MatchSpec]:
@@ -482,18 +481,15 @@ def run_sprt(a, b, *, variant: str, options: dict, sprt, deals_per_set: int = 4,
             nets += s.net[team_a]
         return 1.0 if nets > 0 else 0.0 if nets < 0 else 0.5
 
-    pairs = 0
-    for score in in_order(play_pair, max_pairs, workers):  # the test sees pairs as numbered
-        tally["W" if score == 1.0 else "D" if score == 0.5 else "L"] += 1
-        pairs += 1
-        llr = sprt.llr(tally["W"], tally["D"], tally["L"])
-        bar.set_postfix_str(f"W-D-L {tally['W']}-{tally['D']}-{tally['L']} LLR {llr:.2f} "
-                            f"[{sprt.lower:.2f}, {sprt.upper:.2f}]")
-        bar.update(1)
-        decision = sprt.decide(tally["W"], tally["D"], tally["L"])
-        if decision:
-            break
+    def scored():
+        for score in in_order(play_pair, max_pairs, workers):  # the test sees pairs as numbered
+            tally["W" if score == 1.0 else "D" if score == 0.5 else "L"] += 1
+            llr = sprt.llr(tally["W"], tally["D"], tally["L"])
+            bar.set_postfix_str(f"W-D-L {tally['W']}-{tally['D']}-{tally['L']} LLR {llr:.2f} "
+                                f"[{sprt.lower:.2f}, {sprt.upper:.2f}]")
+            bar.update(1)
+            yield score
+    got = sprt.walk(scored(), max_pairs)  # (the stopping rule of every sequential run)
     bar.close()
-    return SequentialResult(pairs, pairs * 2 * deals_per_set, tally["W"], tally["D"],
-                            tally["L"], sprt.llr(tally["W"], tally["D"], tally["L"]), decision,
-                            pairs)
+    return SequentialResult(got.pairs, got.pairs * 2 * deals_per_set, got.wins, got.draws,
+                            got.losses, got.llr, got.decision, got.pairs)

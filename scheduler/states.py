@@ -111,6 +111,36 @@ SCRIMMAGE_OPEN = (ScrimmageState.QUEUED, ScrimmageState.PLAYING)
 """The states of a scrimmage not over yet."""
 
 
+class ScrimmageKind(StrEnum):
+    """What a scrimmage row plays (``scrimmages.kind``)."""
+
+    SCRIMMAGE = "fixed-pairs"
+    """The pairs its author asked for."""
+    AB = "ab-test"
+    """An A/B test its author asked for: pairs until a sequential test decides whether
+    ``bot`` is stronger than ``opponent``."""
+    NEW_VERSION = "new-version"
+    """The A/B test of a version that became ready against its author's previous ready
+    version of the bot, asked for by the arena."""
+
+
+AB_KINDS = (ScrimmageKind.AB, ScrimmageKind.NEW_VERSION)
+"""The kinds of scrimmage rows that are A/B tests."""
+
+
+class AbVerdict(StrEnum):
+    """Where an A/B test stands, as its author reads it (``SprtState.verdict``)."""
+
+    RUNNING = "running"
+    """Its test has not decided yet."""
+    STRONGER = "stronger"
+    """H1 accepted: at least elo1 stronger."""
+    NOT_STRONGER = "not stronger"
+    """H0 accepted: at most elo0 stronger."""
+    AT_LIMIT = "stopped at the pair limit"
+    """No decision within the pairs allowed."""
+
+
 class SeasonState(StrEnum):
     """A season's state in a word or two, as ``arena seasons`` and the dashboard show it
     (``scheduler.reports.season_status``): worked out from its matches, never stored."""

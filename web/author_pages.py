@@ -17,6 +17,7 @@ from scheduler.errors import Refusal, Refused
 from scheduler.ladder import ladder_places
 from scheduler.registry.archives import size_text
 from scheduler.service import sessions, uploads
+from scheduler.service.roles import version_roles
 from scheduler.service.sessions import SESSION_S
 from scheduler.service.terms import ahead_text
 from scheduler.service.versions import build_log, my_versions, version_view
@@ -224,7 +225,9 @@ def version_page(request: Request, name: str = Path(max_length=64),
     v = version_view(store, who, name, version)
     got = results.version_results(request, who, name, version, season=season, offset=offset)
     return _render(request, "version.html", v=v, res=got, waiting=ahead_text(v["ahead"]),
-                   log=build_log(store, who, name, version))
+                   log=build_log(store, who, name, version),
+                   roles={r["season"]: r for r in version_roles(
+                       store, who, name, version, season=season)["seasons"]})
 
 
 @router.get("/me/bots/{name}/{version}/state")
@@ -256,13 +259,14 @@ async def scrimmage_ask(request: Request):
     config = request.app.state.service
     form = await _form(request, config.limits.body_bytes)
     service.check_csrf(who, form.get("csrf"))
-    kept = {k: str(form.get(k, ""))[:200] for k in ("bot", "opponent", "pairs")}
+    kept = {k: str(form.get(k, ""))[:200] for k in ("bot", "opponent", "pairs", "sprt")}
     try:
-        pairs = kept["pairs"]
+        pairs = kept["pairs"] or "1"
         if not pairs.isdigit() or len(pairs) > 3:
             raise Refused(Refusal.MALFORMED, "pairs: expected a whole number")
         got = scrimmages.request(request.app.state.store, config, who, kept["bot"],
-                                 kept["opponent"], int(pairs), address=_address(request))
+                                 kept["opponent"], int(pairs), address=_address(request),
+                                 sprt=kept["sprt"] == "1")
     except Refused as e:  # shown on /me, above its form, the fields as they were
         return _me_page(request, who, status_of(e), headers_of(e), scrimmage_error=e.detail,
                         form=kept)

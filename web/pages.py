@@ -74,7 +74,19 @@ def ladder_version(request: Request, name: str, bot: str):
     plot = history_plot([{"units": i + 1, "ratings": {bot: h.mu - 3 * h.sigma}}
                          for i, h in enumerate(history)], [bot])
     return _render(request, "ladder_version.html", season=name, v=row, history=history,
-                   plot=plot, when=when)
+                   plot=plot, when=when, roles=_roles(request, name, bot))
+
+
+def _roles(request: Request, season: str, bot: str) -> dict | None:
+    """A ladder version's deals by role (``scheduler.service.roles``): on the organiser's own
+    dashboard; on the service, to its author and the organiser only (None to the others)."""
+    from scheduler.service.roles import season_roles, sees_roles
+    store = request.app.state.store
+    if getattr(request.app.state, "service", None) is not None:
+        from web.service import page_viewer
+        if not sees_roles(store, page_viewer(request), season, bot):
+            return None
+    return season_roles(store, season, [bot]).to_dict()
 
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",

@@ -4,6 +4,7 @@ who sees and cancels one) are the domain's, ``scheduler.service.scrimmages``."""
 
 from __future__ import annotations
 
+from scheduler.service import ab
 from scheduler.service import scrimmages as rules
 from scheduler.service.config import ServiceConfig
 from scheduler.service.visibility import Viewer
@@ -11,10 +12,15 @@ from web.results import match_lines
 
 
 def request(store, config: ServiceConfig, viewer: Viewer, bot: str, opponent: str, pairs: int,
-            *, address: str | None = None) -> dict:
-    """Ask for a scrimmage (``rules.ask``, within the service's limits and variant); its view."""
-    sid = rules.ask(store, config.limits, config.variant, viewer, bot, opponent, pairs,
-                    address=address)
+            *, address: str | None = None, sprt: bool = False) -> dict:
+    """Ask for a scrimmage (``rules.ask``, within the service's limits and variant), or with
+    ``sprt`` an A/B test (``ab.ask``: pairs until its test decides); its view."""
+    if sprt:
+        sid = ab.ask(store, config.limits, config.ab, config.variant, viewer, bot, opponent,
+                     address=address)
+    else:
+        sid = rules.ask(store, config.limits, config.variant, viewer, bot, opponent, pairs,
+                        address=address)
     return view(store, viewer, sid)
 
 
@@ -25,7 +31,8 @@ def view(store, viewer: Viewer, sid: int) -> dict:
     s = rules.visible(store, viewer, sid)
     out = {k: getattr(s, k) for k in ("id", "author", "bot", "opponent", "opponent_author",
                                       "pairs", "variant", "state", "reason", "created_at",
-                                      "updated_at", "season")}
+                                      "updated_at", "season", "kind")}
+    out["ab"] = ab.view(s)
     out.update(matches={}, pairs_scored=0, points=None, mean_diff=None, match_ids=[],
                results=[])
     if s.season:

@@ -20,7 +20,7 @@ from scheduler.service.limits import within_registrations
 from scheduler.service.terms import MAX_PAGE
 from scheduler.service.versions import archive, build_log, my_versions, version_view
 from scheduler.service.visibility import Viewer, owned, seat_log
-from scheduler.states import SCRIMMAGE_OPEN, AuthorStatus
+from scheduler.states import SCRIMMAGE_OPEN, AuthorStatus, ScrimmageKind
 from web import results, scrimmages, service
 
 router = APIRouter(prefix="/api/v1", tags=["service"])
@@ -32,6 +32,33 @@ REFUSALS: dict[int | str, dict[str, Any]] = {
         "type": "object", "required": ["detail"],
         "properties": {"detail": {"type": "string"}}}}}}
     for c in (400, 401, 403, 404, 413, 429)}
+
+
+class AbTest(BaseModel):
+    """Where an A/B test stands: is ``bot`` stronger than ``opponent``?"""
+    id: int | None = None
+    state: str | None = None
+    verdict: str = Field(description="queued (not started), running, stronger, not "
+                         "stronger, stopped at the pair limit; failed or cancelled when it "
+                         "ended without one")
+    text: str = Field(description="the verdict in a line, with the Elo edge and its interval")
+    opponent: str | None = None
+    kind: str | None = None
+    elo0: float | None = None
+    elo1: float | None = None
+    alpha: float | None = None
+    beta: float | None = None
+    max_pairs: int | None = None
+    pairs: int = 0
+    wins: int | None = None
+    draws: int | None = None
+    losses: int | None = None
+    llr: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    elo: float | None = Field(None, description="the new version's edge in pair W/D/L Elo")
+    elo_low: float | None = None
+    elo_high: float | None = None
 
 
 class VersionView(BaseModel):
@@ -52,6 +79,8 @@ class VersionView(BaseModel):
     ahead: dict[str, int] | None = Field(None, description="while queued: the versions "
                                          "submitted before it not yet ready or refused, by "
                                          "state (queued, building, checking)")
+    ab: list[AbTest] = Field([], description="its A/B tests, newest first: against its "
+                             "predecessor (kind new-version) and those its author asked for")
 
 
 class MatchLine(BaseModel):
@@ -123,7 +152,10 @@ class VersionResults(BaseModel):
 class ScrimmageAsk(BaseModel):
     bot: str = Field(max_length=200, description="your ready version, name@version")
     opponent: str = Field(max_length=200, description="a ready version, name@version")
-    pairs: int = Field(ge=1, le=64, description="duplicate pairs to play")
+    pairs: int = Field(1, ge=1, le=64, description="duplicate pairs to play (not with sprt)")
+    sprt: bool = Field(False, description="an A/B test instead: pairs until a sequential "
+                       "test decides whether bot is stronger than opponent (another of your "
+                       "versions, or a house bot), within the service's pair limit")
 
 
 class ScrimmageView(BaseModel):
@@ -145,6 +177,8 @@ class ScrimmageView(BaseModel):
     mean_diff: float | None
     match_ids: list[str]
     results: list[MatchLine] = []
+    kind: str = ScrimmageKind.SCRIMMAGE
+    ab: AbTest | None = None
 
 
 class Registration(BaseModel):
@@ -230,6 +264,74 @@ def version_results(request: Request, name: str = Path(pattern=NAME),
                                    season=season, limit=limit, offset=offset)
 
 
+class RoleMean(BaseModel):
+    n: int = Field(description="the deals it is over")
+    mean: float | None
+    low: float | None = Field(description="95% interval (Student's t); null under 2 deals")
+    high: float | None
+
+
+class RoleGroupView(BaseModel):
+    role: str = Field(description="all, attackers, defenders, dealer, dealer_partner, trump, "
+                      "partner or opponent")
+    key: str | None = Field(description="the trump kind (a suit's name or no-trump), the "
+                            "partner's or the opponent's bot name; null for the others")
+    matches: int
+    deals: int
+    wins: int = Field(description="deals its team gained more levels in than the other")
+    even: int = Field(description="deals with equal gains")
+    win_rate: float | None
+    win_low: float | None = Field(description="Wilson 95% interval of the win rate")
+    win_high: float | None
+    net: RoleMean = Field(description="net levels per deal: its team's gain minus the other's")
+    taken: RoleMean = Field(description="card points taken as attackers (attacker_total)")
+    conceded: RoleMean = Field(description="card points conceded as defenders")
+
+
+class BotRolesView(BaseModel):
+    bot: str = Field(description="the name the version plays under there")
+    matches: int
+    deals: int
+    skipped: int = Field(description="matches where it sat on both teams: not counted")
+    groups: list[RoleGroupView]
+
+
+class SeasonRolesView(BaseModel):
+    season: str
+    format: str | None
+    variant: str | None
+    played: int = Field(description="its matches there with a result")
+    newest: int = Field(description="the most of its newest matches read")
+    read: int
+    sealed: int = Field(description="of those read, sealed until their mirrors are played: "
+                        "not counted")
+    cut: bool = Field(description="older matches left unread: the groups are over its "
+                      "newest `read` matches")
+    over: str = Field(description="what the groups are over, in words: \"over its newest "
+                      "500 played matches\" when cut")
+    bots: list[BotRolesView]
+
+
+class VersionRoles(BaseModel):
+    version: str
+    newest: int
+    seasons: list[SeasonRolesView]
+
+
+@router.get("/bots/{name}/{version}/roles", response_model=VersionRoles, responses=REFUSALS)
+def version_role_stats(request: Request, name: str = Path(pattern=NAME),
+                       version: str = Path(pattern=VERSION),
+                       season: str | None = Query(None, max_length=200),
+                       authorization: str | None = Header(None)):
+    """Your version's deals by role in each season it plays in (``season``: that season
+    only): as attackers, as defenders, as the dealer and the dealer's partner, by trump kind,
+    partner and opponent; win rate, net levels and card points with 95% intervals, over its
+    newest played matches, the sealed ones left out."""
+    from scheduler.service.roles import version_roles
+    return version_roles(_store(request), author(request, authorization), name, version,
+                         season=season)
+
+
 @router.get("/bots/{name}/{version}/build-log", response_class=PlainTextResponse,
             responses=REFUSALS)
 def version_build_log(request: Request, name: str = Path(pattern=NAME),
@@ -272,10 +374,11 @@ def match_record(request: Request, match_id: str = Path(max_length=120),
 @router.post("/scrimmages", status_code=202, response_model=ScrimmageView, responses=REFUSALS)
 def scrimmage_ask(request: Request, ask: ScrimmageAsk,
                   authorization: str | None = Header(None)):
-    """Ask for ``pairs`` duplicate pairs of your ready version against another."""
+    """Ask for ``pairs`` duplicate pairs of your ready version against another, or (``sprt``)
+    for an A/B test of it against another of your versions or a house bot."""
     return scrimmages.request(_store(request), _config(request),
                               author(request, authorization), ask.bot, ask.opponent,
-                              ask.pairs, address=_address(request))
+                              ask.pairs, address=_address(request), sprt=ask.sprt)
 
 
 @router.get("/scrimmages", response_model=list[ScrimmageView], responses=REFUSALS)

@@ -5,7 +5,7 @@ it from the store, builds it in the sandbox (``building``), plays its check (``c
 leaves it ``ready`` or ``refused`` with the reason and its build log. The check cannot be told
 from play: a duplicate pair as one of the service's seasons plays it (``check_like_here``: an
 open ladder's, else the newest season's, else the next scrimmage's match ids, rules, time
-control, fault policy, sandbox limits and deals per match) against a house bot (``house_bots``:
+control, fault policy, sandbox limits and deals per match) against a house bot (``house.house_bots``:
 the organiser's ready versions; none: the random sample bot). A bot that behaves only when it
 is checked is caught by the crash limit (``scheduler.crash_limit``, run by the worker that
 stored a forfeited match): a ready version that forfeited ``limit`` of its last ``window``
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from house.settings import CHECK_VARIANT, SCRIMMAGE_DEALS
-from scheduler.states import MatchStatus, ScrimmageState, VersionState
+from scheduler.states import AB_KINDS, MatchStatus, ScrimmageKind, ScrimmageState, VersionState
 
 if TYPE_CHECKING:
     from scheduler.store.rows import ScrimmageRow
@@ -85,7 +85,7 @@ def check_like_here(store, settings: IntakeSettings, rng: random.Random):
         config = rng.choice(ladders) if ladders else others[-1]
         played = store.ladder.next_ordinal(config.name)
     else:  # the form a scrimmage's season file gives it
-        done = store.scrimmages.of()
+        done = [s for s in store.scrimmages.of() if s.kind == ScrimmageKind.SCRIMMAGE]
         like = _Scrimmage(max((x.id for x in done), default=0) + 1, settings.variant,
                           done[0].pairs if done else 1, "a", "b")
         with tempfile.TemporaryDirectory(prefix="arena-intake-") as tmp:
@@ -94,17 +94,6 @@ def check_like_here(store, settings: IntakeSettings, rng: random.Random):
                             encoding="utf-8")
             config, played = load_season(path).config, 0
     return check_like(config, secret=new_secret(), rng=rng, played=played)
-
-
-def house_bots(store, *, besides: str | None = None) -> list:
-    """The house bots: the organiser's versions (stored with no author, or by an organiser)
-    that are ready and not withdrawn, but for content hash ``besides``; oldest first."""
-    organisers = {a.name for a in store.authors.all() if a.role == "organiser"}
-    rows = [r for r in store.registry.versions() if (r.author is None or r.author in organisers)
-            and r.content_hash != besides]
-    states = {s.version_id: s for s in store.versions.states([r.id for r in rows])}
-    return [r for r in rows if (st := states.get(r.id)) is None
-            or (st.state == VersionState.READY and st.withdrawn_at is None)]
 
 
 #: house bots tried as a check's opponent before the random sample bot is taken instead
@@ -119,6 +108,7 @@ def house_opponent(store, besides: str, rng: random.Random, held: ExitStack):
     from scheduler.registry.cache import using
     from scheduler.registry.versions import BuildError, materialise, pin_portable
     from scheduler.season import SeasonBot
+    from scheduler.service.house import house_bots
     house = house_bots(store, besides=besides)
     for v in rng.sample(house, min(len(house), HOUSE_TRIES)):
         held.enter_context(using(v.content_hash))
@@ -196,6 +186,8 @@ def _check_version(store, version_id: int, held: ExitStack, *, settings, workdir
                                  reason=f"the smoke match failed: {why}"[:4000], worker=me)
         return VersionState.REFUSED
     store.versions.set_state(version_id, VersionState.READY, worker=me)
+    from scheduler.service.ab import for_new_version
+    for_new_version(store, v, settings.variant)
     return VersionState.READY
 
 
@@ -221,16 +213,24 @@ class _Scrimmage:
     pairs: int
     bot: str
     opponent: str
+    kind: str = ScrimmageKind.SCRIMMAGE
 
 
 def scrimmage_season_text(scrimmage: ScrimmageRow | _Scrimmage, deals: int) -> str:
-    """The season file of a scrimmage: its two versions, duplicate, on fresh secret deals."""
+    """The season file of a scrimmage: its two versions, duplicate, on fresh secret deals (an
+    A/B test's: on the deals of ``ARENA_AB_SECRET`` when it is set)."""
     import json
-    name = f"{SCRIMMAGE_PREFIX}{scrimmage.id}"
+
+    from house.settings import AB_SECRET
+    from scheduler.service.ab import AB_PREFIX
+    ab = scrimmage.kind in AB_KINDS
+    name = f"{AB_PREFIX if ab else SCRIMMAGE_PREFIX}{scrimmage.id}"
+    pinned = AB_SECRET.value() if ab else None
     return "\n".join([
         f"name = {json.dumps(name)}", f"variant = {json.dumps(scrimmage.variant)}",
         'format = "round_robin"', "duplicate = true", f"deal_sets = {scrimmage.pairs}",
-        f"deals_per_set = {deals}", f"seed = {json.dumps(name)}", "",
+        f"deals_per_set = {deals}", f"seed = {json.dumps(name)}",
+        *([f"secret = {json.dumps(pinned)}"] if pinned else []), "",
         "[[bots]]", f"bot = {json.dumps(scrimmage.bot)}",
         f"name = {json.dumps(scrimmage.bot)}", "",
         "[[bots]]", f"bot = {json.dumps(scrimmage.opponent)}",
@@ -271,15 +271,19 @@ class Dispatcher:
     scrimmage lane (at most ``window`` of each); a scrimmage whose matches are over is
     ``done``. ``intake_window`` (None: the intake slots the sender knows of, at least one):
     the versions sent and unfinished at once, so that authors take turns at the slots rather
-    than in the broker's queue. ``sender``: a broker's URL (the workers) or a ``Sender``
-    (``LocalSender``: this machine's pools). ``step`` is one pass; ``start`` runs passes on a
-    thread every ``every_s`` seconds."""
+    than in the broker's queue. A/B tests (``scheduler.service.ab``) are scrimmages too: they
+    are given the bounds of ``ab`` (None: ``ARENA_AB_*``) before they are opened, their
+    matches together hold at most ``ab.window`` slots, and each pass judges them. ``sender``: a
+    broker's URL (the workers) or a ``Sender`` (``LocalSender``: this machine's pools).
+    ``step`` is one pass; ``start`` runs passes on a thread every ``every_s`` seconds."""
 
     def __init__(self, store, sender, *, window: int = 4, every_s: float = 1.0,
                  lease_s: float | None = None, intake_window: int | None = None,
-                 resend_after_s: float | None = None) -> None:
+                 resend_after_s: float | None = None, ab=None) -> None:
         from scheduler.dispatch import BrokerSender, Resend
+        from scheduler.service.ab import AbSettings
         self.store, self.window, self.intake_window = store, window, intake_window
+        self.ab = AbSettings.from_env() if ab is None else ab
         self.sender = BrokerSender(sender) if isinstance(sender, str) else sender
         self.every_s = every_s
         default = Resend()
@@ -303,32 +307,75 @@ class Dispatcher:
         if not self._dispatch(Task.CHECK_VERSION, Lane.INTAKE, intake_order(queue, window),
                               sent=store.versions.mark_sent):
             return
+        from scheduler.service.ab import arm
         due = [s.id for s in store.scrimmages.of(states=(ScrimmageState.QUEUED,))
-               if self.resend.due(s.sent_at)]
+               if self.resend.due(s.sent_at)
+               and (s.kind not in AB_KINDS or arm(store, s, self.ab))]
         if not self._dispatch(Task.OPEN_SCRIMMAGE, Lane.INTAKE, due, sent=lambda sid:
                               store.scrimmages.change(sid, expect=(ScrimmageState.QUEUED,),
                                                       sent_at=time.time())):
             return
-        for s in store.scrimmages.of(states=(ScrimmageState.PLAYING,)):
-            if not self._play(s):
+        playing = store.scrimmages.of(states=(ScrimmageState.PLAYING,))[::-1]  # oldest first
+        tests = [s for s in playing if s.kind in AB_KINDS]
+        for s in playing:
+            if s.kind not in AB_KINDS and not self._play(s, self.window):
                 return
+        # the A/B tests' share: ``ab.window`` matches of them all in play, the oldest first
+        in_play = {s.id: self._in_play(s.season) for s in tests}
+        room = self.ab.window - sum(in_play.values())
+        for s in tests:
+            sent = self._play(s, in_play[s.id] + max(0, room))
+            if sent is None:
+                return
+            room -= sent
 
-    def _play(self, s: ScrimmageRow) -> bool:
+    def _in_play(self, season: str | None) -> int:
+        if season is None:
+            return 0
+        c = self.store.seasons.counts(season)
+        return c[MatchStatus.RUNNING] + self.store.queue.queued(season, self.resend.after_s)
+
+    def _play(self, s: ScrimmageRow, window: int) -> int | None:
+        """Send the due matches of scrimmage ``s`` (at most ``window`` in play), an A/B
+        test judged first; how many were sent, None when the sender failed."""
         from scheduler.dispatch import Lane, send_due
         store, season = self.store, s.season
         assert season is not None  # (a scrimmage in play has its season)
         store.cancels.settle(season)
+        if s.kind in AB_KINDS and self._judged(s, open_matches=True):
+            return 0
         c = store.seasons.counts(season)
         if c[MatchStatus.PENDING] + c[MatchStatus.RUNNING] == 0:
-            played = c[MatchStatus.DONE] > 0
-            state = ScrimmageState.DONE if played else ScrimmageState.FAILED
-            store.scrimmages.change(s.id, expect=(ScrimmageState.PLAYING,), state=state,
-                                    reason=None if played else "no match could be played")
-            return True
-        sent = send_due(store, season, self.sender, Lane.SCRIMMAGES, window=self.window,
+            if s.kind in AB_KINDS and self._judged(s, open_matches=False):
+                return 0
+            played = c[MatchStatus.DONE] > 0 and s.kind not in AB_KINDS
+            store.scrimmages.change(
+                s.id, expect=(ScrimmageState.PLAYING,),
+                state=ScrimmageState.DONE if played else ScrimmageState.FAILED,
+                reason=None if played else "no match could be played" if not c[
+                    MatchStatus.DONE] else "a pair of it could not be played: no verdict")
+            return 0
+        sent = send_due(store, season, self.sender, Lane.SCRIMMAGES, window=window,
                         resend=self.resend)
         self.broker_error = self.sender.error
-        return sent is not None
+        return sent
+
+    def _judged(self, s: ScrimmageRow, *, open_matches: bool) -> bool:
+        """Judge A/B test ``s`` on its pairs scored so far; True when it is over (decided or
+        at its pair limit: ``ab.finish``). With every match over (``open_matches`` False), a
+        pair a worker stored and did not score yet is scored here first."""
+        from scheduler.service.ab import finish, judge
+        if not open_matches:
+            from scheduler.stats.scores import score_pair
+            scored = {p.cluster for p in self.store.results.pair_scores(s.season)}
+            for m in self.store.pages.matches(s.season):
+                if m.status == MatchStatus.DONE and m.cluster not in scored:
+                    score_pair(self.store, m.id)
+        got = judge(self.store, s)
+        if got.decision is None and not got.at_limit:
+            return False
+        finish(self.store, s, got)
+        return True
 
     def start(self) -> "Dispatcher":
         from scheduler.dispatch import repeat

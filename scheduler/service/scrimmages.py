@@ -13,7 +13,7 @@ from scheduler.states import SCRIMMAGE_OPEN, ScrimmageState
 from scheduler.store.rows import ScrimmageRow
 
 
-def _version(store, ref: str, what: str, *, playable: bool = False):
+def version_of(store, ref: str, what: str, *, playable: bool = False):
     from scheduler.registry.submissions import resolve
     if not isinstance(ref, str) or not 3 <= len(ref) <= 200 or ref.count("@") != 1:
         raise Refused(Refusal.MALFORMED, f"{what}: expected name@version")
@@ -23,11 +23,11 @@ def _version(store, ref: str, what: str, *, playable: bool = False):
         raise Refused(Refusal.MALFORMED, f"{what}: {e}") from None
 
 
-def _opponent(store, ref: str):
+def opponent_of(store, ref: str):
     """The opponent, a ready version; refused in the same words whatever it is not (missing,
     queued, refused, withdrawn), so that no author learns another's state or reason here."""
     try:
-        return _version(store, ref, "opponent", playable=True)
+        return version_of(store, ref, "opponent", playable=True)
     except Refused:
         raise Refused(Refusal.MALFORMED,
                       f"opponent: {ref!r} is not a ready version (name@version of a "
@@ -42,13 +42,13 @@ def ask(store, limits: Limits, variant: str, viewer: Viewer, bot: str, opponent:
             not 1 <= pairs <= limits.scrimmage_pairs:
         raise Refused(Refusal.MALFORMED,
                       f"pairs: expected an integer from 1 to {limits.scrimmage_pairs}")
-    mine = _version(store, bot, "bot")
+    mine = version_of(store, bot, "bot")
     if mine.author != viewer.name and not viewer.organiser:
         raise Refused(Refusal.FORBIDDEN,
                       f"bot: {mine.ref} is not yours; a scrimmage is asked for by the "
                       "author of its first bot")
-    mine = _version(store, bot, "bot", playable=True)  # (its state and reason: the author's)
-    theirs = _opponent(store, opponent)
+    mine = version_of(store, bot, "bot", playable=True)  # (its state and reason: the author's)
+    theirs = opponent_of(store, opponent)
     if theirs.ref == mine.ref:
         raise Refused(Refusal.MALFORMED, "opponent: a version against itself tells nothing")
     if store.scrimmages.in_flight(viewer.name) >= limits.scrimmages_in_flight:

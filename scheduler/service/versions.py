@@ -21,7 +21,16 @@ def version_view(store, viewer: Viewer, name: str, version: str) -> dict:
             "withdrawn": bool(st and st.withdrawn_at),
             "has_build_log": bool(st and st.build_log),
             "seasons": store.registry.pinning_seasons(row.content_hash),
-            "ahead": _ahead(store, row.id) if st and st.state == VersionState.QUEUED else None}
+            "ahead": _ahead(store, row.id) if st and st.state == VersionState.QUEUED else None,
+            "ab": ab_tests(store, row.ref)}
+
+
+def ab_tests(store, ref: str) -> list[dict]:
+    """The A/B tests of version ``ref``, newest first (``scheduler.service.ab.view``; its
+    verdict against its predecessor among them)."""
+    from scheduler.service.ab import view
+    return [{"id": t.id, "state": t.state, **(view(t) or {})}
+            for t in store.scrimmages.tests_of(ref)]
 
 
 def _ahead(store, version_id: int) -> dict[str, int]:

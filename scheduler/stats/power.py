@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from scheduler.stats.ratings import WaldBounds
+from scheduler.stats.ratings import Z95, WaldBounds
 
-Z95 = 1.959963984540054
 ESTIMATORS = ("plain", "duplicate_wdl", "duplicate_diff", "control_variate")
 
 VALUE_WEIGHTS = {"big_joker": 3.0, "little_joker": 2.5, "level": 2.0, "ace": 1.0, "king": 0.5,

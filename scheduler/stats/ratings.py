@@ -16,10 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scheduler.states import AbVerdict
+
 Game = tuple[str, str, float]
 
 ELO_PER_NAT = 400.0 / math.log(10.0)  # Elo points per unit of natural-log strength
 SCORE_FLOOR = 1e-6  # elo_from_score clamps its input to [SCORE_FLOOR, 1 - SCORE_FLOOR]
+Z95 = 1.959963984540054  # a 95% interval's half-width in standard errors
 
 
 def score_from_elo(elo: float) -> float:
@@ -328,6 +331,88 @@ class Sprt(WaldBounds):
         if value <= self.lower:
             return "H0"
         return None
+
+    def walk(self, outcomes: Iterable[float], max_pairs: int | None = None) -> SprtState:
+        """The test over pair ``outcomes`` (1 a win, 0.5 a draw, 0 a loss for the first
+        player) taken in order until it decides or ``max_pairs`` are taken (None: no limit):
+        the stopping rule of every sequential run (``arena sprt``, a new version's A/B)."""
+        w = d = lost = n = 0
+        decision = None
+        for x in outcomes:
+            if max_pairs is not None and n >= max_pairs:
+                break
+            if x == 1:
+                w += 1
+            elif x == 0:
+                lost += 1
+            elif x == 0.5:
+                d += 1
+            else:
+                raise ValueError(f"pair outcome {x!r}: expected 1, 0.5 or 0")
+            n += 1
+            decision = self.decide(w, d, lost)
+            if decision:
+                break
+        elo = self.elo_interval(w, d, lost) if n else (None, None, None)
+        return SprtState(n, w, d, lost, self.llr(w, d, lost), self.lower, self.upper, decision,
+                         decision is None and max_pairs is not None and n >= max_pairs, *elo)
+
+    @staticmethod
+    def elo_interval(wins: int, draws: int, losses: int,
+                     z: float = Z95) -> tuple[float, float, float]:
+        """The first player's Elo edge and its interval from pair outcomes: the mean score
+        with one win and one loss added (as ``llr`` pads its variance: a clean sweep then
+        shows a finite edge) and the normal approximation of that mean, ``z`` standard errors
+        each side, mapped to Elo; scores are kept within [0.001, 0.999] (+-1200 Elo)."""
+        n = wins + draws + losses + 2
+        mean = (wins + 1 + draws / 2.0) / n
+        var = ((wins + 1) * (1.0 - mean) ** 2 + draws * (0.5 - mean) ** 2
+               + (losses + 1) * mean ** 2) / n
+        half = z * math.sqrt(var / n)
+
+        def elo(s: float) -> float:
+            return elo_from_score(min(max(s, 0.001), 0.999))
+        return elo(mean), elo(mean - half), elo(mean + half)
+
+
+#: what a pair-W/D/L test's decision says of the first player, as people read it
+VERDICTS = {"H1": AbVerdict.STRONGER, "H0": AbVerdict.NOT_STRONGER, None: AbVerdict.AT_LIMIT}
+
+
+@dataclass(frozen=True)
+class SprtState:
+    """Where a pair-W/D/L test (``Sprt.walk``) stands after the pairs it took, in their order:
+    the tally, its LLR between the bounds, the decision ("H1", "H0"; None: none yet, or none
+    within ``max_pairs``: ``at_limit``) and the first player's Elo edge with its 95% interval
+    (``Sprt.elo_interval``; None before any pair)."""
+
+    pairs: int
+    wins: int
+    draws: int
+    losses: int
+    llr: float
+    lower: float
+    upper: float
+    decision: str | None
+    at_limit: bool
+    elo: float | None
+    elo_low: float | None
+    elo_high: float | None
+
+    @property
+    def verdict(self) -> AbVerdict:
+        """Stronger, not stronger, stopped at the pair limit, or running."""
+        if self.decision is None and not self.at_limit:
+            return AbVerdict.RUNNING
+        return VERDICTS[self.decision]
+
+    def text(self) -> str:
+        """The state in a line: the verdict, the Elo edge and its interval, the pairs, the
+        W-D-L and the LLR between its bounds."""
+        elo = ("" if self.elo is None else
+               f" {self.elo:+.0f} Elo [{self.elo_low:+.0f}, {self.elo_high:+.0f}],")
+        return (f"{self.verdict}:{elo} {self.pairs} pairs (W-D-L {self.wins}-{self.draws}-"
+                f"{self.losses}), LLR {self.llr:.2f} in [{self.lower:.2f}, {self.upper:.2f}]")
 
 
 # --- internals ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+from scheduler.states import ScrimmageKind
 from scheduler.store.schema import STATUSES
 
 R = TypeVar("R", bound="Row")
@@ -223,6 +224,16 @@ class ScrimmageRow:
     created_at: float
     updated_at: float
     sent_at: float | None
+    kind: str = ScrimmageKind.SCRIMMAGE
+    elo0: float | None = None       # an A/B test's bounds (null until the service sets them)
+    elo1: float | None = None
+    alpha: float | None = None
+    beta: float | None = None
+    wins: int | None = None         # where its test stands: the pairs it took, in order
+    draws: int | None = None
+    losses: int | None = None
+    llr: float | None = None
+    verdict: str | None = None      # ``SprtState.verdict`` once it is over
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,8 @@ from sqlalchemy.engine import Engine
 
 from house import settings
 
-from scheduler.states import AuthorStatus, MatchStatus, ScrimmageState, VersionState
+from scheduler.states import (AuthorStatus, MatchStatus, ScrimmageKind, ScrimmageState,
+                              VersionState)
 from scheduler.store.packing import pack_record, pack_text, unpack_record, unpack_text
 
 metadata = MetaData()
@@ -156,7 +157,8 @@ sessions = Table(
 
 #: a test match an author asked for: ``pairs`` duplicate pairs of ``bot`` against
 #: ``opponent`` (both name@version), played as a season of its own (``season``) that counts
-#: for no standings and is shown to the two authors only
+#: for no standings and is shown to the two authors only; or (``kind``, 0008_ab) an A/B test
+#: of at most ``pairs``: its test's bounds, the pairs it took (W/D/L, LLR) and its verdict
 scrimmages = Table(
     "scrimmages", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
@@ -172,6 +174,11 @@ scrimmages = Table(
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
     Column("sent_at", Float),
+    Column("kind", String(16), nullable=False, server_default=ScrimmageKind.SCRIMMAGE.value),
+    Column("elo0", Float), Column("elo1", Float), Column("alpha", Float), Column("beta", Float),
+    Column("wins", Integer), Column("draws", Integer), Column("losses", Integer),
+    Column("llr", Float),
+    Column("verdict", String(32)),
 )
 
 #: who did what through the service or the organiser's commands, and what was refused

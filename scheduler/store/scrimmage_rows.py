@@ -8,7 +8,7 @@ import time
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.engine import Engine
 
-from scheduler.states import SCRIMMAGE_OPEN, ScrimmageState
+from scheduler.states import AB_KINDS, SCRIMMAGE_OPEN, ScrimmageKind, ScrimmageState
 from scheduler.store.plain_rows import ScrimmageRow
 from scheduler.store.schema import scrimmages
 
@@ -50,10 +50,20 @@ class Scrimmages:
                     for r in c.execute(q.order_by(scrimmages.c.id.desc())).mappings()]
 
     def in_flight(self, author: str) -> int:
+        """The scrimmages and A/B tests ``author`` asked for that are not over (those the
+        arena asked for, a new version's, are not counted)."""
         with self.engine.connect() as c:
             return c.execute(select(func.count()).select_from(scrimmages).where(
-                scrimmages.c.author == author, scrimmages.c.state.in_(SCRIMMAGE_OPEN))
-            ).scalar_one()
+                scrimmages.c.author == author, scrimmages.c.state.in_(SCRIMMAGE_OPEN),
+                scrimmages.c.kind != ScrimmageKind.NEW_VERSION)).scalar_one()
+
+    def tests_of(self, bot: str) -> list[ScrimmageRow]:
+        """The A/B tests of version ``bot`` (name@version), newest first."""
+        with self.engine.connect() as c:
+            return [ScrimmageRow(**r) for r in c.execute(
+                select(scrimmages).where(scrimmages.c.bot == bot,
+                                         scrimmages.c.kind.in_(tuple(AB_KINDS)))
+                .order_by(scrimmages.c.id.desc())).mappings()]
 
     def seasons(self) -> set[str]:
         """The seasons that play scrimmages (shown to their two authors only)."""

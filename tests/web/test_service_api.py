@@ -393,7 +393,8 @@ def _csrf(client) -> str:
 # -- the schema ------------------------------------------------------------------------------
 SERVICE_API = {"/api/v1/me", "/api/v1/bots", "/api/v1/bots/{name}/{version}",
                "/api/v1/bots/{name}/{version}/build-log", "/api/v1/bots/{name}/{version}/archive",
-               "/api/v1/bots/{name}/{version}/results", "/api/v1/matches/{match_id}/record",
+               "/api/v1/bots/{name}/{version}/results", "/api/v1/bots/{name}/{version}/roles",
+               "/api/v1/matches/{match_id}/record",
                "/api/v1/matches/{match_id}/logs/{seat}", "/api/v1/scrimmages",
                "/api/v1/scrimmages/{sid}", "/api/v1/scrimmages/{sid}/cancel",
                "/api/v1/register", "/api/v1/admin/authors", "/api/v1/admin/authors/{name}/disable",
