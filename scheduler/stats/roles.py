@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-Z95 = 1.959963984540054
-"""The normal distribution's 97.5% quantile: a two-sided 95% interval."""
+from scheduler.stats.ratings import Z95
+
 
 #: Student's t 97.5% quantiles for 1 to 30 degrees of freedom (beyond: ``t95``'s expansion)
 _T95 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004,
@@ -253,9 +253,11 @@ class RoleTally:
             if attacking is not None:
                 groups.append((Role.ATTACKERS if attacking else Role.DEFENDERS, None))
             if deal.dealer is not None and attacking is False:
-                if deal.dealer in mine:
+                # (with its own process as its partner, a bot is both: only "defenders")
+                dealt, across = deal.dealer in mine, (deal.dealer + 2) % 4 in mine
+                if dealt and not across:
                     groups.append((Role.DEALER, None))
-                if (deal.dealer + 2) % 4 in mine:
+                elif across and not dealt:
                     groups.append((Role.DEALER_PARTNER, None))
             if trump is not None:
                 groups.append((Role.TRUMP, trump))

@@ -72,8 +72,7 @@ def test_a_bots_groups_by_role_are_counted_by_hand():
         (Role.ALL, None): (3, 6, 4, 1),
         (Role.ATTACKERS, None): (2, 2, 2, 0),
         (Role.DEFENDERS, None): (3, 4, 2, 1),
-        (Role.DEALER, None): (2, 3, 1, 1),            # not where X dealt
-        (Role.DEALER_PARTNER, None): (3, 4, 2, 1),    # A across A: every defence
+        (Role.DEALER_PARTNER, None): (1, 1, 1, 0),    # where X dealt (A across A: neither)
         (Role.TRUMP, "spades"): (1, 2, 2, 0),
         (Role.TRUMP, "hearts"): (2, 2, 2, 0),
         (Role.TRUMP, "no-trump"): (1, 1, 0, 0),       # (one deal's trump unknown: in none)
@@ -96,10 +95,24 @@ def test_a_bots_groups_by_role_are_counted_by_hand():
                                   pytest.approx(55 + 3.182446 * 25))
     attack = got.group(Role.ATTACKERS)
     assert attack.net == Mean(2, 1.0, 1.0, 1.0) and attack.conceded.n == 0
-    assert got.group(Role.DEALER).net.mean == pytest.approx(-1 / 3)
+    assert got.group(Role.DEALER) is None
     assert got.group(Role.DEFENDERS).conceded == every.conceded
     assert got.to_dict()["groups"][0]["role"] == "all"
     json.dumps(got.to_dict())
+
+
+def test_the_dealer_and_the_dealers_partner_are_told_apart_only_with_another_partner():
+    """With its own process across (every partnership of the arena today) a defending bot is
+    both the dealer and its partner: it is counted as defending only; with another bot
+    across, by the seat that dealt."""
+    got = bot_roles("A", [
+        PlayedMatch(("A", "C", "X", "C"), (Deal(0, 1, 20, (0, 1)), Deal(2, 1, 30, (2, 0))),
+                    ("diamonds", "clubs")),
+        PlayedMatch(("A", "B", "A", "B"), (Deal(0, 1, 40, (1, 0)),), ("clubs",))])
+    table = {(g.role, g.key): (g.matches, g.deals, g.wins, g.net.mean) for g in got.groups}
+    assert table[(Role.DEFENDERS, None)] == (2, 3, 2, pytest.approx(2 / 3))
+    assert table[(Role.DEALER, None)] == (1, 1, 0, -1.0)          # A dealt, X across
+    assert table[(Role.DEALER_PARTNER, None)] == (1, 1, 1, 2.0)   # X dealt, A across
 
 
 def test_a_bot_not_in_a_match_counts_nothing_and_a_mismatched_match_is_refused():
