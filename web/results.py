@@ -20,6 +20,7 @@ from scheduler.reports import bot_versions, sealed_reason
 from scheduler.season_config import SeasonConfig
 from scheduler.stats.scores import match_tally
 from scheduler.service.terms import record_file_name
+from scheduler.service.versions import seasons_of
 from scheduler.service.visibility import Viewer, own_seats, owned
 
 #: matches of a season shown at once (the page's "older" link and the API's offset go on)
@@ -101,12 +102,7 @@ def version_results(request, viewer: Viewer, name: str, version: str, *,
     from web.api import sealed_in, standings
     store = request.app.state.store
     row = owned(store, viewer, name, version)
-    scrimmages = store.scrimmages.seasons()
-    seasons = [s for s in store.registry.pinning_seasons(row.content_hash) if s not in scrimmages]
-    if season is not None:
-        if season not in seasons:
-            raise Refused(Refusal.NOT_FOUND, f"{name}@{version} plays in no season {season!r}")
-        seasons = [season]
+    seasons = seasons_of(store, row, season)
     out = []
     for s in seasons:
         config = store.seasons.get(s).config

@@ -114,7 +114,7 @@ def ask(store, limits: Limits, config: AbSettings, variant: str, viewer: Viewer,
         opponent: str, *, address: str | None = None) -> int:
     """An A/B test of ``viewer``'s ready version ``bot`` against another of their own ready
     versions or a house bot (``opponent``), with the service's bounds; its id."""
-    from scheduler.service.scrimmages import opponent_of, version_of
+    from scheduler.service.scrimmages import opponent_of, version_of, within_flight
     from scheduler.service.house import house_bots
     mine = version_of(store, bot, "bot")
     if mine.author != viewer.name and not viewer.organiser:
@@ -128,12 +128,7 @@ def ask(store, limits: Limits, config: AbSettings, variant: str, viewer: Viewer,
     if theirs.author != mine.author and theirs.ref not in house_refs:
         raise Refused(Refusal.MALFORMED, "opponent: an A/B test is against another of your "
                       "own versions or a house bot; a scrimmage plays another author's")
-    if store.scrimmages.in_flight(viewer.name) >= limits.scrimmages_in_flight:
-        store.audit.write("limit", actor=viewer.name, detail="scrimmages in flight",
-                          address=address)
-        raise Refused(Refusal.LIMITED,
-                      f"limit reached: {limits.scrimmages_in_flight} of your scrimmages and A/B "
-                      "tests are queued or playing; it resets when one of them ends", 30.0)
+    within_flight(store, limits, viewer, address)
     sid = store.scrimmages.add(kind=ScrimmageKind.AB, author=viewer.name, bot=mine.ref,
                                opponent=theirs.ref, opponent_author=theirs.author,
                                variant=variant, **config.bounds())

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from referee.rules.events import DealEnded, DealStarted, Played
 from referee.rules.record import RecordError, replayed
 from referee.rules.trump import SUIT_NAMES
-from scheduler.errors import Refusal, Refused
+from scheduler.errors import Refused
 from scheduler.reports import bot_versions
 from scheduler.service.visibility import Viewer, owned
 from scheduler.stats.roles import NO_TRUMP, BotRoles, PlayedMatch, roles_of
@@ -190,14 +190,9 @@ def version_roles(store, viewer: Viewer, name: str, version: str, *,
                   season: str | None = None, newest: int = NEWEST) -> dict[str, Any]:
     """The viewer's ``name@version`` by role in each season (and ladder) that pinned it, its
     scrimmages apart, or in ``season`` only; refused as its results are (``owned``)."""
+    from scheduler.service.versions import seasons_of
     row = owned(store, viewer, name, version)
-    scrimmages = store.scrimmages.seasons()
-    seasons = [s for s in store.registry.pinning_seasons(row.content_hash)
-               if s not in scrimmages]
-    if season is not None:
-        if season not in seasons:
-            raise Refused(Refusal.NOT_FOUND, f"{name}@{version} plays in no season {season!r}")
-        seasons = [season]
+    seasons = seasons_of(store, row, season)
     out = []
     for s in seasons:
         bots = [b for b, v in bot_versions(store, s).items() if v["hash"] == row.content_hash]

@@ -51,18 +51,24 @@ def ask(store, limits: Limits, variant: str, viewer: Viewer, bot: str, opponent:
     theirs = opponent_of(store, opponent)
     if theirs.ref == mine.ref:
         raise Refused(Refusal.MALFORMED, "opponent: a version against itself tells nothing")
-    if store.scrimmages.in_flight(viewer.name) >= limits.scrimmages_in_flight:
-        store.audit.write("limit", actor=viewer.name, detail="scrimmages in flight",
-                          address=address)
-        raise Refused(Refusal.LIMITED,
-                      f"limit reached: {limits.scrimmages_in_flight} of your scrimmages are "
-                      "queued or playing; it resets when one of them ends", 30.0)
+    within_flight(store, limits, viewer, address)
     sid = store.scrimmages.add(author=viewer.name, bot=mine.ref, opponent=theirs.ref,
                                opponent_author=theirs.author, pairs=pairs,
                                variant=variant)
     store.audit.write("scrimmage", actor=viewer.name, subject=f"scrimmage {sid}",
                       detail=f"{mine.ref} v {theirs.ref}, {pairs} pairs", address=address)
     return sid
+
+
+def within_flight(store, limits: Limits, viewer: Viewer, address: str | None) -> None:
+    """Refuse (audited) one more scrimmage or A/B test of ``viewer``'s past their limit of
+    those queued or playing."""
+    if store.scrimmages.in_flight(viewer.name) >= limits.scrimmages_in_flight:
+        store.audit.write("limit", actor=viewer.name, detail="scrimmages in flight",
+                          address=address)
+        raise Refused(Refusal.LIMITED,
+                      f"limit reached: {limits.scrimmages_in_flight} of your scrimmages and A/B "
+                      "tests are queued or playing; it resets when one of them ends", 30.0)
 
 
 def visible(store, viewer: Viewer, sid: int) -> ScrimmageRow:

@@ -4,6 +4,7 @@ every one; ``visibility.owned``)."""
 
 from __future__ import annotations
 
+from scheduler.errors import Refusal, Refused
 from scheduler.service.visibility import Viewer, owned
 from scheduler.states import VersionState
 
@@ -31,6 +32,18 @@ def ab_tests(store, ref: str) -> list[dict]:
     from scheduler.service.ab import view
     return [{"id": t.id, "state": t.state, **(view(t) or {})}
             for t in store.scrimmages.tests_of(ref)]
+
+
+def seasons_of(store, row, season: str | None = None) -> list[str]:
+    """The seasons (and ladders) that pinned registry version ``row``, its scrimmages and A/B
+    tests apart; ``season``: that one only, refused unless it is one of them."""
+    scrimmages = store.scrimmages.seasons()
+    seasons = [s for s in store.registry.pinning_seasons(row.content_hash) if s not in scrimmages]
+    if season is None:
+        return seasons
+    if season not in seasons:
+        raise Refused(Refusal.NOT_FOUND, f"{row.ref} plays in no season {season!r}")
+    return [season]
 
 
 def _ahead(store, version_id: int) -> dict[str, int]:

@@ -245,7 +245,7 @@ def test_each_limit_refuses_with_its_name_and_reset(tmp_path):
                   headers=svc.auth("alice")).status_code == 202
     second = c.post("/api/v1/scrimmages", json={"bot": first, "opponent": house.ref,
                                                 "pairs": 1}, headers=svc.auth("alice"))
-    assert second.status_code == 429 and "scrimmages are queued or playing" in \
+    assert second.status_code == 429 and "scrimmages and A/B tests are queued or playing" in \
         second.json()["detail"]
     # logins: three failures from one address, then even the right token waits
     for _ in range(3):
