@@ -89,6 +89,15 @@ def cmd_bench_ladder_rest(args) -> int:
     return main(["--seconds", str(args.seconds)])
 
 
+def cmd_bench_export(args) -> int:
+    from tools.benchexport import bench_export
+    if args.matches < 20 or args.deals < 1:
+        print("arena bench export: --matches >= 20 and --deals >= 1", file=sys.stderr)
+        return 2
+    return bench_export(args.matches, args.variant, args.deals,
+                        Path(args.keep) if args.keep else None)
+
+
 def register(sub) -> None:
     variants = VARIANTS
     bench = sub.add_parser("bench", help="benchmarks (commands, not tests)")
@@ -185,3 +194,10 @@ def register(sub) -> None:
     bl.add_argument("--deals", type=int, default=2)
     bl.add_argument("--variant", choices=variants, default="two-deck-80")
     bl.set_defaults(func=cmd_bench_languages)
+    be = bsub.add_parser("export", help="arena export's rows/s and peak memory over a season "
+                         "of N matches played in process, and over one of N/10")
+    be.add_argument("--matches", type=int, default=2000, help="matches of the large season")
+    be.add_argument("--variant", choices=variants, default="two-deck-fry")
+    be.add_argument("--deals", type=int, default=1, help="deals a match")
+    be.add_argument("--keep", metavar="DIR", help="keep the store and the files made there")
+    be.set_defaults(func=cmd_bench_export)

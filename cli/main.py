@@ -13,7 +13,7 @@ import os
 import sys
 
 GROUPS = ("rules", "bench", "play", "season", "bots", "serve", "sprt", "dashboard", "demo",
-          "lab", "ops", "study", "botzone")
+          "lab", "ops", "study", "botzone", "export")
 """The command groups (modules of ``cli/``), in the order ``arena --help`` lists their commands
 (a group that adds to another's subcommands, ``bench lab`` or ``bots wrap``, comes after it)."""
 
@@ -25,6 +25,7 @@ COMMANDS = {
     "authors": ("serve",), "audit": ("serve",), "scrimmage": ("serve",), "sprt": ("sprt",),
     "web": ("dashboard",), "demo": ("demo",), "lab": ("lab",), "workers": ("ops",),
     "settings": ("ops",), "runtimes": ("ops",), "study": ("study",), "botzone": ("botzone",),
+    "export": ("export",),
 }
 """Each command and the groups that register it or add subcommands to it (checked against the
 whole parser by tests/house/test_cli_startup.py)."""
