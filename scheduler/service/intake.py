@@ -5,15 +5,16 @@ it from the store, builds it in the sandbox (``building``), plays its check (``c
 leaves it ``ready`` or ``refused`` with the reason and its build log. The check cannot be told
 from play: a duplicate pair as one of the service's seasons plays it (``check_like_here``: an
 open ladder's, else the newest season's, else the next scrimmage's match ids, rules, time
-control, fault policy, sandbox limits and deals per match) against a house bot (``house.house_bots``:
-the organiser's ready versions; none: the random sample bot). A bot that behaves only when it
-is checked is caught by the crash limit (``scheduler.crash_limit``, run by the worker that
-stored a forfeited match): a ready version that forfeited ``limit`` of its last ``window``
-matches is ``suspended`` (out of the ladders, refused for new scrimmages and seasons) until the
-organiser lifts it (``arena bots unsuspend``). A scrimmage is a season of its own
-(``open_scrimmage``: opened on a worker, which builds what it needs), whose matches the
-service's dispatcher sends on the scrimmage lane (``Dispatcher``; the lanes and their shares:
-``scheduler.dispatch``). The web process never builds nor plays a bot.
+control, fault policy, sandbox limits and deals per match) against a house bot
+(``house.house_bots``: the organiser's ready versions; none: the random sample bot). A bot
+that behaves only when it is checked is caught by the crash limit (``scheduler.crash_limit``,
+run by the worker that stored a forfeited match): a ready version that forfeited ``limit`` of
+its last ``window`` matches is ``suspended`` (out of the ladders, refused for new scrimmages and
+seasons) until the organiser lifts it (``arena bots unsuspend``). A version that becomes ready
+asks for its A/B test against its predecessor (``scheduler.service.ab``). A scrimmage, and an
+A/B test, is a season of its own (``open_scrimmage``: opened on a worker, which builds what it
+needs), whose matches the service's dispatcher sends on the scrimmage lane (``Dispatcher``; the
+lanes and their shares: ``scheduler.dispatch``). The web process never builds nor plays a bot.
 """
 
 from __future__ import annotations

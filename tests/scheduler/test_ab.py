@@ -42,10 +42,10 @@ def test_a_new_versions_test_errs_at_about_its_rates_in_simulation(draws):
     run 400 times on simulated pairs: with the new version exactly elo0 stronger it is called
     "stronger" in at most about alpha of the runs, exactly elo1 stronger "not stronger" in at
     most about beta (the pair limit stops about half of those runs undecided: 8 and 9 of 400
-    wrong with 10% draws); well above the verdict is "stronger", below never. 400 runs at a true rate of 5%: 20 expected, sd
-    4.4; at most 34 (3 sd) keeps a correct test passing; a test that ignores the variance's
-    padding or swaps the bounds fails by far (seen: 96 of 400 with ``lower`` and ``upper``
-    swapped)."""
+    wrong with 10% draws); well above the verdict is "stronger", below never. 400 runs at a
+    true rate of 5%: 20 expected, sd 4.4; at most 34 (3 sd) keeps a correct test passing; a
+    test that stops too early fails by far (seen: 134 and 120 false "stronger" of 400 with the
+    upper bound a third of Wald's)."""
     config = AbSettings()
     test, limit = config.test(), config.max_pairs
     rng = random.Random(20261206)
