@@ -32,7 +32,7 @@ def test_a_value_not_of_its_type_and_an_unknown_name_are_refused(monkeypatch):
     monkeypatch.setenv("ARENA_LEASE_S", "soon")
     with pytest.raises(ValueError, match="ARENA_LEASE_S='soon': expected float"):
         settings.LEASE_S.value()
-    with pytest.raises(KeyError, match="no setting 'ARENA_LEASE'; known: ARENA_AUTHOR_TOKEN"):
+    with pytest.raises(KeyError, match="no setting 'ARENA_LEASE'; known: ARENA_AB, ARENA_AB_ALPHA"):
         settings.setting("ARENA_LEASE")
 
 
