@@ -124,18 +124,21 @@ def cmd_serve(args) -> int:
     bodies = {k: v for k, v in (("body_s", args.body_s), ("body_rate", args.body_rate))
               if v is not None}
     from scheduler.service.ab import AbSettings
+    from scheduler.service.human import HumanSettings
     try:
-        ab = AbSettings.from_env()
+        ab, people = AbSettings.from_env(), HumanSettings.from_env()
     except ValueError as e:
         print(f"arena serve: {e}", file=sys.stderr)
         return 2
     config = ServiceConfig(limits=limits, self_registration=args.self_registration,
                            variant=args.variant, secure_cookies=args.secure_cookies, ab=ab,
-                           **bodies)
+                           human=people, **bodies)
     bounds = ServerBounds(connections=args.connections, keep_alive_s=args.keep_alive_s,
                           header_s=args.header_s, header_bytes=args.header_bytes)
     try:
-        open_store(url)  # the service creates its store (an author needs one to be added)
+        # the service creates its store (an author needs one to be added); a person's game a
+        # previous run left open cannot go on
+        open_store(url).humans.abandon_open("the service stopped while it was played")
         app = create_app(url, service=config)
     except (StoreVersionError, StoreError, ValueError) as e:
         print(f"arena serve: --db {e}", file=sys.stderr)
@@ -177,6 +180,7 @@ def cmd_serve(args) -> int:
                                 forwarded_allow=args.forwarded_allow)).run()
     finally:
         dispatcher.stop()
+        app.state.games.close()
         if local is not None:
             local.close()
     return 0

@@ -148,6 +148,15 @@ AB_WINDOW = _add("ARENA_AB_WINDOW", int, 1,
 AB_SECRET = _add("ARENA_AB_SECRET", str, None,
                  "the key of every A/B test's deals, read by the workers that open them: "
                  "fixed deals, for tests and reproducible research only", Scope.DEVELOPER)
+HUMAN = _add("ARENA_HUMAN", bool, True,
+             "1: authors play bots in the browser (/play) on arena serve (0: off)")
+HUMAN_GAMES = _add("ARENA_HUMAN_GAMES", int, 4,
+                   "people's games in play at once on the service (one per person)")
+HUMAN_DECISION_MS = _add("ARENA_HUMAN_DECISION_MS", int, 120_000,
+                         "a person's time for each decision in a game in the browser, in ms")
+HUMAN_SEED = _add("ARENA_HUMAN_SEED", str, None,
+                  "the seed of every person's game on the service: fixed deals, for tests only",
+                  Scope.DEVELOPER)
 CRASH_LIMIT = _add("ARENA_CRASH_LIMIT", int, 3,
                    "forfeits of a version's last ARENA_CRASH_WINDOW matches that suspend it "
                    "(0: never)")

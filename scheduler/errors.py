@@ -42,6 +42,8 @@ class Refusal(enum.Enum):
     """The request's body did not arrive in time."""
     TOO_LARGE = "too_large"
     """The request's body or archive is over its limit."""
+    CONFLICT = "conflict"
+    """It no longer applies: the thing it answers was answered already, or is over."""
     LIMITED = "limited"
     """A limit on how much or how often is reached; ``retry_after`` may say when to retry."""
     FAILED = "failed"

@@ -149,12 +149,25 @@ class MatchPlan:
 def pairing_spec(match_id: str, team0: SeatBot, team1: SeatBot, *, variant: str,
                  options: dict[str, Any], deals: Sequence[DealSpec], time_control: TimeControl,
                  sandbox: SandboxPolicy | None = None) -> MatchSpec:
-    """The one writer of a match spec: ``team0`` (seats 0 and 2) against ``team1`` (seats 1
-    and 3) on ``deals``, under the variant and its ``options``, the time control and fault
-    policy, and the seats' ``sandbox`` limits (None: the defaults)."""
+    """A season's match: ``team0`` (seats 0 and 2) against ``team1`` (seats 1 and 3) on
+    ``deals``, under the variant and its ``options``, the time control and fault policy, and
+    the seats' ``sandbox`` limits (None: the defaults)."""
     seats = [team0, team1, team0, team1]
-    return MatchSpec(match_id, variant, options, deals=list(deals), time_control=time_control,
-                     seat_names=[b.name for b in seats], bots=seats,
+    return match_spec(match_id, [b.name for b in seats], variant=variant, options=options,
+                      deals=deals, time_control=time_control, bots=seats, sandbox=sandbox)
+
+
+def match_spec(match_id: str, names: Sequence[str], *, variant: str, time_control: TimeControl,
+               options: dict[str, Any] | None = None, deals: Sequence[DealSpec] | None = None,
+               seed: str = "0", max_deals: int | None = None,
+               bots: Sequence[SeatBot] | None = None,
+               sandbox: SandboxPolicy | None = None) -> MatchSpec:
+    """The one writer of a match spec: the four seats' ``names`` (and ``bots``, for the
+    referee process), on ``deals`` (a season's), or a game of ``max_deals`` from ``seed`` (a
+    person's game in the browser)."""
+    return MatchSpec(match_id, variant, dict(options or {}), seed=seed, max_deals=max_deals,
+                     deals=None if deals is None else list(deals), time_control=time_control,
+                     seat_names=list(names), bots=None if bots is None else list(bots),
                      sandbox=None if sandbox is None else sandbox.to_dict())
 
 

@@ -141,6 +141,23 @@ class AbVerdict(StrEnum):
     """No decision within the pairs allowed."""
 
 
+class HumanGameState(StrEnum):
+    """A person's game in the browser (``human_games.state``); over and failed are final."""
+
+    STARTING = "starting"
+    """Its bots are being built and started."""
+    PLAYING = "playing"
+    """The referee plays it."""
+    OVER = "over"
+    """Played to its end; its record is kept."""
+    FAILED = "failed"
+    """It could not be played to its end (the reason says why); no record."""
+
+
+HUMAN_OPEN = (HumanGameState.STARTING, HumanGameState.PLAYING)
+"""The states of a person's game not over yet."""
+
+
 class SeasonState(StrEnum):
     """A season's state in a word or two, as ``arena seasons`` and the dashboard show it
     (``scheduler.reports.season_status``): worked out from its matches, never stored."""

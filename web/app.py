@@ -246,8 +246,11 @@ def create_app(db_url: str, service=None) -> FastAPI:
     app.state.store = open_store(db_url, create=False)
     app.state.service = service
     if service is not None:
+        from scheduler.service.human import Games
         from scheduler.service.uploads import UploadSlots
         app.state.upload_slots = UploadSlots()
+        app.state.human = service.human
+        app.state.games = Games(app.state.store, app.state.store.url, service.human)
     app.state.templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.state.standings_cache = {}
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
@@ -281,9 +284,10 @@ def create_app(db_url: str, service=None) -> FastAPI:
 
     app.include_router(api.router)
     if service is not None:
-        from web import author_pages, service_api
+        from web import author_pages, play, service_api
         app.include_router(service_api.router)
         app.include_router(author_pages.router)
+        app.include_router(play.router)
     app.include_router(pages.router)
     try:
         from web import replay

@@ -50,7 +50,7 @@ def local_path(path: object) -> str:
     return path
 
 
-def _author(request: Request) -> Viewer:
+def session_author(request: Request) -> Viewer:
     """The session's author, for a form's write (401 without one)."""
     who = page_viewer(request)
     if who is None:
@@ -59,7 +59,7 @@ def _author(request: Request) -> Viewer:
     return who
 
 
-def _reader(request: Request) -> Viewer:
+def session_reader(request: Request) -> Viewer:
     """The session's author, for a page (without one: to /login, and back after)."""
     who = page_viewer(request)
     if who is None:
@@ -67,7 +67,7 @@ def _reader(request: Request) -> Viewer:
     return who
 
 
-def _render(request: Request, name: str, code: int = 200, headers=None,
+def render_page(request: Request, name: str, code: int = 200, headers=None,
             **context) -> HTMLResponse:
     from web.pages import when
     return request.app.state.templates.TemplateResponse(
@@ -75,7 +75,7 @@ def _render(request: Request, name: str, code: int = 200, headers=None,
                         **context}, status_code=code, headers=headers)
 
 
-async def _form(request: Request, limit: int) -> dict:
+async def read_form(request: Request, limit: int) -> dict:
     """The form's fields (an upload's file as bytes), its body bounded by ``limit``."""
     # (the form parser reads the body kept here)
     request._body = await service.read_body(request, limit)
@@ -92,7 +92,7 @@ def _address(request: Request) -> str:
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request, next: str = Query("/me", max_length=500)):
-    return _render(request, "login.html", next=local_path(next))
+    return render_page(request, "login.html", next=local_path(next))
 
 
 def _same_origin(request: Request) -> None:
@@ -113,7 +113,7 @@ def _same_origin(request: Request) -> None:
 async def login(request: Request):
     store, config = request.app.state.store, request.app.state.service
     _same_origin(request)
-    form = await _form(request, config.limits.body_bytes)
+    form = await read_form(request, config.limits.body_bytes)
     token = form.get("token")
     if not isinstance(token, str) or not token.strip():
         raise Refused(Refusal.MALFORMED, "token: expected the token the organiser gave you")
@@ -126,8 +126,8 @@ async def login(request: Request):
 
 @router.post("/logout")
 async def logout(request: Request):
-    who = _author(request)
-    form = await _form(request, request.app.state.service.limits.body_bytes)
+    who = session_author(request)
+    form = await read_form(request, request.app.state.service.limits.body_bytes)
     service.check_csrf(who, form.get("csrf"))
     request.app.state.store.sessions.end(sessions.digest(request.cookies[SESSION_COOKIE]))
     request.app.state.store.audit.write("logout", actor=who.name, address=_address(request))
@@ -138,7 +138,7 @@ async def logout(request: Request):
 
 @router.get("/me", response_class=HTMLResponse)
 def me(request: Request):
-    return _me_page(request, _reader(request))
+    return _me_page(request, session_reader(request))
 
 
 RUNTIMES_EVERY_S = 60.0
@@ -183,7 +183,7 @@ def _me_page(request: Request, who: Viewer, code: int = 200, headers=None,
     played = [(v, results.version_results(request, who, v["name"], v["version"], limit=ON_ME))
               for v in mine if v["seasons"]]
     ladders = ladder_places(store, [f"{v['name']}@{v['version']}" for v in ready_mine])
-    return _render(request, "me.html", code, headers, versions=mine, ready=ready_mine,
+    return render_page(request, "me.html", code, headers, versions=mine, ready=ready_mine,
                    ladders=ladders,
                    played=[(v, r) for v, r in played if r["seasons"]],
                    opponents=opponents, scrims=scrimmages.listing(store, who),
@@ -197,8 +197,8 @@ async def upload(request: Request):
     its CSRF token once read; the archive is unpacked on a worker thread's process, never on
     the event loop."""
     config = request.app.state.service
-    who = await run_in_threadpool(_author, request)
-    form = await _form(request, config.limits.archive_bytes + (64 << 10))
+    who = await run_in_threadpool(session_author, request)
+    form = await read_form(request, config.limits.archive_bytes + (64 << 10))
     service.check_csrf(who, form.get("csrf"))
     data = form.get("archive")
     try:
@@ -220,11 +220,11 @@ def version_page(request: Request, name: str = Path(max_length=64),
                  offset: int = Query(0, ge=0, le=10**9)):
     """A version: its state (followed by ``static/version.js`` while it is on its way), its
     results in each season, its build log."""
-    who = _reader(request)
+    who = session_reader(request)
     store = request.app.state.store
     v = version_view(store, who, name, version)
     got = results.version_results(request, who, name, version, season=season, offset=offset)
-    return _render(request, "version.html", v=v, res=got, waiting=ahead_text(v["ahead"]),
+    return render_page(request, "version.html", v=v, res=got, waiting=ahead_text(v["ahead"]),
                    log=build_log(store, who, name, version),
                    roles={r["season"]: r for r in version_roles(
                        store, who, name, version, season=season)["seasons"]})
@@ -234,7 +234,7 @@ def version_page(request: Request, name: str = Path(max_length=64),
 def version_state(request: Request, name: str = Path(max_length=64),
                   version: str = Path(max_length=64)):
     """A version's state as JSON, for its page to follow."""
-    v = version_view(request.app.state.store, _author(request), name, version)
+    v = version_view(request.app.state.store, session_author(request), name, version)
     return JSONResponse({"state": v["state"], "withdrawn": v["withdrawn"],
                          "waiting": ahead_text(v["ahead"])})
 
@@ -242,22 +242,22 @@ def version_state(request: Request, name: str = Path(max_length=64),
 @router.get("/me/matches/{match_id}/record")
 def match_record(request: Request, match_id: str = Path(max_length=120)):
     """The record of a match one of the author's versions played, to save."""
-    return results.download(request.app.state.store, _reader(request), match_id)
+    return results.download(request.app.state.store, session_reader(request), match_id)
 
 
 @router.get("/me/matches/{match_id}/logs/{seat}", response_class=PlainTextResponse)
 def seat_log(request: Request, match_id: str = Path(max_length=120),
              seat: int = Path(ge=0, le=3)):
     """A seat's log as plain text (never rendered as markup)."""
-    who = _reader(request)
+    who = session_reader(request)
     return PlainTextResponse(seat_log_of(request.app.state.store, who, match_id, seat))
 
 
 @router.post("/me/scrimmages")
 async def scrimmage_ask(request: Request):
-    who = _author(request)
+    who = session_author(request)
     config = request.app.state.service
-    form = await _form(request, config.limits.body_bytes)
+    form = await read_form(request, config.limits.body_bytes)
     service.check_csrf(who, form.get("csrf"))
     kept = {k: str(form.get(k, ""))[:200] for k in ("bot", "opponent", "pairs", "sprt")}
     try:
@@ -275,15 +275,15 @@ async def scrimmage_ask(request: Request):
 
 @router.get("/me/scrimmages/{sid}", response_class=HTMLResponse)
 def scrimmage_page(request: Request, sid: int = Path(ge=1, le=2**31)):
-    who = _reader(request)
-    return _render(request, "scrimmage.html",
+    who = session_reader(request)
+    return render_page(request, "scrimmage.html",
                    s=scrimmages.view(request.app.state.store, who, sid))
 
 
 @router.post("/me/scrimmages/{sid}/cancel")
 async def scrimmage_cancel(request: Request, sid: int = Path(ge=1, le=2**31)):
-    who = _author(request)
-    form = await _form(request, request.app.state.service.limits.body_bytes)
+    who = session_author(request)
+    form = await read_form(request, request.app.state.service.limits.body_bytes)
     service.check_csrf(who, form.get("csrf"))
     scrimmages.cancel(request.app.state.store, who, sid, address=_address(request))
     return RedirectResponse(f"/me/scrimmages/{sid}", status_code=303)

@@ -13,6 +13,7 @@ STATUS: dict[Refusal, int] = {
     Refusal.NOT_FOUND: 404,
     Refusal.TOO_SLOW: 408,
     Refusal.TOO_LARGE: 413,
+    Refusal.CONFLICT: 409,
     Refusal.LIMITED: 429,
     Refusal.FAILED: 500,
 }

@@ -319,7 +319,7 @@ def _match(request: Request, match_id: str) -> MatchFile:
     return match
 
 
-def _seat(seat: str | None) -> int | None:
+def seat_of(seat: str | None) -> int | None:
     if seat is None or seat == "":
         return None
     if seat not in ("0", "1", "2", "3"):
@@ -344,7 +344,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {400: {"description": "a bad seat (no
 @router.get("/api/matches/{match_id}/replay", responses=_ERRORS)
 def replay_api(request: Request, match_id: str, seat: str | None = None) -> dict[str, Any]:
     """The match's replay steps, in the full view or as ``seat`` (0-3) saw it."""
-    view = _seat(seat)
+    view = seat_of(seat)
     match = _match(request, match_id)
     try:
         return replay_of(match, view)
@@ -356,7 +356,7 @@ def replay_api(request: Request, match_id: str, seat: str | None = None) -> dict
 @router.get("/matches/{match_id}/replay", response_class=HTMLResponse, include_in_schema=False)
 def replay_page(request: Request, match_id: str, seat: str | None = None):
     """The replay viewer; it loads its steps from the API in the view asked for."""
-    view = _seat(seat)
+    view = seat_of(seat)
     match = _match(request, match_id)
     return request.app.state.templates.TemplateResponse(
         request, "replay.html",

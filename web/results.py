@@ -136,7 +136,7 @@ def own_record(store, viewer: Viewer, match_id: str) -> bytes:
     sealed = store.pages.sealed_by(match_id)
     if sealed:
         raise Refused(Refusal.FORBIDDEN, f"match {match_id}: {sealed_reason(sealed)}")
-    return json.dumps(_redacted(record.to_dict(), seats), ensure_ascii=False).encode()
+    return json.dumps(redacted(record.to_dict(), seats), ensure_ascii=False).encode()
 
 
 def download(store, viewer: Viewer, match_id: str) -> Response:
@@ -146,7 +146,7 @@ def download(store, viewer: Viewer, match_id: str) -> Response:
                              f'attachment; filename="{record_file_name(match_id)}"'})
 
 
-def _redacted(record: dict, seats: set[int]) -> dict:
+def redacted(record: dict, seats: set[int]) -> dict:
     """The record without the logs of the bots in the seats not in ``seats``."""
     out = dict(record)
     for key in ("bot_logs", "bot_log_bytes"):

@@ -36,10 +36,12 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
                            tcp_port: int | None = None, keep_sent: bool = False,
                            tokens: list[str] | None = None, sandbox=None,
                            listening: Callable[[str], None] | None = None,
-                           startup: Startup | None = None
+                           startup: Startup | None = None, piped: dict | None = None
                            ) -> tuple[MatchResult, MatchFile, MatchRunner]:
     """Play ``spec`` between ``bots`` (seat order; None for a seat played from elsewhere over
-    TCP, which needs ``tcp_port``: 0 for a free one); returns (result, match file, runner).
+    TCP, which needs ``tcp_port``: 0 for a free one, or over the pipes ``piped`` gives it:
+    seat -> (its input to write to, its output to read from), a stdio seat like a program's
+    whose other ends the caller holds); returns (result, match file, runner).
     ``listening`` is told the TCP address ("127.0.0.1:PORT") once the referee listens there,
     before any bot is started.
 
@@ -106,6 +108,10 @@ async def play_match_async(spec: MatchSpec, bots: Sequence[Manifest | None], wor
             return proc
 
         starting: dict[int, Manifest] = {}
+        for seat, (into, out) in (piped or {}).items():
+            if bots[seat] is not None:
+                raise ValueError(f"seat {seat} is played over pipes and by a bot")
+            seats[seat] = await StdioSeat.open(into, out)
         for seat, bot in enumerate(bots):
             if bot is None:
                 continue

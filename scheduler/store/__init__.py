@@ -17,6 +17,7 @@ methods are each one short transaction and hand out frozen rows (``store.queue.c
   (``scrimmage_rows``), ``store.audit`` (``audit_rows``: the audit log and rate-limit events):
   the submission service's rows;
 - ``store.ladder`` (``ladder_rows``): a ladder's entries, added matches and rating history;
+- ``store.humans`` (``human_rows``): people's games in the browser, their records;
 - ``store.pages`` (``pages``): the reads of the dashboard and the command line's listings.
 
 Beside them: ``schema`` (the tables, the constants, the engines; ``metadata``: the models) and
@@ -50,6 +51,7 @@ from scheduler.store.schema import (CANCELLED, COUNTED_FIRST, DEFAULT_LEASE_S, E
                                     bot_archives, bot_versions, bots, compress, decompress,
                                     engine_for, matches, metadata, pair_scores, records, results,
                                     season_cancels, season_secrets, seasons, worker_name)
+from scheduler.store.human_rows import Humans
 from scheduler.store.ladder_rows import Ladder
 from scheduler.store.scrimmage_rows import Scrimmages
 from scheduler.store.season_rows import Seasons, plan_rows
@@ -80,7 +82,8 @@ class Store:
     job's rows (a caller names the job it uses: ``store.queue.claim(...)``)."""
 
     __slots__ = ("url", "engine", "seasons", "cancels", "queue", "results", "registry",
-                 "authors", "versions", "sessions", "scrimmages", "audit", "ladder", "pages")
+                 "authors", "versions", "sessions", "scrimmages", "audit", "ladder", "pages",
+                 "humans")
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -100,6 +103,7 @@ class Store:
         self.audit = Audit(engine)
         self.ladder = Ladder(engine)
         self.pages = Pages(engine)
+        self.humans = Humans(engine)
 
 
 def _migrated(engine, url: str, attempts: int = 6) -> None:

@@ -61,10 +61,8 @@ seasons = Table(
     Column("created_at", Float, nullable=False),
 )
 
-# The key of each season's deal seeds, read by the scheduler only, never served. A table of its
-# own (not a column of seasons): a store made before it gains it when migrated (0001_baseline),
-# and a season row handed around (standings) never carries the secret. A season stored before it
-# has no row here: its deals followed from its name.
+# The key of each season's deal seeds, read by the scheduler only, never served: a table of its
+# own, so that a season row handed around never carries it (none: its deals follow its name).
 season_secrets = Table(
     "season_secrets", metadata,
     Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
@@ -72,8 +70,6 @@ season_secrets = Table(
     Column("given", Boolean, nullable=False),  # set in the season file, on purpose
 )
 
-# A table of its own (not a column of seasons): a store made before it gains it when migrated
-# (0001_baseline).
 season_cancels = Table(
     "season_cancels", metadata,
     Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
@@ -130,9 +126,8 @@ authors = Table(
     Column("changed_at", Float),
 )
 
-# The submission service (``scheduler/service/``, 0005_service). A version the service took
-# in is built and smoke-checked by a worker (``scheduler/service/intake.py``): its state here.
-# A version with no row was stored by the organiser in their own store and is ready as it is.
+# The submission service (``scheduler/service/``, 0005_service): the state of a version a worker
+# builds and checks (``intake.py``); a version with no row (the organiser's own) is ready.
 version_states = Table(
     "version_states", metadata,
     Column("version_id", Integer, ForeignKey("bot_versions.id"), primary_key=True),
@@ -302,8 +297,7 @@ attempts = Table(
 )
 
 # A ladder (``scheduler/ladder.py``, 0006_ladder): when each version joined and retired, and
-# every version's openskill rating after each of its pairs (its history; a retired version's
-# stays).
+# every version's openskill rating after each of its pairs (its history).
 ladder_entries = Table(
     "ladder_entries", metadata,
     Column("season", String(100), ForeignKey("seasons.name"), primary_key=True),
@@ -325,6 +319,22 @@ ladder_ratings = Table(
     Column("at", Float, nullable=False),
 )
 
+# A person's game in the browser (``scheduler/service/human.py``, 0009_human): the person, the
+# seat they played, the four seats' names, its state, and once over its record and the bots'
+# seat logs (``compress``-ed; a game is no season's and counts in no standings).
+human_games = Table(
+    "human_games", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("person", String(100), nullable=False, index=True),
+    Column("variant", String(60), nullable=False),
+    Column("seat", Integer, nullable=False),
+    *(Column(f"name_{i}", String(240), nullable=False) for i in range(4)),
+    Column("state", String(16), nullable=False), Column("reason", Text),  # ``HumanGameState``
+    Column("match_id", String(120), nullable=False, unique=True),
+    Column("record", LargeBinary), Column("logs", LargeBinary),
+    Column("created_at", Float, nullable=False), Column("ended_at", Float),
+)
+
 #: the columns that hold JSON text (each read back by one typed attribute of ``rows``)
 JSON_COLUMNS = frozenset(c.name for t in metadata.tables.values() for c in t.columns
                          if c.name.endswith("_json"))
@@ -337,14 +347,11 @@ LOST = ("lost: its worker stopped renewing the lease (killed, stopped or cut off
         "store)")
 CANCELLED = "its season was cancelled"
 COUNTED_FIRST = "another attempt's result was written first"
-#: a match's statuses (``MatchStatus``): ``cancelled`` ones (of a cancelled season) are never
-#: played
+#: a match's statuses (``MatchStatus``): a ``cancelled`` one is never played
 STATUSES = tuple(MatchStatus)
-#: a service version's states (``VersionState``), in order; ``refused`` is final, ``ready``
-#: too unless the crash limit suspends it (``scheduler.crash_limit.after_forfeit``:
-#: ``suspended`` until the organiser lifts it, ``arena bots unsuspend``)
+#: a service version's states (``VersionState``), in order (``suspended``: the crash limit's)
 VERSION_STATES = tuple(VersionState)
-#: a scrimmage's states (``ScrimmageState``); ``done``, ``failed`` and ``cancelled`` are final
+#: a scrimmage's states (``ScrimmageState``)
 SCRIMMAGE_STATES = tuple(ScrimmageState)
 
 
@@ -354,19 +361,16 @@ def worker_name() -> str:
 
 
 def compress(record: dict) -> bytes:
-    """A match record's stored bytes (``records.data``): packed (``packing.pack_record``)."""
+    """A match record's stored bytes (``records.data``): ``packing.pack_record``."""
     return pack_record(record)
 
 
 def decompress(data: bytes) -> dict:
-    """The match record of stored bytes, packed or written before the packing."""
-    return unpack_record(data)
+    return unpack_record(data)  # (packed, or written before the packing)
 
 
-#: one engine per (process, URL)
-ENGINES: dict[tuple[int, str], Engine] = {}
-#: the engines whose store was migrated by this process
-READY: set[Engine] = set()
+ENGINES: dict[tuple[int, str], Engine] = {}  # one engine per (process, URL)
+READY: set[Engine] = set()  # the engines whose store was migrated by this process
 
 
 def engine_for(url: str) -> Engine:

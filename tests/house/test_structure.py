@@ -969,7 +969,8 @@ def test_the_scheduler_writes_match_specs_in_one_place():
 # -- the store composed by job ----------------------------------------------------------------
 #: the jobs a ``Store`` is composed of, by attribute
 STORE_JOBS = frozenset({"seasons", "cancels", "queue", "results", "registry", "authors",
-                        "versions", "sessions", "scrimmages", "audit", "ladder", "pages"})
+                        "versions", "sessions", "scrimmages", "audit", "ladder", "pages",
+                        "humans"})
 
 
 def _store_jobs() -> dict[str, type]:

@@ -26,6 +26,9 @@ from scheduler.stats.scores import PairScore
 from scheduler.store import open_store
 from scheduler.store.plain_rows import ScrimmageRow
 
+#: the module's fixture (a service playing its games) is made once, on one worker
+pytestmark = pytest.mark.xdist_group("ab_tests")
+
 
 # -- the test's error rates ----------------------------------------------------------------
 def _pairs(rng: random.Random, elo: float, draws: float):

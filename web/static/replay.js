@@ -145,8 +145,9 @@
   async function load(view) {
     seat = view;
     root.dataset.ready = "false";
-    const url = "/api/matches/" + encodeURIComponent(matchId) + "/replay" +
-      (view === null ? "" : "?seat=" + view);
+    const base = root.dataset.steps ||
+      "/api/matches/" + encodeURIComponent(matchId) + "/replay";
+    const url = base + (view === null ? "" : "?seat=" + view);
     const err = $("replay-error");
     try {
       const r = await fetch(url, { headers: { Accept: "application/json" } });
