@@ -143,3 +143,29 @@ def test_the_limits_and_who_may_see_a_game(site):
     assert httpx.get(f"{site['base']}/play/{game}/stream").status_code == 401
     _play_to_the_end(c, csrf, game)
     assert _start(c, csrf).status_code == 303  # over: another may start
+
+
+def test_an_author_plays_with_their_own_bot_and_reads_its_seat_log(site):
+    """From a version's page: a game with it as partner (the form comes with it chosen);
+    afterwards its seat log is its author's, and nobody else's."""
+    from scheduler.registry.submissions import submit as stored
+    store = site["store"]
+    folder = _house(site["root"], "random", "alices")
+    (folder / "bot.py").write_text((folder / "bot.py").read_text().replace(
+        'if __name__ == "__main__":\n', 'if __name__ == "__main__":\n'
+        "    print('alices bot says hello', file=sys.stderr, flush=True)\n", 1))
+    ref = stored(store, folder, author="alice", state="ready").version.ref
+    c, csrf = _client(site, "alice")
+    page = c.get("/me/bots/alices/1.0.0").text
+    link = re.search(r'href="(/play\?bot_2=[^"]+)"', page).group(1).replace("&amp;", "&")
+    form = c.get(link).text
+    assert re.search(r'<option[^>]*value="alices@1\.0\.0"[^>]*selected', form) or \
+        re.search(r'<option[^>]*selected[^>]*value="alices@1\.0\.0"', form), form
+    started = _start(c, csrf, seat=0, bot_2=ref)
+    game = int(started.headers["location"].rsplit("/", 1)[1])
+    _play_to_the_end(c, csrf, game)
+    log = c.get(f"/play/{game}/logs/2")
+    assert log.status_code == 200 and "alices bot says hello" in log.text, log.text
+    bob, _ = _client(site, "bob")
+    assert bob.get(f"/play/{game}/logs/2").status_code == 404
+    assert c.get(f"/play/{game}/logs/1").status_code == 404  # a house bot's: not hers
