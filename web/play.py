@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from scheduler.errors import Refusal, Refused
 from scheduler.service import human
 from scheduler.service.visibility import Viewer
-from scheduler.states import HUMAN_OPEN, HumanGameState
+from scheduler.states import HumanGameState
 from web import service
 from web.author_pages import read_form, render_page, session_author, session_reader
 from web.refusals import headers_of, status_of
@@ -109,32 +109,44 @@ async def stream(request: Request, game_id: int = GAME,
     last = request.headers.get("last-event-id", "")
     start = int(last) if last.isdigit() and len(last) < 8 else after
     games = _games(request)
+    games.watching(game_id)
 
     async def events():
-        sent, quiet = start, 0.0
-        yield "retry: 2000\n\n"
-        while True:
-            got, over = games.messages(game_id, sent)
-            if not got and over and sent == 0 and row.state not in HUMAN_OPEN:
-                got = [{"seq": 1, "type": "game", "state": row.state, "reason": row.reason}]
-            for m in got:
-                if m["type"] == "game" and m["state"] == HumanGameState.OVER:
-                    m = m | {"record_url": f"/play/{game_id}/record",
-                             "replay_url": f"/play/{game_id}/replay"}
-                yield f"id: {m['seq']}\ndata: {json.dumps(m, ensure_ascii=False)}\n\n"
-                sent = m["seq"]
-                quiet = 0.0
-            if over and not got:
-                return
-            if await request.is_disconnected():
-                return
-            await asyncio.sleep(POLL_S)
-            quiet += POLL_S
-            if quiet >= KEEP_ALIVE_S:
-                quiet = 0.0
-                yield ": still here\n\n"
+        try:
+            async for text in _events(request, games, row, start):
+                yield text
+        finally:
+            games.unwatched(game_id)
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+async def _events(request: Request, games: human.Games, row, start: int):
+    """The game's stream (see ``stream``): a poll of its messages kept here, or, for a game
+    over and no longer kept, its final state from the store."""
+    game_id = row.id
+    sent, quiet = start, 0.0
+    yield "retry: 2000\n\n"
+    while True:
+        got, over = games.messages(game_id, sent)
+        if not got and over and sent == start and not games.kept(game_id):
+            got = [{"seq": sent + 1, "type": "game", "state": row.state, "reason": row.reason}]
+        for m in got:
+            if m["type"] == "game" and m["state"] == HumanGameState.OVER:
+                m = m | {"record_url": f"/play/{game_id}/record",
+                         "replay_url": f"/play/{game_id}/replay"}
+            yield f"id: {m['seq']}\ndata: {json.dumps(m, ensure_ascii=False)}\n\n"
+            sent = m["seq"]
+            quiet = 0.0
+        if over and not got:
+            return
+        if await request.is_disconnected():
+            return
+        await asyncio.sleep(POLL_S)
+        quiet += POLL_S
+        if quiet >= KEEP_ALIVE_S:
+            quiet = 0.0
+            yield ": still here\n\n"
 
 
 @router.post("/play/{game_id}/answer")

@@ -34,6 +34,10 @@ LOG_KEPT = 64 * 1024
 ANSWER_BYTES = 16 * 1024
 #: game messages kept for its page (a game of a few deals has some hundreds)
 MESSAGES_KEPT = 20_000
+#: games over whose messages are still kept here (a page that reloads after the end gets them)
+OVER_KEPT = 32
+#: a game's event streams open at once (a page and a reload or two)
+STREAMS = 4
 HUMAN_PREFIX = "human:"
 
 
@@ -228,6 +232,7 @@ class _Live:
     messages: list = field(default_factory=list)
     open_request: str | None = None
     over: bool = False
+    streams: int = 0
 
 
 class Games:
@@ -298,15 +303,42 @@ class Games:
             self.store.humans.change(live.id, HumanGameState.FAILED, why)
             self._add(live, {"type": "game", "state": HumanGameState.FAILED, "reason": why})
             live.over = True
+        with self.lock:  # the oldest games over beyond ``OVER_KEPT`` are read from the store
+            over = [g for g in self.live.values() if g.over]
+            for g in over[:max(0, len(over) - OVER_KEPT)]:
+                del self.live[g.id]
 
     def messages(self, game_id: int, after: int) -> tuple[list[dict], bool]:
-        """The game's messages after sequence number ``after``, and whether it is over (None
-        when it is not played here: one over before the service started)."""
+        """The game's messages after sequence number ``after``, and whether it is over (no
+        message and over when it is not kept here: over long ago, or before the service
+        started; its state is the store's)."""
         with self.lock:
             live = self.live.get(game_id)
             if live is None:
                 return [], True
             return live.messages[max(0, after):], live.over
+
+    def kept(self, game_id: int) -> bool:
+        """Whether the game's messages are kept here."""
+        with self.lock:
+            return game_id in self.live
+
+    def watching(self, game_id: int) -> None:
+        """One more event stream of the game (``STREAMS`` at most); ``unwatched`` ends it."""
+        with self.lock:
+            live = self.live.get(game_id)
+            if live is None:
+                return
+            if live.streams >= STREAMS:
+                raise Refused(Refusal.LIMITED, f"{STREAMS} streams of game {game_id} are open "
+                              "already: close a page of it", 5.0)
+            live.streams += 1
+
+    def unwatched(self, game_id: int) -> None:
+        with self.lock:
+            live = self.live.get(game_id)
+            if live is not None and live.streams > 0:
+                live.streams -= 1
 
     def answer(self, game_id: int, viewer: Viewer, body: bytes) -> None:
         """Hand ``viewer``'s answer to the open request of their game to its referee."""

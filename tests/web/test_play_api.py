@@ -5,6 +5,7 @@ page itself is tests/web/test_play_browser.py's."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from browser_helpers import serving
-from league_helpers import BOTS, env
+from league_helpers import BOTS, env, wait_for
 
 from conftest import ROOT
 from referee.match.matchfile import MatchFile
@@ -172,3 +173,32 @@ def test_an_author_plays_with_their_own_bot_and_reads_its_seat_log(site):
     bob, _ = _client(site, "bob")
     assert bob.get(f"/play/{game}/logs/2").status_code == 404
     assert c.get(f"/play/{game}/logs/1").status_code == 404  # a house bot's: not hers
+
+
+def test_a_games_streams_are_bounded_and_a_game_over_long_ago_still_streams_its_end(site,
+                                                                                   monkeypatch):
+    """A few streams of one game at once (a page and its reloads), never hundreds polling the
+    service; a game whose messages are no longer kept streams its final state from the
+    store, with its record's and replay's links."""
+    from scheduler.service import human
+    c, csrf = _client(site, "bob")
+    started = _start(c, csrf)
+    assert started.status_code == 303, started.text
+    game = int(started.headers["location"].rsplit("/", 1)[1])
+    with contextlib.ExitStack() as open_streams:
+        for _ in range(human.STREAMS):
+            r = open_streams.enter_context(c.stream("GET", f"/play/{game}/stream"))
+            assert r.status_code == 200
+        refused = c.get(f"/play/{game}/stream")
+        assert refused.status_code == 429 and "streams" in refused.text, refused.text
+    games = site["app"].state.games
+    # a closed stream is let go once the service sees its client gone (its next poll)
+    wait_for(lambda: games.live[game].streams == 0, 10, "the streams let go")
+    monkeypatch.setattr(human, "OVER_KEPT", 0)  # (read as each game ends)
+    _play_to_the_end(c, csrf, game)
+    wait_for(lambda: not games.kept(game), 10, "the game let go")
+    again = [json.loads(x[len("data: "):]) for x in c.get(f"/play/{game}/stream",
+                                                             params={"after": 40}).text
+             .splitlines() if x.startswith("data: ")]
+    assert [(m["type"], m["state"], m["record_url"]) for m in again] == [
+        ("game", "over", f"/play/{game}/record")], again
