@@ -188,7 +188,6 @@ def test_each_versions_groups_are_those_its_records_tell_and_sealed_ones_wait(se
         # told apart into the dealer and its partner
         groups = {(g["role"], g["key"]): g for g in roles["groups"]}
         assert groups[("partner", bot)]["deals"] == len(every["nets"])
-        assert groups[("defenders", None)]["deals"] > 0
         assert ("dealer", None) not in groups and ("dealer_partner", None) not in groups
     # once the last match is played, every match counts
     season.play_the_last()
@@ -233,7 +232,7 @@ def test_only_the_versions_author_and_the_organiser_see_it(season):
     assert page.status_code == 200
     every = season.roles("alice", "greedy").json()["seasons"][0]["bots"][0]["groups"][0]
     assert '<div class="by-role" data-season="roles">' in page.text
-    assert 'data-role="defenders"' in page.text and 'data-key="greedy"' in page.text
+    assert 'data-role="all"' in page.text and 'data-key="greedy"' in page.text
     assert f'<td>every deal</td><td class="num">{every["matches"]}</td><td class="num">' \
         f'{every["deals"]}</td><td class="num">{every["wins"]}</td>' in page.text
     assert bob.get("/me/bots/greedy/1.0.0").status_code == 403
